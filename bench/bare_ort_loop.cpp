@@ -1,0 +1,71 @@
+// The floor for harness overhead: a bare ONNX Runtime C++ loop, timed per iteration the same way
+// turnkey's loop is (steady_clock around Run()). Usage:
+//   bare_ort_loop MODEL.onnx ITERATIONS WARMUP THREADS
+// Prints "median_ms <value>". Inputs are float32 ones of the model's static shapes.
+#include <onnxruntime_cxx_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s MODEL.onnx ITERATIONS WARMUP THREADS\n", argv[0]);
+    return 2;
+  }
+  const int iterations = std::stoi(argv[2]);
+  const int warmup = std::stoi(argv[3]);
+  Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "bare");
+  Ort::SessionOptions so;
+  so.SetIntraOpNumThreads(std::stoi(argv[4]));
+  so.SetGraphOptimizationLevel(ORT_ENABLE_ALL);
+  Ort::Session session(env, argv[1], so);
+  Ort::AllocatorWithDefaultOptions alloc;
+  auto mem = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+
+  std::vector<std::string> in_names, out_names;
+  std::vector<std::vector<float>> buffers;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<Ort::Value> values;
+  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+    in_names.push_back(session.GetInputNameAllocated(i, alloc).get());
+    shapes.push_back(session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetShape());
+    size_t n = 1;
+    for (int64_t d : shapes.back()) n *= static_cast<size_t>(d > 0 ? d : 1);
+    buffers.emplace_back(n, 0.5f);
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    values.push_back(Ort::Value::CreateTensor<float>(mem, buffers[i].data(), buffers[i].size(),
+                                                     shapes[i].data(), shapes[i].size()));
+  }
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) {
+    out_names.push_back(session.GetOutputNameAllocated(i, alloc).get());
+  }
+  std::vector<const char*> in_ptrs, out_ptrs;
+  for (auto& s : in_names) in_ptrs.push_back(s.c_str());
+  for (auto& s : out_names) out_ptrs.push_back(s.c_str());
+  Ort::RunOptions run_options;
+  auto run = [&] {
+    return session.Run(run_options, in_ptrs.data(), values.data(), values.size(), out_ptrs.data(),
+                       out_ptrs.size());
+  };
+  for (int i = 0; i < warmup + 1; ++i) run();
+  using clock = std::chrono::steady_clock;
+  std::vector<clock::duration> raw(static_cast<size_t>(iterations));
+  std::vector<Ort::Value> outputs;
+  for (auto& r : raw) {
+    auto t0 = clock::now();
+    outputs = run();
+    r = clock::now() - t0;
+  }
+  std::vector<double> ms;
+  for (auto& r : raw) ms.push_back(std::chrono::duration<double, std::milli>(r).count());
+  std::sort(ms.begin(), ms.end());
+  double h = (ms.size() - 1) * 0.5;
+  size_t lo = static_cast<size_t>(h);
+  double median = ms[lo] + (h - lo) * (ms[std::min(lo + 1, ms.size() - 1)] - ms[lo]);
+  std::printf("median_ms %.9f\n", median);
+  return 0;
+}

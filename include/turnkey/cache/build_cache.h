@@ -1,0 +1,52 @@
+// The cache: one build directory per model and input signature, `<cache>/<build_name>/`, holding
+// `<build_name>_state.yaml` (status, tools run, timestamps, versions), `turnkey_stats.yaml`
+// (every measured number and model fact, units in key names), logs and artifacts. Every file is
+// written atomically. State and stats are held in memory as JSON objects and stored as YAML.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace turnkey {
+
+// --cache-dir wins over TURNKEY_CACHE_DIR, which wins over ~/.cache/turnkey. "~" expanded.
+std::filesystem::path resolve_cache_dir(const std::string& flag_value);
+
+// `<stem>_<hash8>` with the stem reduced to [A-Za-z0-9_.-] (other characters become '_', leading
+// dots stripped), so a build name is never a path. hash8 is lower-case hex.
+std::string make_build_name(const std::string& stem, const std::string& hash8);
+
+// Refuses names that could leave the cache dir ("", ".", "..", anything with '/' or '\0').
+bool is_safe_build_name(const std::string& name);
+
+std::string yaml_from_json(const nlohmann::json& value);
+nlohmann::json json_from_yaml(const std::string& yaml_text);  // throws Error(Cache)
+
+// ISO-8601 UTC with milliseconds, "2026-11-21T23:59:01.123Z".
+std::string utc_timestamp_now();
+
+class BuildDir {
+ public:
+  BuildDir(const std::filesystem::path& cache_dir, const std::string& build_name);
+
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path state_path() const { return dir_ / (name_ + "_state.yaml"); }
+  std::filesystem::path stats_path() const { return dir_ / "turnkey_stats.yaml"; }
+  std::filesystem::path log_path(const std::string& tool) const {
+    return dir_ / ("log_" + tool + ".txt");
+  }
+
+  // Creates the directory (and the cache dir). Throws Error(Cache).
+  void create() const;
+  void write_state(const nlohmann::json& state) const;
+  void write_stats(const nlohmann::json& stats) const;
+
+ private:
+  std::filesystem::path dir_;
+  std::string name_;
+};
+
+}  // namespace turnkey

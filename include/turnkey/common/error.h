@@ -1,0 +1,27 @@
+// The one error type of the library: a kind plus a one-line message that gains context at layer
+// edges ("exporting model X of script Y: ..."). Thread-safe to copy; owns its strings.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace turnkey {
+
+enum class ErrorKind { InvalidInput, Io, Script, Export, Runtime, Cache, Timeout, Internal };
+
+const char* error_kind_name(ErrorKind kind);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+  // A copy of this error with "context: " in front of the message.
+  Error with_context(const std::string& context) const {
+    return Error(kind_, context + ": " + what());
+  }
+
+ private:
+  ErrorKind kind_;
+};
+
+}  // namespace turnkey

@@ -1,0 +1,100 @@
+// The C++ end of the pipe to the Python side (docs/protocol.md): finds an interpreter with
+// torch, runs a user's script under turnkeyml.discovery.runner, collects discovered models, and
+// asks the live process to export them. One ScriptSession per script; not thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace turnkey {
+
+inline constexpr int kProtocolVersion = 1;
+
+// --python wins over TURNKEY_PYTHON; otherwise the `python3` on PATH, then /usr/bin/python3, the
+// first that has torch importable. Throws Error(InvalidInput) naming what was tried.
+std::string find_python(const std::string& override_path);
+
+// The folder holding the `turnkeyml` package: TURNKEY_PYTHON_DIR, else <exe>/../python, else the
+// source tree's python/ (compiled in).
+std::filesystem::path python_package_dir();
+
+struct DiscoveredModel {
+  int id = -1;
+  std::optional<int> parent_id;
+  int depth = 0;
+  std::string name, class_name, class_path, model_type, file;
+  int line = 0;
+  int64_t parameters = 0, parameter_bytes = 0;
+  nlohmann::json inputs = nlohmann::json::array();  // [{name, shape, dtype}]
+  int signature_index = 0;
+  std::string hash;  // 64 hex
+  double first_call_s = 0;
+  int64_t executed = 0;
+
+  std::string hash8() const { return hash.substr(0, 8); }
+};
+
+struct DiscoveryResult {
+  std::vector<DiscoveredModel> models;
+  // "ok", "exception", "exit" (sys.exit), or "crashed" (the process ended without script_end).
+  std::string script_status;
+  int exit_code = 0;
+  std::string error;      // one line
+  std::string traceback;  // full, may be empty
+  bool ready = false;     // the Python side waits for export commands
+  std::string python_version, torch_version, onnx_version;
+};
+
+struct ExportResult {
+  bool ok = false;
+  std::filesystem::path onnx_path;
+  std::vector<std::filesystem::path> inputs, outputs;  // TensorProto .pb files
+  std::string error, traceback, log;
+  int opset = 0;
+  double export_s = 0;
+};
+
+struct ScriptOptions {
+  std::string python;  // interpreter (from find_python)
+  std::filesystem::path script;
+  std::string script_args;  // split like a shell by the Python side, no shell involved
+  int max_depth = 0;
+};
+
+class ScriptSession {
+ public:
+  // Starts the interpreter; throws Error(Script) if it cannot be started.
+  explicit ScriptSession(const ScriptOptions& options);
+  ~ScriptSession();  // closes the pipes and reaps the child
+  ScriptSession(const ScriptSession&) = delete;
+  ScriptSession& operator=(const ScriptSession&) = delete;
+
+  // Reads events until `ready` or the end of the child. Never throws for script failures: they
+  // are reported in the result.
+  DiscoveryResult discover();
+  // Only after discover() returned ready. Throws Error(Export) when the Python side is gone.
+  ExportResult export_model(int id, const std::filesystem::path& onnx_path, int opset,
+                            const std::filesystem::path& io_dir);
+  // Sends `exit` and waits for the child. Returns its wait status description.
+  std::string close();
+
+ private:
+  std::optional<nlohmann::json> read_event();  // nullopt at end of file
+  void send(const nlohmann::json& command);
+
+  pid_t pid_ = -1;
+  int event_fd_ = -1;
+  int command_fd_ = -1;
+  std::string buffer_;
+  bool closed_ = false;
+  int wait_status_ = 0;
+};
+
+}  // namespace turnkey

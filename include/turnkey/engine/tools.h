@@ -1,0 +1,40 @@
+// The tool table: every tool turnkey knows, with its group, help and options. The CLI builds its
+// parsers and help from this table; the engine runs tools by name. Add a tool here and nowhere
+// else. Immutable after start-up; thread-safe to read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace turnkey {
+
+enum class ToolGroup { First, Sequence, Management };
+
+struct OptionSpec {
+  enum class Type { Int, Float, String, Flag, List };
+  std::string flags;  // CLI11 style: "--iterations" or "-i,--iterations"
+  std::string key;    // key in the tool's options JSON: "iterations"
+  Type type = Type::String;
+  std::string help;
+  nlohmann::json default_value;  // null = no default
+};
+
+struct ToolSpec {
+  std::string name;
+  ToolGroup group = ToolGroup::Sequence;
+  std::string help;
+  std::vector<OptionSpec> options;
+};
+
+const std::vector<ToolSpec>& tool_specs();
+const ToolSpec* find_tool(const std::string& name);
+const char* tool_group_title(ToolGroup group);
+// Closest known name by edit distance ("benchmrk" -> "benchmark"), "" when nothing is close.
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+
+// Options of a tool with defaults filled in, e.g. {"iterations": 100, "device": "x86"}.
+nlohmann::json default_tool_options(const ToolSpec& spec);
+
+}  // namespace turnkey

@@ -1,0 +1,98 @@
+// Facts about an ONNX file read with libonnx: checker verdict, parameter count, op histogram,
+// opset, inputs and outputs; and the deterministic inputs turnkey feeds a model. Pure functions;
+// safe to call from several threads on different files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "turnkey/common/tensor.h"
+
+namespace turnkey::onnx_model {
+
+struct Dim {
+  int64_t value = -1;   // >= 0 when known; negative dim_values in a file are read as unknown
+  std::string param;    // symbolic name ("batch"), or "" when unnamed/unknown
+  bool known() const { return value >= 0; }
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Unknown;  // Unknown for types turnkey cannot generate (STRING, BFLOAT16...)
+  std::string onnx_type;  // ONNX element type name ("FLOAT", "STRING"), or "SEQUENCE", "MAP",
+                          // "OPTIONAL", "SPARSE_TENSOR" for non-tensor values
+  std::vector<Dim> dims;
+  bool has_shape = false;  // false when the model gives no shape at all (rank unknown)
+};
+
+struct ModelFacts {
+  std::filesystem::path path;
+  int64_t file_size_bytes = 0;
+  int64_t ir_version = 0;
+  int64_t opset = 0;                  // default ("" or "ai.onnx") domain
+  std::string producer;               // producer_name + " " + producer_version
+  // Elements of all initializers, including those also listed as graph inputs (exporters list
+  // every weight as an input for IR <= 3 and with keep_initializers_as_inputs). Sparse
+  // initializers count as their dense shape. External-data initializers count too.
+  int64_t parameters = 0;
+  int64_t parameter_bytes = 0;        // parameters x element size (dense, as a runtime holds them)
+  // op_type -> count over all nodes, including subgraphs (If/Loop/Scan bodies); ops of a
+  // non-default domain are qualified "domain::Op" ("com.microsoft::FusedConv").
+  std::map<std::string, int64_t> op_histogram;
+  int64_t node_count = 0;             // same nodes as op_histogram
+  std::vector<ValueInfo> inputs;      // graph inputs that are not initializers
+  std::vector<ValueInfo> outputs;
+  std::string sha256;                 // of the file bytes, 64 hex digits
+  // Empty when the ONNX checker and strict shape inference passed. Otherwise why the check was
+  // skipped: models newer than libonnx (IR or default opset above what it knows) fail its checker
+  // spuriously, so for them a checker failure is a note here, not an error.
+  std::string checker_note;
+};
+
+// Loads, parses (files up to protobuf's 2 GB limit) and checks the model: ONNX checker (external
+// data resolved beside the file) plus strict shape inference, as onnx.checker's full_check does.
+// Throws Error(InvalidInput) "<path>: <reason>" with a one-line reason: "not found",
+// "is a directory", "not a regular file", "empty file", "not an ONNX model (protobuf parse
+// failed)", "ONNX checker: ...", "initializer 'w': ..."; Error(Io) when the file cannot be read.
+ModelFacts load_facts(const std::filesystem::path& path);
+
+// "--input-shapes name:1x3x224x224,other:1x128". An entry splits at its last ':' so TensorFlow
+// style names ("input:0:1x16") work. Dims are integers >= 1. Throws Error(InvalidInput) on bad
+// syntax or a name given twice.
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+InputShapes parse_input_shapes(const std::string& spec);
+
+// Concrete shape of every input (same order as facts.inputs): fixed dims kept, symbolic ones from
+// `overrides` (whole-shape override by input name). Throws Error(InvalidInput) naming the input
+// and its symbolic dims when any remain ("input 'x' has symbolic dims [batch, ?]: give
+// --input-shapes x:1x16"), for an override that names no input or contradicts a fixed dim or the
+// rank, for shapes above kMaxInputBytes, and for dtypes turnkey cannot generate.
+std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
+                                                       const InputShapes& overrides);
+
+// Largest single generated input; beyond it a shape is almost surely a typo (or hostile).
+inline constexpr int64_t kMaxInputBytes = int64_t{4} << 30;
+
+// Deterministic inputs from `seed`: floats ~ U(-1, 1) (float16 as IEEE half), integers in
+// [0, 100) (valid token ids / indices for small vocabularies), bools from the RNG, never all
+// zeros. Each input's stream depends only on the seed and the input's name. Same seed and shapes
+// -> same bytes on every machine (own splitmix64, no <random> distributions). Throws
+// Error(InvalidInput) for types turnkey cannot generate or shapes that do not match the inputs.
+std::vector<HostTensor> generate_inputs(const ModelFacts& facts,
+                                        const std::vector<std::vector<int64_t>>& shapes,
+                                        uint64_t seed = 0x7475726e6b6579ULL);
+
+// IEEE 754 binary16 <-> binary32, round to nearest even (as numpy's astype(float16)); NaN stays
+// NaN, overflow goes to infinity.
+uint16_t float_to_half(float value);
+float half_to_float(uint16_t bits);
+
+// Reads a serialized onnx TensorProto (.pb, as in ONNX backend test data and as the Python side
+// saves inputs/outputs), from raw_data or the typed fields. Throws Error(InvalidInput) for a
+// parse failure, an element type turnkey has no DType for, or data that does not match the dims.
+HostTensor read_tensor_pb(const std::filesystem::path& path);
+
+}  // namespace turnkey::onnx_model

@@ -1,0 +1,154 @@
+#include "turnkey/cache/build_cache.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path resolve_cache_dir(const std::string& flag_value) {
+  if (!flag_value.empty()) return expand_user(flag_value);
+  const char* env = std::getenv("TURNKEY_CACHE_DIR");
+  if (env && *env) return expand_user(env);
+  return expand_user("~/.cache/turnkey");
+}
+
+std::string make_build_name(const std::string& stem, const std::string& hash8) {
+  std::string clean;
+  for (char c : stem) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    clean += ok ? c : '_';
+  }
+  size_t first = clean.find_first_not_of('.');
+  clean = first == std::string::npos ? "" : clean.substr(first);
+  if (clean.empty()) clean = "model";
+  if (clean.size() > 100) clean.resize(100);
+  return hash8.empty() ? clean : clean + "_" + hash8;
+}
+
+bool is_safe_build_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
+namespace {
+
+void emit(YAML::Emitter& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        out << YAML::Key << it.key() << YAML::Value;
+        emit(out, it.value());
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& e : v) emit(out, e);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string: {
+      const std::string& s = v.get_ref<const std::string&>();
+      // Quote strings that YAML would otherwise read back as another type.
+      out << YAML::DoubleQuoted << s;
+      break;
+    }
+    case json::value_t::boolean: out << v.get<bool>(); break;
+    case json::value_t::number_integer: out << v.get<int64_t>(); break;
+    case json::value_t::number_unsigned: out << v.get<uint64_t>(); break;
+    case json::value_t::number_float: out << v.get<double>(); break;
+    default: out << YAML::Null; break;
+  }
+}
+
+json from_node(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json o = json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = from_node(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      json a = json::array();
+      for (const auto& e : n) a.push_back(from_node(e));
+      return a;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() == "!") return s;  // double-quoted: a string
+      int64_t i;
+      double d;
+      bool b;
+      if (YAML::convert<int64_t>::decode(n, i)) return i;
+      if (YAML::convert<double>::decode(n, d)) return d;
+      if (YAML::convert<bool>::decode(n, b)) return b;
+      return s;
+    }
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string yaml_from_json(const json& value) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  emit(out, value);
+  return std::string(out.c_str()) + "\n";
+}
+
+json json_from_yaml(const std::string& yaml_text) {
+  try {
+    return from_node(YAML::Load(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::Cache, fmt::format("invalid YAML: {}", e.what()));
+  }
+}
+
+std::string utc_timestamp_now() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms.count()));
+}
+
+BuildDir::BuildDir(const fs::path& cache_dir, const std::string& build_name)
+    : dir_(cache_dir / build_name), name_(build_name) {
+  if (!is_safe_build_name(build_name)) {
+    throw Error(ErrorKind::InvalidInput, fmt::format("unsafe build name '{}'", build_name));
+  }
+}
+
+void BuildDir::create() const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    throw Error(ErrorKind::Cache,
+                fmt::format("cannot create build dir {}: {}", dir_.string(), ec.message()));
+  }
+}
+
+void BuildDir::write_state(const json& state) const {
+  write_file_atomic(state_path(), yaml_from_json(state));
+}
+
+void BuildDir::write_stats(const json& stats) const {
+  write_file_atomic(stats_path(), yaml_from_json(stats));
+}
+
+}  // namespace turnkey

@@ -1,0 +1,452 @@
+#include "turnkey/cli/cli.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/common/process.h"
+#include "turnkey/common/version.h"
+#include "turnkey/discovery/python_side.h"
+#include "turnkey/engine/engine.h"
+#include "turnkey/engine/tools.h"
+#include "turnkey/measure/system_info.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// A usage error: printed as one line, exit code 2.
+struct UsageError : Error {
+  explicit UsageError(const std::string& m) : Error(ErrorKind::InvalidInput, m) {}
+};
+
+std::vector<std::string> all_tool_names() {
+  std::vector<std::string> names;
+  for (const ToolSpec& s : tool_specs()) names.push_back(s.name);
+  return names;
+}
+
+bool is_sequence_tool_name(const std::string& token) {
+  const ToolSpec* s = find_tool(token);
+  return s && s->group != ToolGroup::Management;
+}
+
+// Global options shared by both grammars, bound to `g`.
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("-d,--cache-dir", g.cache_dir,
+                 "Cache directory (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)");
+  app.add_option("--labels", g.labels, "Only scripts whose labels match all of key::value ...")
+      ->expected(1, -1);
+  app.add_option("--rebuild", g.rebuild, "Cache policy: if_needed, always, never")
+      ->check(CLI::IsMember({"if_needed", "always", "never"}));
+  app.add_flag("--lean-cache", g.lean_cache, "Delete build artifacts, keep logs and yaml/json");
+  app.add_option("--python", g.python,
+                 "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)");
+}
+
+// Adds a tool's options to `app`, storing parsed values into `values` after parsing.
+struct BoundTool {
+  const ToolSpec* spec = nullptr;
+  std::map<std::string, std::string> strings;
+  std::map<std::string, std::vector<std::string>> lists;
+  std::map<std::string, long long> ints;
+  std::map<std::string, double> floats;
+  std::map<std::string, bool> flags;
+  std::map<std::string, CLI::Option*> options;
+
+  void bind(CLI::App& app, const ToolSpec& s, const std::set<std::string>& skip = {}) {
+    spec = &s;
+    for (const OptionSpec& o : s.options) {
+      if (skip.count(o.flags)) continue;
+      std::string help = o.help;
+      if (!o.default_value.is_null() && !(o.default_value.is_string() &&
+                                         o.default_value.get<std::string>().empty()) &&
+          !o.default_value.is_array()) {
+        help += fmt::format(" (default: {})", o.default_value.is_string()
+                                                  ? o.default_value.get<std::string>()
+                                                  : o.default_value.dump());
+      }
+      switch (o.type) {
+        case OptionSpec::Type::Int: options[o.key] = app.add_option(o.flags, ints[o.key], help); break;
+        case OptionSpec::Type::Float:
+          options[o.key] = app.add_option(o.flags, floats[o.key], help);
+          break;
+        case OptionSpec::Type::String:
+          options[o.key] = app.add_option(o.flags, strings[o.key], help);
+          break;
+        case OptionSpec::Type::List:
+          options[o.key] = app.add_option(o.flags, lists[o.key], help)->expected(1, -1);
+          break;
+        case OptionSpec::Type::Flag: options[o.key] = app.add_flag(o.flags, flags[o.key], help); break;
+      }
+    }
+  }
+
+  // Only options the user gave: defaults are filled later by the engine from the table.
+  json given() const {
+    json out = json::object();
+    for (const auto& [key, opt] : options) {
+      if (opt->count() == 0) continue;
+      if (ints.count(key)) out[key] = ints.at(key);
+      else if (floats.count(key)) out[key] = floats.at(key);
+      else if (strings.count(key)) out[key] = strings.at(key);
+      else if (lists.count(key)) out[key] = lists.at(key);
+      else if (flags.count(key)) out[key] = flags.at(key);
+    }
+    return out;
+  }
+};
+
+std::string closest_option(const CLI::App& app, const std::string& given) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+  }
+  std::string bare = given.substr(0, given.find('='));
+  return closest_name(bare, names);
+}
+
+// CLI11 parse with our one-line errors. Returns false when help was printed.
+bool parse_app(CLI::App& app, std::vector<std::string> args, const std::string& context) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ExtrasError& e) {
+    std::vector<std::string> extras = app.remaining();
+    std::string first = extras.empty() ? "" : extras.front();
+    std::string hint;
+    if (!first.empty() && first[0] == '-') {
+      std::string c = closest_option(app, first);
+      hint = c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c);
+      throw UsageError(fmt::format("{}: unknown option '{}'{}", context, first, hint));
+    }
+    std::string c = closest_name(first, all_tool_names());
+    hint = c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c);
+    throw UsageError(fmt::format("{}: unexpected argument '{}'{}", context, first, hint));
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    throw UsageError(fmt::format("{}: {}", context, msg));
+  }
+  return true;
+}
+
+void print_main_help() {
+  std::cout << fmt::format(
+      "turnkey {}: find the models in Python scripts or ONNX files, build them, and measure how\n"
+      "fast they run on each runtime and device.\n\n"
+      "Usage:\n"
+      "  turnkey -i INPUT... [global options] TOOL [tool options] [TOOL [tool options]]...\n"
+      "  turnkey INPUT... [options]              (classic: discover/load, export, benchmark)\n"
+      "  turnkey benchmark INPUT... [options]    (classic)\n"
+      "  turnkey MANAGEMENT-TOOL ...\n\n"
+      "Inputs: .py scripts (script.py::HASH selects models), .onnx files, globs, .txt lists.\n\n",
+      kVersion);
+  for (ToolGroup g : {ToolGroup::First, ToolGroup::Sequence, ToolGroup::Management}) {
+    std::cout << tool_group_title(g) << ":\n";
+    for (const ToolSpec& s : tool_specs()) {
+      if (s.group == g) std::cout << fmt::format("  {:<16}{}\n", s.name, s.help);
+    }
+    std::cout << "\n";
+  }
+  std::cout << "Global options (before the first tool):\n"
+               "  -i, --input-files INPUT...  Inputs for the first tool\n"
+               "  -d, --cache-dir DIR         Cache directory (TURNKEY_CACHE_DIR, default "
+               "~/.cache/turnkey)\n"
+               "  --labels KEY::VALUE...      Only scripts whose '# labels:' line matches all\n"
+               "  --python PATH               Interpreter with torch (TURNKEY_PYTHON)\n\n"
+               "Classic options: --device, --runtime, --iterations, --warmup, --threads, "
+               "--rt-args,\n"
+               "  --analyze-only, --build-only, --max-depth, --script-args, --onnx-opset, "
+               "--input-shapes,\n"
+               "  -s/--search-dir, plus the global options.\n\n"
+               "`turnkey TOOL -h` shows one tool's options.\n";
+}
+
+// ---- management tools ------------------------------------------------------------------------
+
+int cmd_version(const std::vector<std::string>& args) {
+  CLI::App app("Print the turnkey version", "turnkey version");
+  if (!parse_app(app, args, "version")) return 0;
+  std::cout << kVersion << "\n";
+  return 0;
+}
+
+int cmd_cache(const std::vector<std::string>& args) {
+  CLI::App app("Manage the turnkey cache", "turnkey cache");
+  std::string cache_dir;
+  app.add_option("-d,--cache-dir", cache_dir, "Cache directory");
+  auto* location = app.add_subcommand("location", "Print the cache directory");
+  app.require_subcommand(1);
+  if (!parse_app(app, args, "cache")) return 0;
+  if (location->parsed()) std::cout << resolve_cache_dir(cache_dir).string() << "\n";
+  return 0;
+}
+
+std::string python_versions(const std::string& override_python) {
+  std::string python;
+  try {
+    python = find_python(override_python);
+  } catch (const Error& e) {
+    return std::string("unavailable: ") + e.what();
+  }
+  CaptureResult r = run_capture(
+      {python, "-c",
+       "import sys\n"
+       "def v(m):\n"
+       "    try:\n"
+       "        return __import__(m).__version__\n"
+       "    except Exception as e:\n"
+       "        return 'not found'\n"
+       "print(sys.version.split()[0], v('torch'), v('onnx'))"},
+      60.0);
+  if (r.timed_out) return python + ": timed out after 60 s";
+  std::string out = r.out.substr(0, r.out.find('\n'));
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t sp = out.find(' ', start);
+    parts.push_back(out.substr(start, sp == std::string::npos ? std::string::npos : sp - start));
+    if (sp == std::string::npos) break;
+    start = sp + 1;
+  }
+  if (parts.size() != 3) return python + ": could not read versions";
+  return fmt::format("{} (Python {}): torch {}, onnx {}", python, parts[0], parts[1], parts[2]);
+}
+
+int cmd_system_info(const std::vector<std::string>& args) {
+  CLI::App app("Print facts about this machine and the software turnkey found",
+               "turnkey system-info");
+  std::string python;
+  app.add_option("--python", python, "Python interpreter with torch");
+  if (!parse_app(app, args, "system-info")) return 0;
+  MachineFacts m = machine_facts();
+  auto line = [](const std::string& k, const std::string& v) {
+    std::cout << fmt::format("{:<18}{}\n", k + ":", v);
+  };
+  line("turnkey", kVersion);
+  line("OS", m.os.empty() ? "unknown" : m.os);
+  line("Kernel", m.kernel);
+  line("CPU", m.cpu.model);
+  line("Cores", fmt::format("{} physical, {} logical", m.cpu.physical_cores, m.cpu.logical_cpus));
+  line("ISA", m.cpu.isa_flags.empty() ? "unknown" : fmt::format("{}", fmt::join(m.cpu.isa_flags, " ")));
+  line("Memory", format_bytes(static_cast<double>(m.memory_bytes)));
+  line("Governor", m.governor.empty() ? "not readable" : m.governor);
+  line("Load average", fmt::format("{:.2f}", m.load_average_1m));
+  line("Python", python_versions(python));
+  std::cout << "Runtimes:\n";
+  for (const Runtime* r : runtime_registry()) {
+    Availability a = r->probe();
+    std::cout << fmt::format("  {:<16}{} {} on {}: {}\n", r->name(), r->display_name(),
+                             a.available ? r->version() : std::string(""),
+                             fmt::join(r->devices(), ", "),
+                             a.available ? "available" : "unavailable: " + a.reason);
+  }
+  return 0;
+}
+
+// ---- the two grammars -----------------------------------------------------------------------
+
+std::string join_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+// Inputs that do not exist but look like a mistyped tool name get a usage error.
+void check_inputs_for_tool_typos(const std::vector<std::string>& inputs) {
+  for (const std::string& in : inputs) {
+    if (in.find_first_of("./*?:") != std::string::npos) continue;
+    std::error_code ec;
+    if (fs::exists(in, ec)) continue;
+    std::string c = closest_name(in, all_tool_names());
+    if (!c.empty()) {
+      throw UsageError(fmt::format("unknown tool '{}' (did you mean '{}'?)", in, c));
+    }
+  }
+}
+
+int run_tool_grammar(const std::vector<std::string>& args, const std::string& command_line) {
+  // Split at tool names: [global...] TOOL [opts...] TOOL [opts...] ...
+  std::vector<std::vector<std::string>> segments(1);
+  std::vector<std::string> tools;
+  for (const std::string& a : args) {
+    if (is_sequence_tool_name(a)) {
+      tools.push_back(a);
+      segments.emplace_back();
+    } else {
+      segments.back().push_back(a);
+    }
+  }
+  RunRequest request;
+  request.command_line = command_line;
+  CLI::App global("turnkey global options", "turnkey");
+  global.set_help_flag("-h,--help");
+  global.add_option("-i,--input-files", request.global.inputs, "Inputs for the first tool")
+      ->expected(1, -1);
+  add_global_options(global, request.global);
+  if (!parse_app(global, segments[0], "turnkey")) return 0;
+  check_inputs_for_tool_typos(request.global.inputs);
+  if (tools.empty()) {
+    throw UsageError("no tool given: name a first tool such as discover or load-onnx (see turnkey -h)");
+  }
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const ToolSpec* spec = find_tool(tools[i]);
+    CLI::App app(spec->help, "turnkey " + spec->name);
+    BoundTool bound;
+    bound.bind(app, *spec);
+    if (!parse_app(app, segments[i + 1], spec->name)) return 0;
+    if (i == 0 && spec->group != ToolGroup::First) {
+      throw UsageError(fmt::format("'{}' cannot start a sequence: start with a first tool "
+                                   "(discover, load-onnx)",
+                                   spec->name));
+    }
+    if (i > 0 && spec->group == ToolGroup::First) {
+      throw UsageError(fmt::format("'{}' is a first tool: it can only start a sequence",
+                                   spec->name));
+    }
+    request.sequence.push_back({spec->name, bound.given()});
+  }
+  if (request.global.inputs.empty()) {
+    throw UsageError("no inputs: give them with -i/--input-files");
+  }
+  // Tools that need an ONNX model must come after one that makes or loads it.
+  bool have_onnx = request.sequence.front().name == "load-onnx";
+  for (const ToolCall& c : request.sequence) {
+    if (c.name == "export-pytorch") {
+      if (request.sequence.front().name != "discover") {
+        throw UsageError("export-pytorch needs a discovered PyTorch model: put discover before it");
+      }
+      have_onnx = true;
+    }
+    if (c.name == "benchmark" && !have_onnx) {
+      throw UsageError(
+          "benchmark needs an ONNX model: put export-pytorch or load-onnx before it");
+    }
+  }
+  return run_sequence(request);
+}
+
+int run_classic_grammar(std::vector<std::string> args, const std::string& command_line) {
+  if (!args.empty() && args.front() == "benchmark") args.erase(args.begin());
+  RunRequest request;
+  request.command_line = command_line;
+  CLI::App app("Benchmark the models in scripts and ONNX files", "turnkey benchmark");
+  app.add_option("inputs", request.global.inputs, "Scripts, ONNX files, globs, .txt lists");
+  add_global_options(app, request.global);
+  app.add_option("-s,--search-dir", request.global.search_dir, "Folder the inputs are in");
+  bool all = false, analyze_only = false, build_only = false;
+  app.add_flag("--all", all, "Every .py script in --search-dir");
+  app.add_flag("--analyze-only", analyze_only, "Discover and list models; no build or benchmark");
+  app.add_flag("--build-only", build_only, "Discover and build models; no benchmark");
+  BoundTool discover, load, exporter, bench;
+  discover.bind(app, *find_tool("discover"));
+  load.bind(app, *find_tool("load-onnx"));
+  exporter.bind(app, *find_tool("export-pytorch"), {"--opset"});
+  long long opset = 0;
+  CLI::Option* opset_opt = app.add_option("--onnx-opset,--opset", opset, "ONNX opset for export");
+  bench.bind(app, *find_tool("benchmark"));
+  if (!parse_app(app, args, "turnkey")) return 0;
+  if (analyze_only && build_only) {
+    throw UsageError("--analyze-only and --build-only exclude each other");
+  }
+  if (all) {
+    std::string dir = request.global.search_dir.empty() ? "." : request.global.search_dir;
+    request.global.inputs.push_back((fs::path(dir) / "*.py").string());
+    request.global.search_dir.clear();
+  }
+  if (request.global.inputs.empty()) throw UsageError("no inputs given (see turnkey -h)");
+  check_inputs_for_tool_typos(request.global.inputs);
+  json first_options = discover.given();
+  first_options.update(load.given());
+  request.sequence.push_back({"auto", json::object()});
+  request.sequence.push_back({"discover", discover.given()});
+  request.sequence.push_back({"load-onnx", load.given()});
+  if (!analyze_only) {
+    json export_options = exporter.given();
+    if (opset_opt->count()) export_options["opset"] = opset;
+    request.sequence.push_back({"export-pytorch", export_options});
+    if (!build_only) request.sequence.push_back({"benchmark", bench.given()});
+  }
+  return run_sequence(request);
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  // The Python side may die while we write to it: get EPIPE, not a fatal signal.
+  signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string command_line = join_command_line(argc, argv);
+  try {
+    if (args.empty() || args.front() == "-h" || args.front() == "--help") {
+      print_main_help();
+      return args.empty() ? 2 : 0;
+    }
+    if (args.front() == "--version") return cmd_version({});
+    const std::string& first = args.front();
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (first == "version") return cmd_version(rest);
+    if (first == "cache") return cmd_cache(rest);
+    if (first == "system-info") return cmd_system_info(rest);
+    // `turnkey TOOL -h`
+    if (find_tool(first) && rest.size() == 1 && (rest[0] == "-h" || rest[0] == "--help")) {
+      const ToolSpec* spec = find_tool(first);
+      CLI::App app(spec->help, "turnkey " + spec->name);
+      BoundTool bound;
+      bound.bind(app, *spec);
+      std::cout << app.help();
+      if (spec->name == "benchmark") {
+        std::cout << "Runtimes:\n";
+        for (const Runtime* r : runtime_registry()) {
+          Availability a = r->probe();
+          std::cout << fmt::format("  {:<16}{}\n", r->name(),
+                                   a.available ? "available" : "unavailable: " + a.reason);
+        }
+      }
+      return 0;
+    }
+    bool tool_grammar = std::find(args.begin(), args.end(), "-i") != args.end() ||
+                        std::find(args.begin(), args.end(), "--input-files") != args.end() ||
+                        std::any_of(args.begin(), args.end(), [](const std::string& a) {
+                          return a.rfind("--input-files=", 0) == 0;
+                        });
+    if (tool_grammar) return run_tool_grammar(args, command_line);
+    if (first != "benchmark" && is_sequence_tool_name(first)) {
+      throw UsageError(fmt::format("'{}' needs inputs: turnkey -i INPUT... {} ...", first, first));
+    }
+    if (first.size() > 1 && first[0] == '-' && first != "benchmark") {
+      // Options before inputs are fine in the classic grammar; fall through.
+    }
+    return run_classic_grammar(args, command_line);
+  } catch (const UsageError& e) {
+    std::cout << std::flush;
+    std::cerr << "turnkey: error: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cout << std::flush;
+    std::cerr << "turnkey: error: " << e.what() << "\n";
+    return e.kind() == ErrorKind::InvalidInput ? 2 : 1;
+  }
+}
+
+}  // namespace turnkey

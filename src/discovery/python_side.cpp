@@ -1,0 +1,311 @@
+#include "turnkey/discovery/python_side.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
+#include "turnkey/common/process.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool has_torch(const std::string& python) {
+  // find_spec does not import torch (which takes ~1 s), so the probe stays cheap.
+  CaptureResult r = run_capture(
+      {python, "-c",
+       "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('torch') else 3)"},
+      20.0);
+  return !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
+}
+
+}  // namespace
+
+std::string find_python(const std::string& override_path) {
+  std::string chosen = override_path;
+  std::string source = "--python";
+  if (chosen.empty()) {
+    const char* env = std::getenv("TURNKEY_PYTHON");
+    if (env && *env) {
+      chosen = env;
+      source = "TURNKEY_PYTHON";
+    }
+  }
+  if (!chosen.empty()) {
+    std::string resolved = chosen.find('/') == std::string::npos ? find_on_path(chosen) : chosen;
+    if (resolved.empty() || access(resolved.c_str(), X_OK) != 0) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} {}: not an executable interpreter", source, chosen));
+    }
+    if (!has_torch(resolved)) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} {}: this interpreter cannot import torch", source, resolved));
+    }
+    return resolved;
+  }
+  static std::string cached;
+  if (!cached.empty()) return cached;
+  std::vector<std::string> tried;
+  for (const std::string& candidate : {find_on_path("python3"), std::string("/usr/bin/python3")}) {
+    if (candidate.empty() || access(candidate.c_str(), X_OK) != 0) continue;
+    tried.push_back(candidate);
+    if (has_torch(candidate)) return cached = candidate;
+  }
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("no Python interpreter with torch found (tried: {}); install "
+                          "python3-torch (scripts/setup does) or set TURNKEY_PYTHON",
+                          tried.empty() ? std::string("none") : fmt::format("{}", fmt::join(tried, ", "))));
+}
+
+fs::path python_package_dir() {
+  if (const char* env = std::getenv("TURNKEY_PYTHON_DIR"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path candidate : {exe.parent_path().parent_path() / "python",
+                               exe.parent_path().parent_path() / "share/turnkey/python"}) {
+      if (fs::exists(candidate / "turnkeyml" / "__init__.py", ec)) return candidate;
+    }
+  }
+  return TURNKEY_SOURCE_PYTHON_DIR;
+}
+
+ScriptSession::ScriptSession(const ScriptOptions& options) {
+  int events[2], commands[2];
+  if (pipe2(events, O_CLOEXEC) != 0 || pipe2(commands, O_CLOEXEC) != 0) {
+    throw Error(ErrorKind::Io, fmt::format("pipe failed: {}", strerror(errno)));
+  }
+  std::string pythonpath = python_package_dir().string();
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) {
+    pythonpath += ":" + std::string(existing);
+  }
+  std::vector<std::string> argv = {options.python,
+                                   "-m",
+                                   "turnkeyml.discovery.runner",
+                                   "--event-fd",
+                                   std::to_string(events[1]),
+                                   "--command-fd",
+                                   std::to_string(commands[0]),
+                                   "--script",
+                                   options.script.string(),
+                                   "--max-depth",
+                                   std::to_string(options.max_depth)};
+  if (!options.script_args.empty()) {
+    argv.push_back("--script-args=" + options.script_args);
+  }
+  SpawnOptions spawn;
+  spawn.env = {{"PYTHONPATH", pythonpath}};
+  spawn.inherit_fds = {events[1], commands[0]};
+  try {
+    pid_ = spawn_process(argv, spawn);
+  } catch (...) {
+    for (int fd : {events[0], events[1], commands[0], commands[1]}) ::close(fd);
+    throw;
+  }
+  ::close(events[1]);
+  ::close(commands[0]);
+  event_fd_ = events[0];
+  command_fd_ = commands[1];
+}
+
+ScriptSession::~ScriptSession() {
+  if (!closed_) {
+    try {
+      close();
+    } catch (...) {
+    }
+  }
+}
+
+std::optional<json> ScriptSession::read_event() {
+  for (;;) {
+    size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      if (line.empty()) continue;
+      json message;
+      try {
+        message = json::parse(line);
+      } catch (const json::exception&) {
+        throw Error(ErrorKind::Internal,
+                    fmt::format("Python side sent a malformed message: {}", line.substr(0, 200)));
+      }
+      if (!message.is_object() || message.value("v", -1) != kProtocolVersion) {
+        throw Error(ErrorKind::Internal,
+                    fmt::format("protocol version mismatch: core speaks {}, Python side sent {}",
+                                kProtocolVersion, line.substr(0, 200)));
+      }
+      return message;
+    }
+    char buf[65536];
+    ssize_t n = ::read(event_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+void ScriptSession::send(const json& command) {
+  json message = command;
+  message["v"] = kProtocolVersion;
+  std::string line = message.dump() + "\n";
+  size_t done = 0;
+  // SIGPIPE would kill turnkey if the child is gone; main() ignores it, so write returns EPIPE.
+  while (done < line.size()) {
+    ssize_t n = ::write(command_fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(ErrorKind::Export, "the Python side is gone");
+    done += static_cast<size_t>(n);
+  }
+}
+
+DiscoveryResult ScriptSession::discover() {
+  DiscoveryResult result;
+  std::map<int, size_t> index;
+  try {
+    while (auto event = read_event()) {
+      const json& e = *event;
+      std::string type = e.value("type", "");
+      if (type == "hello") {
+        auto str = [&](const char* k) { return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : std::string(); };
+        result.python_version = str("python");
+        result.torch_version = str("torch");
+        result.onnx_version = str("onnx");
+      } else if (type == "model") {
+        DiscoveredModel m;
+        m.id = e.value("id", -1);
+        if (e.contains("parent_id") && e["parent_id"].is_number_integer()) {
+          m.parent_id = e["parent_id"].get<int>();
+        }
+        m.depth = e.value("depth", 0);
+        m.name = e.value("name", "");
+        m.class_name = e.value("class_name", "");
+        m.class_path = e.value("class_path", "");
+        m.model_type = e.value("model_type", "Pytorch (torch.nn.Module)");
+        m.file = e.value("file", "");
+        m.line = e.value("line", 0);
+        m.parameters = e.value("parameters", int64_t{0});
+        m.parameter_bytes = e.value("parameter_bytes", int64_t{0});
+        if (e.contains("inputs")) m.inputs = e["inputs"];
+        m.signature_index = e.value("signature_index", 0);
+        m.hash = e.value("hash", "");
+        m.first_call_s = e.value("first_call_s", 0.0);
+        m.executed = 1;
+        index[m.id] = result.models.size();
+        result.models.push_back(std::move(m));
+      } else if (type == "script_end") {
+        result.script_status = e.value("status", "exception");
+        result.exit_code = e.value("exit_code", 0);
+        if (e.contains("error") && e["error"].is_string()) result.error = e["error"];
+        if (e.contains("traceback") && e["traceback"].is_string()) result.traceback = e["traceback"];
+      } else if (type == "counts") {
+        if (e.contains("counts") && e["counts"].is_object()) {
+          for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it) {
+            auto found = index.find(std::atoi(it.key().c_str()));
+            if (found != index.end() && it.value().is_number_integer()) {
+              result.models[found->second].executed = it.value().get<int64_t>();
+            }
+          }
+        }
+      } else if (type == "ready") {
+        result.ready = true;
+        break;
+      }
+    }
+  } catch (const Error& e) {
+    result.script_status = "crashed";
+    result.error = e.what();
+  }
+  if (!result.ready) {
+    // The child ended (or broke the protocol) before it was ready: say how it ended.
+    ::close(command_fd_);
+    command_fd_ = -1;
+    while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    }
+    closed_ = true;
+    if (result.script_status.empty() || result.script_status == "crashed") {
+      std::string how = describe_wait_status(wait_status_);
+      result.error = result.error.empty()
+                         ? fmt::format("the Python side {} before the script finished", how)
+                         : result.error;
+      result.script_status = "crashed";
+    }
+  }
+  return result;
+}
+
+ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int opset,
+                                         const fs::path& io_dir) {
+  if (closed_) throw Error(ErrorKind::Export, "the Python side has already exited");
+  send({{"type", "export"},
+        {"id", id},
+        {"path", onnx_path.string()},
+        {"opset", opset},
+        {"io_dir", io_dir.string()}});
+  for (;;) {
+    auto event = read_event();
+    if (!event) throw Error(ErrorKind::Export, "the Python side ended during export");
+    const json& e = *event;
+    std::string type = e.value("type", "");
+    if (type == "error") {
+      throw Error(ErrorKind::Internal, "Python side: " + e.value("error", std::string("?")));
+    }
+    if (type != "exported") continue;
+    ExportResult r;
+    r.ok = e.value("ok", false);
+    auto str = [&](const char* k) {
+      return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : std::string();
+    };
+    r.onnx_path = str("onnx_path");
+    r.error = str("error");
+    r.traceback = str("traceback");
+    r.log = str("log");
+    r.opset = e.value("opset", opset);
+    r.export_s = e.value("export_s", 0.0);
+    for (const char* key : {"inputs", "outputs"}) {
+      if (!e.contains(key) || !e[key].is_array()) continue;
+      for (const auto& p : e[key]) {
+        if (p.is_string()) (std::string(key) == "inputs" ? r.inputs : r.outputs).push_back(p.get<std::string>());
+      }
+    }
+    return r;
+  }
+}
+
+std::string ScriptSession::close() {
+  if (closed_) return describe_wait_status(wait_status_);
+  closed_ = true;
+  if (command_fd_ >= 0) {
+    try {
+      send({{"type", "exit"}});
+    } catch (const Error&) {
+    }
+    ::close(command_fd_);
+    command_fd_ = -1;
+  }
+  // Drain events so the child never blocks on a full pipe while exiting.
+  try {
+    while (read_event()) {
+    }
+  } catch (const Error&) {
+  }
+  ::close(event_fd_);
+  event_fd_ = -1;
+  while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+  }
+  return describe_wait_status(wait_status_);
+}
+
+}  // namespace turnkey

@@ -1,0 +1,210 @@
+#include "ort_runtime.h"
+
+#include <onnxruntime_cxx_api.h>
+
+#include <cstring>
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
+#include "turnkey/measure/system_info.h"
+
+namespace turnkey {
+
+namespace {
+
+Ort::Env& ort_env() {
+  // One environment per process; ORT's own warnings would interleave with turnkey's output.
+  static Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "turnkey");
+  return env;
+}
+
+ONNXTensorElementDataType to_ort(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    case DType::Float16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    case DType::Float64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+    case DType::Int8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
+    case DType::Uint8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    case DType::Int16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
+    case DType::Int32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+    case DType::Int64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+    case DType::Bool: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+    case DType::Unknown: break;
+  }
+  return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+}
+
+DType from_ort(ONNXTensorElementDataType t) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return DType::Float32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return DType::Float16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return DType::Float64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return DType::Int8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return DType::Uint8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return DType::Int16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return DType::Int32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return DType::Int64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return DType::Bool;
+    default: return DType::Unknown;
+  }
+}
+
+GraphOptimizationLevel parse_opt_level(const std::string& level) {
+  if (level == "disabled" || level == "none") return ORT_DISABLE_ALL;
+  if (level == "basic") return ORT_ENABLE_BASIC;
+  if (level == "extended") return ORT_ENABLE_EXTENDED;
+  if (level == "all") return ORT_ENABLE_ALL;
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("ort: graph_optimization_level '{}' is not one of disabled, basic, "
+                          "extended, all",
+                          level));
+}
+
+int parse_int_arg(const std::string& key, const std::string& value, int min, int max) {
+  try {
+    size_t used = 0;
+    int v = std::stoi(value, &used);
+    if (used == value.size() && v >= min && v <= max) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("ort: {}={} is not a whole number in [{}, {}]", key, value, min, max));
+}
+
+class OrtSession final : public Session {
+ public:
+  OrtSession(const std::filesystem::path& path, const std::vector<HostTensor>& inputs,
+             const RuntimeOptions& options)
+      : inputs_(inputs) {
+    Ort::SessionOptions so;
+    int threads = options.threads > 0 ? options.threads : cpu_facts().physical_cores;
+    GraphOptimizationLevel level = ORT_ENABLE_ALL;
+    ExecutionMode mode = ORT_SEQUENTIAL;
+    for (const auto& [key, value] : options.runtime_args) {
+      if (key == "threads" || key == "intra_op_threads") {
+        threads = parse_int_arg(key, value, 1, 4096);
+      } else if (key == "inter_op_threads") {
+        so.SetInterOpNumThreads(parse_int_arg(key, value, 1, 4096));
+      } else if (key == "graph_optimization_level" || key == "opt_level") {
+        level = parse_opt_level(value);
+      } else if (key == "execution_mode") {
+        if (value == "sequential") mode = ORT_SEQUENTIAL;
+        else if (value == "parallel") mode = ORT_PARALLEL;
+        else throw Error(ErrorKind::InvalidInput,
+                         fmt::format("ort: execution_mode '{}' is not sequential or parallel", value));
+      } else {
+        throw Error(ErrorKind::InvalidInput,
+                    fmt::format("ort: unknown runtime argument '{}' (known: threads, "
+                                "inter_op_threads, graph_optimization_level, execution_mode)",
+                                key));
+      }
+    }
+    so.SetIntraOpNumThreads(threads);
+    so.SetGraphOptimizationLevel(level);
+    so.SetExecutionMode(mode);
+    threads_ = threads;
+
+    session_ = Ort::Session(ort_env(), path.c_str(), so);
+
+    Ort::AllocatorWithDefaultOptions alloc;
+    const size_t n_in = session_.GetInputCount();
+    if (n_in != inputs_.size()) {
+      throw Error(ErrorKind::Runtime, fmt::format("model has {} inputs, {} were prepared", n_in,
+                                                  inputs_.size()));
+    }
+    auto mem = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    for (size_t i = 0; i < n_in; ++i) {
+      input_names_.push_back(session_.GetInputNameAllocated(i, alloc).get());
+    }
+    // Bind prepared tensors by name so the order the caller used does not matter.
+    for (const std::string& name : input_names_) {
+      HostTensor* t = nullptr;
+      for (HostTensor& candidate : inputs_) {
+        if (candidate.name == name) t = &candidate;
+      }
+      if (!t) throw Error(ErrorKind::Runtime, fmt::format("no prepared input named '{}'", name));
+      input_values_.push_back(Ort::Value::CreateTensor(mem, t->data.data(), t->data.size(),
+                                                       t->shape.data(), t->shape.size(),
+                                                       to_ort(t->dtype)));
+    }
+    for (size_t i = 0; i < session_.GetOutputCount(); ++i) {
+      output_names_.push_back(session_.GetOutputNameAllocated(i, alloc).get());
+    }
+    for (const auto& s : input_names_) input_name_ptrs_.push_back(s.c_str());
+    for (const auto& s : output_names_) output_name_ptrs_.push_back(s.c_str());
+  }
+
+  void run() override {
+    try {
+      last_outputs_ = session_.Run(run_options_, input_name_ptrs_.data(), input_values_.data(),
+                                   input_values_.size(), output_name_ptrs_.data(),
+                                   output_name_ptrs_.size());
+    } catch (const Ort::Exception& e) {
+      throw Error(ErrorKind::Runtime, first_line(e.what()));
+    }
+  }
+
+  std::vector<HostTensor> outputs() override {
+    std::vector<HostTensor> out;
+    for (size_t i = 0; i < last_outputs_.size(); ++i) {
+      HostTensor t;
+      t.name = output_names_[i];
+      if (!last_outputs_[i].IsTensor()) continue;
+      auto info = last_outputs_[i].GetTensorTypeAndShapeInfo();
+      t.dtype = from_ort(info.GetElementType());
+      t.shape = info.GetShape();
+      size_t bytes = static_cast<size_t>(t.element_count()) * dtype_size_bytes(t.dtype);
+      t.data.resize(bytes);
+      if (bytes) std::memcpy(t.data.data(), last_outputs_[i].GetTensorRawData(), bytes);
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+ private:
+  std::vector<HostTensor> inputs_;  // owns the bytes the Ort::Values point into
+  Ort::Session session_{nullptr};
+  Ort::RunOptions run_options_;
+  std::vector<std::string> input_names_, output_names_;
+  std::vector<const char*> input_name_ptrs_, output_name_ptrs_;
+  std::vector<Ort::Value> input_values_;
+  std::vector<Ort::Value> last_outputs_;
+  int threads_ = 0;
+};
+
+class OrtRuntime final : public Runtime {
+ public:
+  std::string name() const override { return "ort"; }
+  std::string display_name() const override { return "ONNX Runtime"; }
+  std::vector<std::string> devices() const override { return {"x86"}; }
+  Availability probe() const override { return {true, ""}; }
+  std::string version() const override { return Ort::GetVersionString(); }
+  std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
+                                const std::vector<HostTensor>& inputs,
+                                const RuntimeOptions& options) const override {
+    if (options.device != "x86") {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("ort: device '{}' is not supported by this ONNX Runtime build "
+                              "(CPU only)",
+                              options.device));
+    }
+    try {
+      return std::make_unique<OrtSession>(onnx_path, inputs, options);
+    } catch (const Ort::Exception& e) {
+      throw Error(ErrorKind::Runtime,
+                  fmt::format("ONNX Runtime could not load the model: {}",
+                              OrtSession::first_line(e.what())));
+    }
+  }
+};
+
+}  // namespace
+
+const Runtime& ort_runtime() {
+  static const OrtRuntime runtime;
+  return runtime;
+}
+
+}  // namespace turnkey

@@ -1,0 +1,17 @@
+// turnkey: a thin CLI over the library. main() is the only catch-all.
+#include <exception>
+#include <iostream>
+
+#include "turnkey/cli/cli.h"
+
+int main(int argc, char** argv) {
+  try {
+    return turnkey::cli_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "turnkey: internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "turnkey: internal error\n";
+    return 1;
+  }
+}
