@@ -193,6 +193,8 @@ int cmd_cache(const std::vector<std::string>& args) {
   std::string cache_dir;
   app.add_option("-d,--cache-dir", cache_dir, "Cache directory");
   auto* location = app.add_subcommand("location", "Print the cache directory");
+  // `cache location -d DIR` as well as `cache -d DIR location`.
+  location->add_option("-d,--cache-dir", cache_dir, "Cache directory");
   app.require_subcommand(1);
   if (!parse_app(app, args, "cache")) return 0;
   if (location->parsed()) std::cout << resolve_cache_dir(cache_dir).string() << "\n";

@@ -156,8 +156,10 @@ class Engine {
   bool show_traceback_ = false;
   bool any_failed_ = false;
 
-  void input_error(const std::string& given, const std::string& reason) {
+  void input_error(const std::string& given, std::string reason) {
     any_failed_ = true;
+    // Lower layers may already name the file; name it once.
+    if (reason.rfind(given + ": ", 0) == 0) reason.erase(0, given.size() + 2);
     std::cout << std::flush;
     std::cerr << "turnkey: " << given << ": " << one_line(reason) << "\n" << std::flush;
   }
@@ -272,9 +274,14 @@ class Engine {
     try {
       json opts = tool_options("load-onnx");
       auto overrides = onnx_model::parse_input_shapes(opts.value("input_shapes", ""));
-      auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
-      build.inputs = onnx_model::generate_inputs(facts, shapes);
-      build.stats["input_source"] = "generated (seeded)";
+      if (overrides.empty()) build.inputs = shipped_inputs(item.path, facts);
+      if (!build.inputs.empty()) {
+        build.stats["input_source"] = "test_data_set_0 beside the model";
+      } else {
+        auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
+        build.inputs = onnx_model::generate_inputs(facts, shapes);
+        build.stats["input_source"] = "generated (seeded)";
+      }
     } catch (const Error& e) {
       ok = false;
       build.log("load-onnx", e.what());
@@ -290,6 +297,44 @@ class Engine {
     finish_build(build);
     print_script_block(std::cout, item.path.filename().string(), {build.block});
     if (build.failed) any_failed_ = true;
+  }
+
+  // The tensors in `files` (graph-input order) when they match the graph's inputs in count,
+  // dtype and every fixed dim; else none.
+  static std::vector<HostTensor> matching_inputs(const std::vector<fs::path>& files,
+                                                 const onnx_model::ModelFacts& facts) {
+    std::vector<HostTensor> inputs;
+    if (files.size() != facts.inputs.size()) return inputs;
+    try {
+      for (size_t i = 0; i < files.size(); ++i) {
+        HostTensor t = onnx_model::read_tensor_pb(files[i]);
+        const auto& want = facts.inputs[i];
+        bool ok = t.dtype == want.dtype && (!want.has_shape || t.shape.size() == want.dims.size());
+        for (size_t d = 0; ok && want.has_shape && d < want.dims.size(); ++d) {
+          if (want.dims[d].known() && want.dims[d].value != t.shape[d]) ok = false;
+        }
+        if (!ok) return {};
+        t.name = want.name;
+        inputs.push_back(std::move(t));
+      }
+    } catch (const Error&) {
+      return {};
+    }
+    return inputs;
+  }
+
+  // Inputs shipped with the model in the ONNX test-data layout (test_data_set_0/input_N.pb, as
+  // in the ONNX model zoo and backend tests).
+  static std::vector<HostTensor> shipped_inputs(const fs::path& model,
+                                                const onnx_model::ModelFacts& facts) {
+    const fs::path dir = model.parent_path() / "test_data_set_0";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return {};
+    std::vector<fs::path> files;
+    for (size_t i = 0; i < facts.inputs.size(); ++i) {
+      files.push_back(dir / fmt::format("input_{}.pb", i));
+    }
+    return matching_inputs(files, facts);
   }
 
   static std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
@@ -660,19 +705,10 @@ class Engine {
 
   // The exact inputs PyTorch saw, when they match the exported graph; else seeded ones.
   std::vector<HostTensor> load_saved_inputs(Build& build, const onnx_model::ModelFacts& facts) {
-    std::vector<HostTensor> inputs;
-    if (build.input_pbs.size() == facts.inputs.size()) {
-      try {
-        for (size_t i = 0; i < build.input_pbs.size(); ++i) {
-          HostTensor t = onnx_model::read_tensor_pb(build.input_pbs[i]);
-          t.name = facts.inputs[i].name;
-          inputs.push_back(std::move(t));
-        }
-        build.stats["input_source"] = "captured from the script";
-        return inputs;
-      } catch (const Error&) {
-        inputs.clear();
-      }
+    std::vector<HostTensor> inputs = matching_inputs(build.input_pbs, facts);
+    if (!inputs.empty() || facts.inputs.empty()) {
+      build.stats["input_source"] = "captured from the script";
+      return inputs;
     }
     auto shapes = onnx_model::resolve_input_shapes(facts, {});
     build.stats["input_source"] = "generated (seeded)";

@@ -72,6 +72,10 @@ class Expander {
         return;
       }
       std::vector<std::string> matches = glob_paths(p.string());
+      if (matches.empty() && !list_stack.empty() && has_regex_chars(path_part)) {
+        add_regex(given, path_part, base, list_stack);
+        return;
+      }
       if (matches.empty()) {
         error(given, p, "glob matched no files");
         return;

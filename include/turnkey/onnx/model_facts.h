@@ -14,8 +14,8 @@
 namespace turnkey::onnx_model {
 
 struct Dim {
-  int64_t value = -1;   // >= 0 when known; negative dim_values in a file are read as unknown
-  std::string param;    // symbolic name ("batch"), or "" when unnamed/unknown
+  int64_t value = -1;  // >= 0 when known; negative dim_values in a file are read as unknown
+  std::string param;   // symbolic name ("batch"), or "" when unnamed/unknown
   bool known() const { return value >= 0; }
 };
 
@@ -32,20 +32,20 @@ struct ModelFacts {
   std::filesystem::path path;
   int64_t file_size_bytes = 0;
   int64_t ir_version = 0;
-  int64_t opset = 0;                  // default ("" or "ai.onnx") domain
-  std::string producer;               // producer_name + " " + producer_version
+  int64_t opset = 0;     // default ("" or "ai.onnx") domain
+  std::string producer;  // producer_name + " " + producer_version
   // Elements of all initializers, including those also listed as graph inputs (exporters list
   // every weight as an input for IR <= 3 and with keep_initializers_as_inputs). Sparse
   // initializers count as their dense shape. External-data initializers count too.
   int64_t parameters = 0;
-  int64_t parameter_bytes = 0;        // parameters x element size (dense, as a runtime holds them)
+  int64_t parameter_bytes = 0;  // parameters x element size (dense, as a runtime holds them)
   // op_type -> count over all nodes, including subgraphs (If/Loop/Scan bodies); ops of a
   // non-default domain are qualified "domain::Op" ("com.microsoft::FusedConv").
   std::map<std::string, int64_t> op_histogram;
-  int64_t node_count = 0;             // same nodes as op_histogram
-  std::vector<ValueInfo> inputs;      // graph inputs that are not initializers
+  int64_t node_count = 0;         // same nodes as op_histogram
+  std::vector<ValueInfo> inputs;  // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
-  std::string sha256;                 // of the file bytes, 64 hex digits
+  std::string sha256;  // of the file bytes, 64 hex digits
   // Empty when the ONNX checker and strict shape inference passed. Otherwise why the check was
   // skipped: models newer than libonnx (IR or default opset above what it knows) fail its checker
   // spuriously, so for them a checker failure is a note here, not an error.
@@ -54,9 +54,9 @@ struct ModelFacts {
 
 // Loads, parses (files up to protobuf's 2 GB limit) and checks the model: ONNX checker (external
 // data resolved beside the file) plus strict shape inference, as onnx.checker's full_check does.
-// Throws Error(InvalidInput) "<path>: <reason>" with a one-line reason: "not found",
-// "is a directory", "not a regular file", "empty file", "not an ONNX model (protobuf parse
-// failed)", "ONNX checker: ...", "initializer 'w': ..."; Error(Io) when the file cannot be read.
+// Throws Error(InvalidInput) with a one-line reason and no path (the caller names the input):
+// "not found", "is a directory", "not a regular file", "empty file", "not an ONNX model (protobuf
+// parse failed)", "ONNX checker: ...", "initializer 'w': ..."; Error(Io) when reading fails.
 ModelFacts load_facts(const std::filesystem::path& path);
 
 // "--input-shapes name:1x3x224x224,other:1x128". An entry splits at its last ':' so TensorFlow
@@ -91,8 +91,9 @@ uint16_t float_to_half(float value);
 float half_to_float(uint16_t bits);
 
 // Reads a serialized onnx TensorProto (.pb, as in ONNX backend test data and as the Python side
-// saves inputs/outputs), from raw_data or the typed fields. Throws Error(InvalidInput) for a
-// parse failure, an element type turnkey has no DType for, or data that does not match the dims.
+// saves inputs/outputs), from raw_data or the typed fields. Throws Error(InvalidInput), reasons as
+// load_facts (no path), for a parse failure, an element type turnkey has no DType for, or data
+// that does not match the dims.
 HostTensor read_tensor_pb(const std::filesystem::path& path);
 
 }  // namespace turnkey::onnx_model

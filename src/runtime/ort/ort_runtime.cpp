@@ -14,7 +14,7 @@ namespace {
 
 Ort::Env& ort_env() {
   // One environment per process; ORT's own warnings would interleave with turnkey's output.
-  static Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "turnkey");
+  static Ort::Env env(ORT_LOGGING_LEVEL_FATAL, "turnkey");
   return env;
 }
 
@@ -99,6 +99,7 @@ class OrtSession final : public Session {
                                 key));
       }
     }
+    so.SetLogSeverityLevel(ORT_LOGGING_LEVEL_FATAL);
     so.SetIntraOpNumThreads(threads);
     so.SetGraphOptimizationLevel(level);
     so.SetExecutionMode(mode);

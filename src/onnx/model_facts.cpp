@@ -1,0 +1,588 @@
+// Reading ONNX files with libonnx. Everything libonnx or protobuf throws is caught here and turned
+// into Error(InvalidInput): a hostile file must give a one-line reason, never an abort.
+#include "turnkey/onnx/model_facts.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <new>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "turnkey/common/error.h"
+#include "turnkey/common/sha256.h"
+
+#ifndef TURNKEY_LIBONNX_VERSION
+#define TURNKEY_LIBONNX_VERSION "(unknown version)"
+#endif
+
+namespace turnkey::onnx_model {
+
+namespace fs = std::filesystem;
+
+static_assert(
+    std::endian::native == std::endian::little,
+    "raw_data in ONNX tensors is little-endian; copying it as-is needs a little-endian host");
+
+namespace {
+
+// Messages are the bare reason: the caller adds which input it was ("turnkey: m.onnx: <reason>").
+Error invalid(const std::string& reason) { return Error(ErrorKind::InvalidInput, reason); }
+
+std::string first_line(std::string_view text) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return "(no message)";
+  text.remove_prefix(start);
+  text = text.substr(0, text.find_first_of("\r\n"));
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return std::string(text);
+}
+
+// Owns a file descriptor; closes it on every exit path.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Opens a regular file for reading after the checks every reader here wants; returns its size.
+Fd open_regular_file(const fs::path& path, int64_t* size_bytes) {
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) throw invalid("not found");
+  if (ec) throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", ec.message()));
+  if (status.type() == fs::file_type::directory) throw invalid("is a directory");
+  // A FIFO or device would block or never end.
+  if (status.type() != fs::file_type::regular) throw invalid("not a regular file");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    throw Error(ErrorKind::Io, fmt::format("cannot read: {}", strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", strerror(errno)));
+  }
+  *size_bytes = st.st_size;
+  if (st.st_size == 0) throw invalid("empty file");
+  if (st.st_size > INT_MAX) {
+    throw invalid(
+        fmt::format("{} bytes is above protobuf's 2 GB limit for one message "
+                    "(store the weights as ONNX external data)",
+                    st.st_size));
+  }
+  return fd;
+}
+
+// Hashes every byte the parser pulls through, so a model is read from disk once. Bytes handed back
+// with BackUp() come again from the next Next() and must not be hashed twice.
+class HashingInputStream : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  HashingInputStream(google::protobuf::io::ZeroCopyInputStream* inner, Sha256* hash)
+      : inner_(inner), hash_(hash) {}
+
+  bool Next(const void** data, int* size) override {
+    if (!inner_->Next(data, size)) return false;
+    int skip = std::min(backed_up_, *size);
+    hash_->update(static_cast<const char*>(*data) + skip, static_cast<size_t>(*size - skip));
+    backed_up_ -= skip;
+    return true;
+  }
+  void BackUp(int count) override {
+    inner_->BackUp(count);
+    backed_up_ += count;
+  }
+  bool Skip(int count) override {
+    const void* data;
+    int size;
+    while (count > 0) {
+      if (!Next(&data, &size)) return false;
+      if (size > count) {
+        BackUp(size - count);
+        return true;
+      }
+      count -= size;
+    }
+    return true;
+  }
+  int64_t ByteCount() const override { return inner_->ByteCount(); }
+
+  // Hashes whatever the parser did not consume, so the digest covers the whole file.
+  void drain() {
+    const void* data;
+    int size;
+    while (Next(&data, &size)) {
+    }
+  }
+
+ private:
+  google::protobuf::io::ZeroCopyInputStream* inner_;
+  Sha256* hash_;
+  int backed_up_ = 0;
+};
+
+// Parses a whole file as `proto`, beyond protobuf's default 64 MB limit. False on a parse error;
+// throws Error(Io) on a read error.
+template <typename Proto>
+bool parse_file(int fd, Proto* proto, Sha256* hash) {
+  google::protobuf::io::FileInputStream file_stream(fd, 1 << 20);
+  HashingInputStream hashing(&file_stream, hash);
+  bool ok;
+  {
+    google::protobuf::io::CodedInputStream coded(&hashing);
+    coded.SetTotalBytesLimit(INT_MAX);
+    ok = proto->ParseFromCodedStream(&coded);
+  }  // the CodedInputStream backs up its unread buffer when destroyed
+  if (ok) hashing.drain();
+  if (file_stream.GetErrno() != 0) {
+    throw Error(ErrorKind::Io, fmt::format("read failed: {}", strerror(file_stream.GetErrno())));
+  }
+  return ok;
+}
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+DType dtype_of(int onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT:
+      return DType::Float32;
+    case onnx::TensorProto::FLOAT16:
+      return DType::Float16;
+    case onnx::TensorProto::DOUBLE:
+      return DType::Float64;
+    case onnx::TensorProto::INT8:
+      return DType::Int8;
+    case onnx::TensorProto::UINT8:
+      return DType::Uint8;
+    case onnx::TensorProto::INT16:
+      return DType::Int16;
+    case onnx::TensorProto::INT32:
+      return DType::Int32;
+    case onnx::TensorProto::INT64:
+      return DType::Int64;
+    case onnx::TensorProto::BOOL:
+      return DType::Bool;
+    default:
+      return DType::Unknown;
+  }
+}
+
+std::string onnx_type_name(int onnx_type) {
+  if (onnx::TensorProto_DataType_IsValid(onnx_type)) {
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnx_type));
+  }
+  return fmt::format("TYPE_{}", onnx_type);
+}
+
+// Bytes per element as stored in raw_data; 0 for STRING and unknown types.
+int64_t onnx_element_bytes(int onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+      return 1;
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::FLOAT:
+      return 4;
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::COMPLEX64:
+      return 8;
+    case onnx::TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+std::string dims_to_string(const google::protobuf::RepeatedField<int64_t>& dims) {
+  if (dims.empty()) return "scalar";
+  return fmt::format("{}", fmt::join(dims, "x"));
+}
+
+// Element count of `dims`; -1 when a dim is negative, -2 on int64 overflow.
+int64_t checked_element_count(const google::protobuf::RepeatedField<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (__builtin_mul_overflow(n, d, &n)) return -2;
+  }
+  return n;
+}
+
+int64_t element_count_or_throw(const std::string& what,
+                               const google::protobuf::RepeatedField<int64_t>& dims) {
+  int64_t n = checked_element_count(dims);
+  if (n == -1) throw invalid(fmt::format("{}: negative dim in {}", what, dims_to_string(dims)));
+  if (n == -2) {
+    throw invalid(fmt::format("{}: dims {} overflow int64", what, dims_to_string(dims)));
+  }
+  return n;
+}
+
+// How many elements the tensor's inline data holds, or -1 when its field does not fit the type.
+int64_t stored_elements(const onnx::TensorProto& t) {
+  const int type = t.data_type();
+  if (!t.raw_data().empty()) {
+    int64_t size = onnx_element_bytes(type);
+    if (size == 0 || static_cast<int64_t>(t.raw_data().size()) % size != 0) return -1;
+    return static_cast<int64_t>(t.raw_data().size()) / size;
+  }
+  const bool is_complex =
+      type == onnx::TensorProto::COMPLEX64 || type == onnx::TensorProto::COMPLEX128;
+  if (t.float_data_size() > 0) return t.float_data_size() / (is_complex ? 2 : 1);
+  if (t.double_data_size() > 0) return t.double_data_size() / (is_complex ? 2 : 1);
+  if (t.int32_data_size() > 0) return t.int32_data_size();
+  if (t.int64_data_size() > 0) return t.int64_data_size();
+  if (t.uint64_data_size() > 0) return t.uint64_data_size();
+  if (t.string_data_size() > 0) return t.string_data_size();
+  return 0;
+}
+
+bool is_external(const onnx::TensorProto& t) {
+  return t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
+}
+
+// The checker (1.12) compares neither dims with the data actually stored nor guards the element
+// count against overflow, so a 10-byte file can claim a 10^18-element weight. Checked here so
+// parameter counts are true and runtimes never see such a tensor.
+int64_t validated_initializer_elements(const onnx::TensorProto& t) {
+  const std::string what = fmt::format("initializer '{}'", t.name());
+  int64_t n = element_count_or_throw(what, t.dims());
+  if (is_external(t)) return n;
+  int64_t stored = stored_elements(t);
+  if (stored != n) {
+    throw invalid(
+        fmt::format("{}: dims {} need {} elements of {}, its data holds {}", what,
+                    dims_to_string(t.dims()), n, onnx_type_name(t.data_type()),
+                    stored < 0 ? "a size that does not fit the type" : std::to_string(stored)));
+  }
+  return n;
+}
+
+void add_checked(int64_t* total, int64_t add) {
+  if (__builtin_add_overflow(*total, add, total)) {
+    throw invalid("initializers hold more than 2^63 elements or bytes");
+  }
+}
+
+int64_t bytes_of(int64_t elements, const onnx::TensorProto& t) {
+  if (t.data_type() == onnx::TensorProto::STRING) {
+    int64_t bytes = 0;
+    for (const std::string& s : t.string_data()) add_checked(&bytes, s.size());
+    return bytes;
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(elements, onnx_element_bytes(t.data_type()), &bytes)) {
+    throw invalid(fmt::format("initializer '{}': byte size overflows int64", t.name()));
+  }
+  return bytes;
+}
+
+ValueInfo value_info_of(const onnx::ValueInfoProto& v) {
+  ValueInfo info;
+  info.name = v.name();
+  const onnx::TypeProto& type = v.type();
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      const auto& tensor = type.tensor_type();
+      info.dtype = dtype_of(tensor.elem_type());
+      info.onnx_type = onnx_type_name(tensor.elem_type());
+      info.has_shape = tensor.has_shape();
+      for (const auto& d : tensor.shape().dim()) {
+        Dim dim;
+        if (d.value_case() == onnx::TensorShapeProto_Dimension::kDimValue && d.dim_value() >= 0) {
+          dim.value = d.dim_value();
+        } else if (d.value_case() == onnx::TensorShapeProto_Dimension::kDimParam) {
+          dim.param = d.dim_param();
+        }
+        info.dims.push_back(std::move(dim));
+      }
+      break;
+    }
+    case onnx::TypeProto::kSparseTensorType:
+      info.onnx_type = "SPARSE_TENSOR";
+      break;
+    case onnx::TypeProto::kSequenceType:
+      info.onnx_type = "SEQUENCE";
+      break;
+    case onnx::TypeProto::kMapType:
+      info.onnx_type = "MAP";
+      break;
+    case onnx::TypeProto::kOptionalType:
+      info.onnx_type = "OPTIONAL";
+      break;
+    case onnx::TypeProto::kOpaqueType:
+      info.onnx_type = "OPAQUE";
+      break;
+    default:
+      info.onnx_type = "UNDEFINED";
+      break;
+  }
+  return info;
+}
+
+// Nodes of `graph` and its subgraphs. Nesting depth is bounded by protobuf's recursion limit (100)
+// at parse time, so recursion here cannot overflow the stack.
+void walk_graph(const onnx::GraphProto& graph, ModelFacts* facts, bool* has_external_data) {
+  for (const auto& t : graph.initializer()) *has_external_data |= is_external(t);
+  for (const auto& node : graph.node()) {
+    std::string key = is_default_domain(node.domain())
+                          ? node.op_type()
+                          : fmt::format("{}::{}", node.domain(), node.op_type());
+    ++facts->op_histogram[key];
+    ++facts->node_count;
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_t()) *has_external_data |= is_external(attr.t());
+      for (const auto& t : attr.tensors()) *has_external_data |= is_external(t);
+      if (attr.has_g()) walk_graph(attr.g(), facts, has_external_data);
+      for (const auto& g : attr.graphs()) walk_graph(g, facts, has_external_data);
+    }
+  }
+}
+
+void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_external_data) {
+  facts->ir_version = model.ir_version();
+  bool has_default_opset = false;
+  for (const auto& op : model.opset_import()) {
+    if (is_default_domain(op.domain()) && !has_default_opset) {
+      facts->opset = op.version();
+      has_default_opset = true;
+    }
+  }
+  // IR < 3 predates opset_import: such models implicitly use opset 1.
+  if (!has_default_opset && model.ir_version() > 0 && model.ir_version() < 3) facts->opset = 1;
+  facts->producer = model.producer_name();
+  if (!model.producer_version().empty()) {
+    facts->producer += (facts->producer.empty() ? "" : " ") + model.producer_version();
+  }
+
+  const onnx::GraphProto& graph = model.graph();
+  std::set<std::string> initializer_names;
+  for (const auto& t : graph.initializer()) {
+    int64_t n = validated_initializer_elements(t);
+    add_checked(&facts->parameters, n);
+    add_checked(&facts->parameter_bytes, bytes_of(n, t));
+    initializer_names.insert(t.name());
+  }
+  for (const auto& sparse : graph.sparse_initializer()) {
+    const std::string& name = sparse.values().name();
+    int64_t n = element_count_or_throw(fmt::format("sparse initializer '{}'", name), sparse.dims());
+    int64_t bytes;
+    if (__builtin_mul_overflow(n, onnx_element_bytes(sparse.values().data_type()), &bytes)) {
+      throw invalid(fmt::format("sparse initializer '{}': byte size overflows int64", name));
+    }
+    add_checked(&facts->parameters, n);
+    add_checked(&facts->parameter_bytes, bytes);
+    initializer_names.insert(name);
+    *has_external_data |= is_external(sparse.values()) || is_external(sparse.indices());
+  }
+  for (const auto& input : graph.input()) {
+    if (!initializer_names.count(input.name())) facts->inputs.push_back(value_info_of(input));
+  }
+  for (const auto& output : graph.output()) facts->outputs.push_back(value_info_of(output));
+  walk_graph(graph, facts, has_external_data);
+}
+
+// Runs libonnx's checker and strict shape inference. Models newer than libonnx knows get a note
+// instead of an error, because its checker rejects them for being new, not for being wrong.
+void check(const fs::path& path, onnx::ModelProto* model, bool has_external_data,
+           ModelFacts* facts) {
+  const int64_t known_ir = onnx::IR_VERSION;
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(onnx::ONNX_DOMAIN);
+  const int64_t known_opset = it == ranges.end() ? 0 : it->second.second;
+  // ONNX has added about one IR version and two opsets a year; far beyond that is not "newer"
+  // but garbage (random bytes parse as IR 44 now and then) and gets no leniency.
+  const bool plausible = model->ir_version() <= known_ir + 8 && facts->opset <= known_opset + 16;
+  const bool newer = plausible && (model->ir_version() > known_ir || facts->opset > known_opset) &&
+                     model->has_graph() && model->opset_import_size() > 0;
+  std::string newer_note;
+  if (newer) {
+    newer_note = fmt::format("model has IR {} opset {}, libonnx {} knows up to IR {} opset {}",
+                             model->ir_version(), facts->opset, TURNKEY_LIBONNX_VERSION, known_ir,
+                             known_opset);
+    // Lets the structural checks run; the IR number alone would fail them.
+    if (model->ir_version() > known_ir) model->set_ir_version(known_ir);
+  }
+
+  std::string stage = "ONNX checker";
+  try {
+    if (has_external_data) {
+      // The path form resolves external data files relative to the model's folder.
+      onnx::checker::check_model(path.string());
+    } else {
+      onnx::checker::check_model(*model);
+    }
+    if (newer) {
+      facts->checker_note = "checker passed, strict shape inference skipped: " + newer_note;
+      return;
+    }
+    stage = "ONNX checker: shape inference";
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/true, /*strict_mode_val=*/1,
+                                        /*data_prop_val=*/false);
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::bad_alloc&) {
+    throw invalid(stage + ": out of memory");
+  } catch (const std::exception& e) {
+    if (newer) {
+      facts->checker_note =
+          fmt::format("checker skipped ({}): {}", newer_note, first_line(e.what()));
+      return;
+    }
+    throw invalid(fmt::format("{}: {}", stage, first_line(e.what())));
+  } catch (...) {
+    throw invalid(stage + ": failed with an exception of unknown type");
+  }
+}
+
+}  // namespace
+
+ModelFacts load_facts(const fs::path& path) {
+  ModelFacts facts;
+  facts.path = path;
+  Fd fd = open_regular_file(path, &facts.file_size_bytes);
+  onnx::ModelProto model;
+  Sha256 hash;
+  try {
+    if (!parse_file(fd.get(), &model, &hash)) {
+      throw invalid("not an ONNX model (protobuf parse failed)");
+    }
+  } catch (const std::bad_alloc&) {
+    throw invalid("not an ONNX model (protobuf parse ran out of memory)");
+  }
+  facts.sha256 = hash.hex_digest();
+  // Arbitrary bytes sometimes parse as a message made only of unknown fields.
+  if (!model.has_ir_version() && !model.has_graph() && model.opset_import_size() == 0) {
+    throw invalid("not an ONNX model (no ir_version, graph or opset_import)");
+  }
+  bool has_external_data = false;
+  collect_facts(model, &facts, &has_external_data);
+  check(path, &model, has_external_data, &facts);
+  return facts;
+}
+
+HostTensor read_tensor_pb(const fs::path& path) {
+  int64_t size_bytes = 0;
+  Fd fd = open_regular_file(path, &size_bytes);
+  onnx::TensorProto t;
+  Sha256 unused_hash;
+  try {
+    if (!parse_file(fd.get(), &t, &unused_hash)) {
+      throw invalid("not an ONNX TensorProto (protobuf parse failed)");
+    }
+  } catch (const std::bad_alloc&) {
+    throw invalid("not an ONNX TensorProto (protobuf parse ran out of memory)");
+  }
+  HostTensor out;
+  out.name = t.name();
+  out.dtype = dtype_of(t.data_type());
+  if (out.dtype == DType::Unknown) {
+    throw invalid(fmt::format("tensor '{}' has type {}, which turnkey cannot read", t.name(),
+                              onnx_type_name(t.data_type())));
+  }
+  if (is_external(t)) {
+    throw invalid(
+        fmt::format("tensor '{}' keeps its data externally, which .pb inputs "
+                    "do not support",
+                    t.name()));
+  }
+  const std::string what = fmt::format("tensor '{}'", t.name());
+  int64_t n = element_count_or_throw(what, t.dims());
+  int64_t stored = stored_elements(t);
+  if (stored != n) {
+    throw invalid(fmt::format(
+        "{}: dims {} need {} elements, its data holds {}", what, dims_to_string(t.dims()), n,
+        stored < 0 ? "a size that does not fit the type" : std::to_string(stored)));
+  }
+  out.shape.assign(t.dims().begin(), t.dims().end());
+  const size_t elem = dtype_size_bytes(out.dtype);
+  out.data.resize(static_cast<size_t>(n) * elem);
+  if (n == 0) return out;
+  std::byte* dst = out.data.data();
+  if (!t.raw_data().empty()) {
+    std::memcpy(dst, t.raw_data().data(), out.data.size());
+    return out;
+  }
+  // Typed fields: narrow types travel widened in int32_data (float16 as its bit pattern).
+  auto store = [&](int64_t i, auto value) { std::memcpy(dst + i * elem, &value, sizeof(value)); };
+  bool field_fits = true;
+  switch (out.dtype) {
+    case DType::Float32:
+      field_fits = t.float_data_size() == n;
+      if (field_fits) std::memcpy(dst, t.float_data().data(), out.data.size());
+      break;
+    case DType::Float64:
+      field_fits = t.double_data_size() == n;
+      if (field_fits) std::memcpy(dst, t.double_data().data(), out.data.size());
+      break;
+    case DType::Int64:
+      field_fits = t.int64_data_size() == n;
+      if (field_fits) std::memcpy(dst, t.int64_data().data(), out.data.size());
+      break;
+    case DType::Int32:
+      field_fits = t.int32_data_size() == n;
+      if (field_fits) std::memcpy(dst, t.int32_data().data(), out.data.size());
+      break;
+    case DType::Int16:
+    case DType::Float16:
+      field_fits = t.int32_data_size() == n;
+      for (int64_t i = 0; field_fits && i < n; ++i) {
+        store(i, static_cast<uint16_t>(t.int32_data(static_cast<int>(i))));
+      }
+      break;
+    case DType::Int8:
+    case DType::Uint8:
+      field_fits = t.int32_data_size() == n;
+      for (int64_t i = 0; field_fits && i < n; ++i) {
+        store(i, static_cast<uint8_t>(t.int32_data(static_cast<int>(i))));
+      }
+      break;
+    case DType::Bool:
+      field_fits = t.int32_data_size() == n;
+      for (int64_t i = 0; field_fits && i < n; ++i) {
+        store(i, static_cast<uint8_t>(t.int32_data(static_cast<int>(i)) != 0));
+      }
+      break;
+    case DType::Unknown:
+      field_fits = false;
+      break;
+  }
+  if (!field_fits) {
+    throw invalid(fmt::format("{}: data of type {} is not in the field ONNX stores it in", what,
+                              onnx_type_name(t.data_type())));
+  }
+  return out;
+}
+
+}  // namespace turnkey::onnx_model

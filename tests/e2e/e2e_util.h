@@ -1,0 +1,131 @@
+// Runs the built turnkey binary as a user would, capturing stdout, stderr and the exit code
+// separately, with a hard time limit so a hang fails the test instead of the suite.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace turnkey::test {
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  bool timed_out = false;
+  std::string out, err;
+  std::string all() const { return out + err; }
+};
+
+inline std::string turnkey_binary() { return TURNKEY_BINARY; }
+
+inline RunResult run_command(const std::vector<std::string>& argv,
+                             const std::vector<std::pair<std::string, std::string>>& env = {},
+                             const std::filesystem::path& cwd = {}, double timeout_s = 600) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) throw std::runtime_error("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    for (const auto& [k, v] : env) {
+      if (v.empty()) unsetenv(k.c_str());
+      else setenv(k.c_str(), v.c_str(), 1);
+    }
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  RunResult r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left)) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  return r;
+}
+
+// turnkey with a private cache dir (TURNKEY_CACHE_DIR) unless the caller sets one.
+inline RunResult run_turnkey(const std::vector<std::string>& args,
+                             const std::filesystem::path& cache_dir,
+                             std::vector<std::pair<std::string, std::string>> env = {},
+                             const std::filesystem::path& cwd = {}, double timeout_s = 600) {
+  std::vector<std::string> argv = {turnkey_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  env.insert(env.begin(), {"TURNKEY_CACHE_DIR", cache_dir.string()});
+  env.push_back({"TURNKEY_BUILD_MONITOR", "False"});
+  return run_command(argv, env, cwd, timeout_s);
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline int count_occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos;
+       pos = text.find(needle, pos + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// What a crash or an uncaught error would print; never acceptable in turnkey's output.
+inline bool looks_like_crash(const RunResult& r) {
+  const std::string all = r.all();
+  return r.signal != 0 || all.find("terminate called") != std::string::npos ||
+         all.find("Aborted") != std::string::npos ||
+         all.find("Segmentation fault") != std::string::npos ||
+         all.find("internal error") != std::string::npos ||
+         all.find("Traceback (most recent call last)") != std::string::npos;
+}
+
+}  // namespace turnkey::test

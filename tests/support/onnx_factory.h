@@ -1,0 +1,71 @@
+// Small ONNX models built with libonnx's protobuf classes, for tests that need real files. Weights
+// are deterministic (same bytes on every run). The named models are checked (ONNX checker + strict
+// shape inference) before they are written; save_model() writes anything, for hostile-input tests.
+// Functions throw std::runtime_error on failure.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace turnkey::test {
+
+inline constexpr int kFactoryOpset = 17;
+inline constexpr int kFactoryIrVersion = 8;
+
+// input [1,in] float -> MatMul(W[in,out]) -> Add(B[out]) -> Relu -> output [1,out].
+// Parameters: in*out + out.
+void linear_relu(const std::filesystem::path& path, int in = 16, int out = 4);
+
+// input [1,3,32,32] -> Conv(8x3x3x3, pad 1) + bias -> Relu -> GlobalAveragePool -> Flatten
+// -> Gemm(8x10) + bias -> output [1,10]. Parameters: 216 + 8 + 80 + 10 = 314.
+void small_conv_net(const std::filesystem::path& path);
+
+// input_ids [1,8] int64 -> Gather(embedding [100,16], axis 0) -> output [1,8,16] float.
+// Parameters: 1600.
+void int64_gather(const std::filesystem::path& path);
+
+// x ["batch",16] -> MatMul(W[16,4]) -> Add(B[4]) -> Relu -> y ["batch",4]. Parameters: 68.
+void symbolic_dim(const std::filesystem::path& path);
+
+// linear_relu(16, 4) with W and B stored as ONNX external data in "<file name>.weights" beside
+// the model (W at offset 0, B after it). Parameters: 68.
+void external_data_linear(const std::filesystem::path& path);
+
+void write_bytes(const std::filesystem::path& path, std::string_view bytes);
+// Copies the first floor(size * fraction) bytes of src to dst.
+void truncated_copy(const std::filesystem::path& src, const std::filesystem::path& dst,
+                    double fraction);
+
+// Building blocks for tests that make their own (possibly broken) models.
+struct DimSpec {
+  DimSpec(int64_t v) : value(v) {}      // NOLINT: implicit on purpose, {1, "batch", 16}
+  DimSpec(const char* p) : param(p) {}  // NOLINT
+  int64_t value = -1;
+  std::string param;
+};
+// ir_version kFactoryIrVersion, default-domain opset `opset`, graph named "g".
+onnx::ModelProto new_model(int opset = kFactoryOpset);
+void set_value_info(onnx::ValueInfoProto* v, const std::string& name, int elem_type,
+                    const std::vector<DimSpec>& dims);
+onnx::ValueInfoProto* add_input(onnx::GraphProto* g, const std::string& name, int elem_type,
+                                const std::vector<DimSpec>& dims);
+onnx::ValueInfoProto* add_output(onnx::GraphProto* g, const std::string& name, int elem_type,
+                                 const std::vector<DimSpec>& dims);
+// FLOAT initializer in raw_data; values are a fixed function of `salt` and the index, in
+// [-0.1, 0.1].
+onnx::TensorProto* add_float_initializer(onnx::GraphProto* g, const std::string& name,
+                                         const std::vector<int64_t>& dims, int salt);
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op_type,
+                          const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs);
+void save_model(const onnx::ModelProto& model, const std::filesystem::path& path);
+// Throws std::runtime_error with libonnx's message when the checker or strict shape inference
+// rejects the model.
+void check_model_or_throw(const onnx::ModelProto& model);
+
+}  // namespace turnkey::test
