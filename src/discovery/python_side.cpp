@@ -201,7 +201,7 @@ DiscoveryResult ScriptSession::discover() {
         if (e.contains("inputs")) m.inputs = e["inputs"];
         m.signature_index = e.value("signature_index", 0);
         m.hash = e.value("hash", "");
-        m.first_call_s = e.value("first_call_s", 0.0);
+        m.module_id = e.value("module_id", -1);
         m.executed = 1;
         index[m.id] = result.models.size();
         result.models.push_back(std::move(m));
@@ -211,14 +211,20 @@ DiscoveryResult ScriptSession::discover() {
         if (e.contains("error") && e["error"].is_string()) result.error = e["error"];
         if (e.contains("traceback") && e["traceback"].is_string()) result.traceback = e["traceback"];
       } else if (type == "counts") {
-        if (e.contains("counts") && e["counts"].is_object()) {
-          for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it) {
+        auto each = [&](const char* key, auto apply) {
+          if (!e.contains(key) || !e[key].is_object()) return;
+          for (auto it = e[key].begin(); it != e[key].end(); ++it) {
             auto found = index.find(std::atoi(it.key().c_str()));
-            if (found != index.end() && it.value().is_number_integer()) {
-              result.models[found->second].executed = it.value().get<int64_t>();
+            if (found != index.end() && it.value().is_number()) {
+              apply(result.models[found->second], it.value());
             }
           }
-        }
+        };
+        each("counts", [](DiscoveredModel& m, const json& v) { m.executed = v.get<int64_t>(); });
+        each("first_call_s",
+             [](DiscoveredModel& m, const json& v) { m.first_call_s = v.get<double>(); });
+      } else if (type == "warning") {
+        result.warnings.push_back(e.value("message", std::string("discovery warning")));
       } else if (type == "ready") {
         result.ready = true;
         break;
@@ -232,6 +238,8 @@ DiscoveryResult ScriptSession::discover() {
     // The child ended (or broke the protocol) before it was ready: say how it ended.
     ::close(command_fd_);
     command_fd_ = -1;
+    ::close(event_fd_);
+    event_fd_ = -1;
     while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
     }
     closed_ = true;

@@ -138,7 +138,6 @@ class Engine {
     }
     std::vector<InputItem> items = expand_inputs(args);
     if (items.empty()) throw Error(ErrorKind::InvalidInput, "no inputs given");
-    std::cout << "\nModels discovered during profiling:\n\n" << std::flush;
     for (const InputItem& item : items) {
       try {
         run_input(item);
@@ -155,6 +154,18 @@ class Engine {
   fs::path cache_dir_;
   bool show_traceback_ = false;
   bool any_failed_ = false;
+  bool header_printed_ = false;
+
+  // The reference header, once, right before the first result block (so a script's own output,
+  // which comes first, is not split from its results by it).
+  void print_block(const std::string& name, const std::vector<ModelBlock>& blocks,
+                   const ScriptFooter& footer = {}) {
+    if (!header_printed_) {
+      std::cout << "\nModels discovered during profiling:\n\n";
+      header_printed_ = true;
+    }
+    print_script_block(std::cout, name, blocks, footer);
+  }
 
   void input_error(const std::string& given, std::string reason) {
     any_failed_ = true;
@@ -295,7 +306,7 @@ class Engine {
       if (wants("benchmark")) run_benchmark(build);
     }
     finish_build(build);
-    print_script_block(std::cout, item.path.filename().string(), {build.block});
+    print_block(item.path.filename().string(), {build.block});
     if (build.failed) any_failed_ = true;
   }
 
@@ -426,8 +437,10 @@ class Engine {
       LoopResult loop = run_loop(*session, lo);
       LatencyStats st = compute_stats(loop.samples_ms);
 
+      // The batch is the first dim of the first input when that input has a batch dim at all
+      // (rank >= 2); a vector input of shape (10,) is one sample of 10 features.
       int64_t batch = 1;
-      if (!build.inputs.empty() && !build.inputs.front().shape.empty() &&
+      if (!build.inputs.empty() && build.inputs.front().shape.size() >= 2 &&
           build.inputs.front().shape.front() > 0) {
         batch = build.inputs.front().shape.front();
       }
@@ -687,7 +700,7 @@ class Engine {
                                   fmt::join(item.hashes, ","));
     }
     (void)child_status;
-    print_script_block(std::cout, script_name, blocks, footer);
+    print_block(script_name, blocks, footer);
   }
 
   fs::path write_script_log(const InputItem& item, const std::string& text) {
@@ -719,8 +732,7 @@ class Engine {
     ModelBlock b;
     b.depth = m.depth;
     b.name = m.name;
-    b.group_key = fmt::format("{}|{}|{}|{}|{}", m.parent_id.value_or(-1), m.name, m.class_path,
-                              m.file, m.line);
+    b.group_key = fmt::format("module {}", m.module_id);
     b.signature_index = m.signature_index;
     b.executed = m.executed;
     b.title = fmt::format("{} (executed {}x)", m.name, m.executed);

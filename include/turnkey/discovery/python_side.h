@@ -34,8 +34,9 @@ struct DiscoveredModel {
   int64_t parameters = 0, parameter_bytes = 0;
   nlohmann::json inputs = nlohmann::json::array();  // [{name, shape, dtype}]
   int signature_index = 0;
-  std::string hash;  // 64 hex
-  double first_call_s = 0;
+  int module_id = -1;  // equal for the entries (input signatures) of one module object
+  std::string hash;    // 64 hex
+  double first_call_s = -1;  // wall seconds of the first call's forward; -1 when unknown
   int64_t executed = 0;
 
   std::string hash8() const { return hash.substr(0, 8); }
@@ -49,6 +50,7 @@ struct DiscoveryResult {
   std::string error;      // one line
   std::string traceback;  // full, may be empty
   bool ready = false;     // the Python side waits for export commands
+  std::vector<std::string> warnings;  // discovery problems on single calls (one line each)
   std::string python_version, torch_version, onnx_version;
 };
 

@@ -1,0 +1,175 @@
+"""ONNX export of a discovered entry with the inputs captured at its first call."""
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+
+from . import inputs
+
+
+class _FlatCall(torch.nn.Module):
+    """Calls `module` with the captured call rebuilt around a flat list of tensors.
+
+    torch.onnx.export can only feed tensors (and containers of tensors) as positional args;
+    the call may also hold keyword arguments, None, ints or flags. The wrapper takes exactly the
+    call's tensors, in signature order, as graph inputs, keeps every other value as a constant,
+    and returns the output's tensors flattened, so graph inputs and outputs are ours to name.
+
+    It shares the module's parameter, buffer and child tables (never modifies them), so its
+    state_dict keys, and thus the ONNX initializer names, are the module's own (`fc.weight`,
+    not `module.fc.weight`).
+    """
+
+    def __init__(self, module, args, kwargs):
+        super().__init__()
+        for table in ("_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"):
+            object.__setattr__(self, table, getattr(module, table))
+        # Plain attributes, not registered (registering would write into module._modules).
+        object.__setattr__(self, "_target", module)
+        object.__setattr__(self, "_template", (tuple(args), dict(kwargs)))
+
+    def forward(self, *tensors):
+        feed = iter(tensors)
+        args, kwargs = inputs.map_tensors(self._template, lambda _: next(feed))
+        return tuple(inputs.tensors_of(self._target(*args, **kwargs)))
+
+
+def _output_names(output):
+    names = []
+
+    def visit(name, value):
+        if isinstance(value, torch.Tensor):
+            names.append(name)
+
+    inputs.walk(output, "output", visit)
+    return names
+
+
+@contextlib.contextmanager
+def _captured_output():
+    """Everything written to fd 1 and 2 (Python or C++ level) goes into the yielded list."""
+    log = []
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as sink, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield log
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace")
+            log.extend("%s: %s" % (w.category.__name__, w.message) for w in caught)
+            if text:
+                log.append(text.rstrip("\n"))
+
+
+def _write_atomic(path, data):
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _save_tensor(path, name, tensor):
+    from onnx import numpy_helper
+    array = tensor.detach().cpu().contiguous().numpy()
+    _write_atomic(path, numpy_helper.from_array(array, name).SerializeToString())
+
+
+def export(entry, path, opset, io_dir, reply):
+    """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
+    as it goes (so `log` survives a failure).
+
+    Raises on failure (the caller turns it into ok=false). The module's training flags and the
+    entry's captured inputs are left as they were.
+    """
+    import onnx
+
+    for folder in (os.path.dirname(os.path.abspath(path)), io_dir):
+        if not os.path.isdir(folder):
+            raise FileNotFoundError("folder %s does not exist" % folder)
+    start = time.perf_counter()
+    module = entry.module
+    flags = [(m, m.training) for m in module.modules()]
+    # Fresh copies for every use: a forward that writes into its inputs must not change what
+    # we save as input_N.pb, nor the captured inputs of a later export.
+    fresh = lambda: inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
+                                       lambda t: t.clone())
+    saved_inputs = dict(zip(entry.input_names, inputs.tensors_of(fresh())))
+    reply.update(onnx_path=path, opset=opset, log="")
+    tmp_path = "%s.tmp%d" % (path, os.getpid())
+    log = []
+    try:
+        with _captured_output() as log:
+            try:
+                module.eval()
+                with torch.no_grad():
+                    args, kwargs = fresh()
+                    reference = module(*args, **kwargs)
+                    output_names = _output_names(reference)
+                    outputs = inputs.tensors_of(reference)
+                    if not outputs:
+                        raise ValueError("the model returned no tensors")
+                    args, kwargs = fresh()
+                    if isinstance(module, torch.jit.ScriptModule):
+                        # Scripted or traced by the user: exported as is (it cannot be called
+                        # from inside a trace), which needs positional tensor arguments.
+                        if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
+                            raise ValueError("a TorchScript module can only be exported when "
+                                             "called with positional tensor arguments")
+                        target, feed = module, args
+                    else:
+                        target = _FlatCall(module, args, kwargs)
+                        target.training = False
+                        feed = tuple(inputs.tensors_of((args, kwargs)))
+                    torch.onnx.export(target, feed, tmp_path, opset_version=opset,
+                                      input_names=list(entry.input_names),
+                                      output_names=output_names, do_constant_folding=True)
+            finally:
+                for m, training in flags:
+                    m.training = training
+        os.replace(tmp_path, path)
+    finally:
+        reply["log"] = "\n".join(log)  # complete only once _captured_output has exited
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+
+    onnx.checker.check_model(path)
+    graph = onnx.load(path, load_external_data=False).graph
+    graph_inputs = [i.name for i in graph.input]
+    graph_outputs = [o.name for o in graph.output]
+    if len(graph_outputs) != len(outputs):
+        raise ValueError("the ONNX graph has %d outputs, PyTorch returned %d tensors"
+                         % (len(graph_outputs), len(outputs)))
+    reply["inputs"] = []
+    for n, name in enumerate(graph_inputs):
+        if name not in saved_inputs:
+            raise ValueError("ONNX graph input %r is not one of the call's tensors" % name)
+        pb = os.path.join(io_dir, "input_%d.pb" % n)
+        _save_tensor(pb, name, saved_inputs[name])
+        reply["inputs"].append(pb)
+    reply["outputs"] = []
+    for n, (name, tensor) in enumerate(zip(graph_outputs, outputs)):
+        pb = os.path.join(io_dir, "output_%d.pb" % n)
+        _save_tensor(pb, name, tensor)
+        reply["outputs"].append(pb)
+    reply["input_names"] = graph_inputs
+    reply["output_names"] = graph_outputs
+    reply["export_s"] = time.perf_counter() - start
+    return reply

@@ -1,0 +1,52 @@
+"""The two pipes to the C++ core (docs/protocol.md): JSON lines out on E, commands in on C."""
+
+import json
+import os
+import sys
+import threading
+
+PROTOCOL_VERSION = 1
+
+
+class Channel:
+    def __init__(self, event_fd, command_fd):
+        # The script must not pass our pipes to the processes it starts.
+        os.set_inheritable(event_fd, False)
+        os.set_inheritable(command_fd, False)
+        self._event_fd = event_fd
+        self._commands = os.fdopen(command_fd, "rb", closefd=False)
+        self._owner_pid = os.getpid()
+        self._lock = threading.Lock()  # script threads may discover models concurrently
+
+    def send(self, type_, **fields):
+        if os.getpid() != self._owner_pid:  # a fork of the script: its messages are not ours
+            return
+        message = {"v": PROTOCOL_VERSION, "type": type_}
+        message.update(fields)
+        data = (json.dumps(message, default=str) + "\n").encode()
+        view = memoryview(data)
+        try:
+            with self._lock:
+                while view:
+                    written = os.write(self._event_fd, view)
+                    view = view[written:]
+        except OSError as error:
+            # The core is gone: nobody will read what the script finds. Raising would hand the
+            # error to the user's code (we may be inside a module call), so stop here.
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os.write(2, ("turnkey: event pipe closed (%s); stopping\n" % error).encode())
+            os._exit(1)
+
+    def receive(self):
+        """The next command as a dict, None at end of file. Raises ValueError on a bad line."""
+        line = self._commands.readline()
+        if not line:
+            return None
+        command = json.loads(line)
+        if not isinstance(command, dict):
+            raise ValueError("a command must be a JSON object")
+        return command

@@ -1,0 +1,169 @@
+"""Entry point of the Python side: runs a user script, reports its models, serves exports.
+
+    python -m turnkeyml.discovery.runner --event-fd E --command-fd C --script PATH
+        [--script-args STRING] [--max-depth N]
+
+The messages are specified in docs/protocol.md. The script runs as `__main__` with its own
+stdout and stderr; we talk only through the two pipes.
+"""
+
+import argparse
+import atexit
+import contextlib
+import importlib.metadata
+import os
+import platform
+import runpy
+import shlex
+import sys
+import traceback
+
+from .protocol import PROTOCOL_VERSION, Channel
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(prog="turnkeyml.discovery.runner")
+    parser.add_argument("--event-fd", type=int, required=True)
+    parser.add_argument("--command-fd", type=int, required=True)
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--script-args", default="")
+    parser.add_argument("--max-depth", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def _version(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _flush_std_streams():
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def _script_traceback(error, script):
+    """The traceback from the script's first frame on: our own frames are noise to the user.
+    A SyntaxError has no script frame; its text already points into the script."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
+def _one_line(error):
+    message = (str(error).strip().splitlines() or [""])[0]
+    return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
+
+
+def _run_script(script, script_args):
+    """Runs the script as __main__; returns the script_end fields."""
+    sys.argv = [script] + shlex.split(script_args)
+    # As `python script.py` does: the script's folder replaces our launcher's sys.path[0]
+    # (the cwd for -m, the package folder for -c); turnkeyml stays importable for parse().
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path[:1] = [os.path.dirname(script)]
+    if package_root not in sys.path:
+        sys.path.append(package_root)
+    try:
+        runpy.run_path(script, run_name="__main__")
+        return {"status": "ok"}
+    except SystemExit as error:
+        code = error.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            print(code, file=sys.stderr)  # what the interpreter does with sys.exit("message")
+            code = 1
+        fields = {"status": "exit", "exit_code": code, "traceback": None}
+        if code != 0:
+            fields["error"] = "SystemExit: %s" % error.code
+        return fields
+    except BaseException as error:  # KeyboardInterrupt too: reported, then we stop
+        fields = {"status": "exception", "error": _one_line(error),
+                  "traceback": _script_traceback(error, script)}
+        if isinstance(error, KeyboardInterrupt):
+            fields["interrupted"] = True
+        return fields
+
+
+def _error_fields(error):
+    return {"error": _one_line(error), "traceback": traceback.format_exc()}
+
+
+def _serve(channel, tracker):
+    export = None
+    while True:
+        try:
+            command = channel.receive()
+        except (ValueError, UnicodeDecodeError) as error:
+            channel.send("error", error="bad command: %s" % _one_line(error))
+            continue
+        if command is None or command.get("type") == "exit":
+            return 0
+        if command.get("v") != PROTOCOL_VERSION:
+            channel.send("error", error="protocol version mismatch: Python side speaks %d, "
+                         "core speaks %s" % (PROTOCOL_VERSION, command.get("v")))
+            return 1
+        if command.get("type") != "export":
+            channel.send("error", error="unknown command type %r" % command.get("type"))
+            continue
+        reply = {"id": command.get("id"), "ok": False}
+        try:
+            if export is None:
+                from . import export  # torch.onnx and onnx: only once there is work
+            entries = tracker.entries if tracker is not None else []
+            entry_id = command["id"]
+            if not isinstance(entry_id, int) or not 0 <= entry_id < len(entries):
+                raise ValueError("no model with id %r" % (entry_id,))
+            export.export(entries[entry_id], command["path"], int(command["opset"]),
+                          command["io_dir"], reply)
+            reply["ok"] = True
+        except Exception as error:
+            reply.update(_error_fields(error))
+        channel.send("exported", **reply)
+
+
+def main(argv=None):
+    options = _parse_args(sys.argv[1:] if argv is None else argv)
+    channel = Channel(options.event_fd, options.command_fd)
+    script = os.path.abspath(options.script)
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch = None
+        torch_version = None
+    channel.send("hello", python=platform.python_version(), torch=torch_version,
+                 onnx=_version("onnx"), pid=os.getpid())
+
+    tracker = None
+    if torch is not None:
+        from .hooks import Tracker
+        tracker = Tracker(channel.send, script, options.max_depth)
+        tracker.install(stop_code=_run_script.__code__)
+    try:
+        end = _run_script(script, options.script_args)
+    finally:
+        if tracker is not None:
+            tracker.uninstall()
+        _flush_std_streams()
+    channel.send("script_end", **end)
+    channel.send("counts", counts=tracker.counts() if tracker else {},
+                 first_call_s=tracker.first_call_times() if tracker else {})
+    if end.get("interrupted"):
+        code = 130
+    else:
+        channel.send("ready")
+        code = _serve(channel, tracker)
+    # The script may have left non-daemon threads behind: do not wait for them.
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
+    _flush_std_streams()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
