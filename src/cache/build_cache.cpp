@@ -1,6 +1,12 @@
 #include "turnkey/cache/build_cache.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 
@@ -125,6 +131,30 @@ std::string utc_timestamp_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms.count()));
+}
+
+BuildLock::BuildLock(const fs::path& build_dir, const std::function<void()>& on_wait) {
+  std::error_code ec;
+  fs::create_directories(build_dir, ec);
+  const fs::path path = build_dir / ".lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw Error(ErrorKind::Cache, fmt::format("cannot open lock {}: {}", path.string(),
+                                              strerror(errno)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+  if (on_wait) on_wait();
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      int err = errno;
+      ::close(fd_);
+      throw Error(ErrorKind::Cache, fmt::format("cannot lock {}: {}", path.string(), strerror(err)));
+    }
+  }
+}
+
+BuildLock::~BuildLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing drops the flock
 }
 
 BuildDir::BuildDir(const fs::path& cache_dir, const std::string& build_name)

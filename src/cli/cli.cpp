@@ -12,6 +12,9 @@
 #include <fmt/format.h>
 
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/cache_admin.h"
+#include "turnkey/engine/report_printer.h"
+#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/process.h"
@@ -191,13 +194,112 @@ int cmd_version(const std::vector<std::string>& args) {
 int cmd_cache(const std::vector<std::string>& args) {
   CLI::App app("Manage the turnkey cache", "turnkey cache");
   std::string cache_dir;
+  std::vector<std::string> names;
+  bool all = false;
   app.add_option("-d,--cache-dir", cache_dir, "Cache directory");
-  auto* location = app.add_subcommand("location", "Print the cache directory");
-  // `cache location -d DIR` as well as `cache -d DIR location`.
-  location->add_option("-d,--cache-dir", cache_dir, "Cache directory");
+  auto add = [&](const char* name, const char* help, bool takes_builds) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    sub->add_option("-d,--cache-dir", cache_dir, "Cache directory");
+    if (takes_builds) {
+      sub->add_option("builds", names, "Build names");
+      sub->add_flag("--all", all, "Every build in the cache");
+    }
+    return sub;
+  };
+  CLI::App* location = add("location", "Print the cache directory", false);
+  CLI::App* list = add("list", "List the builds in the cache", false);
+  CLI::App* stats = add("stats", "Print the stats of builds (turnkey_stats.yaml)", true);
+  CLI::App* print = add("print", "Alias of stats", true);
+  CLI::App* del = add("delete", "Delete builds (their whole build dirs)", true);
+  CLI::App* clean = add("clean", "Delete builds' artifacts, keeping logs, yaml and json", true);
   app.require_subcommand(1);
   if (!parse_app(app, args, "cache")) return 0;
-  if (location->parsed()) std::cout << resolve_cache_dir(cache_dir).string() << "\n";
+  const fs::path cache = resolve_cache_dir(cache_dir);
+  if (location->parsed()) {
+    std::cout << cache.string() << "\n";
+    return 0;
+  }
+  if (list->parsed()) {
+    std::vector<BuildSummary> builds = list_builds(cache);
+    if (builds.empty()) {
+      std::cout << "No builds in " << cache.string() << "\n";
+      return 0;
+    }
+    std::cout << fmt::format("{:<44} {:<11} {:<24} {:<8} {:>12}\n", "build", "status", "model",
+                             "runtime", "median (ms)");
+    for (const BuildSummary& b : builds) {
+      auto str = [](const json& j, const char* k) {
+        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>()
+                                                                  : std::string("-");
+      };
+      std::string median = "-";
+      if (b.stats.is_object() && b.stats.contains("median_latency_ms") &&
+          b.stats["median_latency_ms"].is_number()) {
+        median = format_latency(b.stats["median_latency_ms"].get<double>());
+      }
+      std::cout << fmt::format("{:<44} {:<11} {:<24} {:<8} {:>12}\n", b.name,
+                               b.problem.empty() ? str(b.state, "build_status") : "unreadable",
+                               str(b.stats, "model_name"), str(b.stats, "runtime"), median);
+    }
+    return 0;
+  }
+  // The rest act on named builds or --all.
+  std::vector<fs::path> dirs;
+  if (all) {
+    if (!names.empty()) throw UsageError("cache: give build names or --all, not both");
+    for (const BuildSummary& b : list_builds(cache)) dirs.push_back(b.dir);
+  } else {
+    if (names.empty()) throw UsageError("cache: name at least one build, or give --all");
+    for (const std::string& n : names) {
+      try {
+        dirs.push_back(existing_build_dir(cache, n));
+      } catch (const Error& e) {
+        throw UsageError(std::string("cache: ") + e.what());
+      }
+    }
+  }
+  if (stats->parsed() || print->parsed()) {
+    for (const fs::path& d : dirs) {
+      std::cout << "# " << d.filename().string() << "\n";
+      try {
+        std::cout << read_file(d / "turnkey_stats.yaml") << "\n";
+      } catch (const Error& e) {
+        std::cout << "# no stats: " << e.what() << "\n\n";
+      }
+    }
+  } else if (del->parsed()) {
+    for (const fs::path& d : dirs) {
+      delete_build(cache, d.filename().string());
+      std::cout << "Deleted " << d.filename().string() << "\n";
+    }
+    if (all) {
+      std::error_code ec;
+      fs::remove_all(cache / "discovery_logs", ec);
+    }
+  } else if (clean->parsed()) {
+    for (const fs::path& d : dirs) {
+      uintmax_t freed = clean_build(d);
+      std::cout << fmt::format("Cleaned {} ({} freed)\n", d.filename().string(),
+                               format_bytes(static_cast<double>(freed)));
+    }
+  }
+  return 0;
+}
+
+// Where the bundled corpora are: <install>/models, found beside the Python package folder.
+int cmd_models(const std::vector<std::string>& args) {
+  CLI::App app("The bundled model corpora", "turnkey models");
+  bool quiet = false;
+  CLI::App* location = app.add_subcommand("location", "Print the folder of the model corpora");
+  location->add_flag("--quiet", quiet, "Print only the path");
+  app.require_subcommand(1);
+  if (!parse_app(app, args, "models")) return 0;
+  fs::path models = python_package_dir().parent_path() / "models";
+  if (quiet) {
+    std::cout << models.string() << "\n";
+  } else {
+    std::cout << "The turnkey model corpora are in: " << models.string() << "\n";
+  }
   return 0;
 }
 
@@ -287,6 +389,53 @@ void check_inputs_for_tool_typos(const std::vector<std::string>& inputs) {
   }
 }
 
+// A YAML list: each item a tool name, or a one-key map {tool: {option: value}}.
+std::vector<ToolCall> read_sequence_file(const std::string& path) {
+  json doc;
+  try {
+    doc = json_from_yaml(read_file(path));
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--sequence-file {}: {}", path, e.what()));
+  }
+  if (!doc.is_array() || doc.empty()) {
+    throw UsageError(fmt::format("--sequence-file {}: expected a YAML list of tools", path));
+  }
+  std::vector<ToolCall> calls;
+  for (const json& item : doc) {
+    ToolCall call;
+    if (item.is_string()) {
+      call.name = item.get<std::string>();
+    } else if (item.is_object() && item.size() == 1) {
+      call.name = item.begin().key();
+      if (item.begin().value().is_object()) call.options = item.begin().value();
+      else if (!item.begin().value().is_null()) {
+        throw UsageError(fmt::format("--sequence-file {}: options of {} must be a map", path,
+                                     call.name));
+      }
+    } else {
+      throw UsageError(fmt::format("--sequence-file {}: each item is a tool name or "
+                                   "{{tool: {{option: value}}}}", path));
+    }
+    const ToolSpec* spec = find_tool(call.name);
+    if (!spec || spec->group != ToolGroup::Sequence) {
+      std::string c = closest_name(call.name, all_tool_names());
+      throw UsageError(fmt::format("--sequence-file {}: '{}' is not a sequence tool{}", path,
+                                   call.name,
+                                   c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c)));
+    }
+    for (const auto& [key, value] : call.options.items()) {
+      bool known = std::any_of(spec->options.begin(), spec->options.end(),
+                               [&](const OptionSpec& o) { return o.key == key; });
+      if (!known) {
+        throw UsageError(fmt::format("--sequence-file {}: {} has no option '{}'", path,
+                                     call.name, key));
+      }
+    }
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
 int run_tool_grammar(const std::vector<std::string>& args, const std::string& command_line) {
   // Split at tool names: [global...] TOOL [opts...] TOOL [opts...] ...
   std::vector<std::vector<std::string>> segments(1);
@@ -317,33 +466,15 @@ int run_tool_grammar(const std::vector<std::string>& args, const std::string& co
     BoundTool bound;
     bound.bind(app, *spec);
     if (!parse_app(app, segments[i + 1], spec->name)) return 0;
-    if (i == 0 && spec->group != ToolGroup::First) {
-      throw UsageError(fmt::format("'{}' cannot start a sequence: start with a first tool "
-                                   "(discover, load-onnx)",
-                                   spec->name));
-    }
-    if (i > 0 && spec->group == ToolGroup::First) {
-      throw UsageError(fmt::format("'{}' is a first tool: it can only start a sequence",
-                                   spec->name));
-    }
     request.sequence.push_back({spec->name, bound.given()});
   }
   if (request.global.inputs.empty()) {
     throw UsageError("no inputs: give them with -i/--input-files");
   }
-  // Tools that need an ONNX model must come after one that makes or loads it.
-  bool have_onnx = request.sequence.front().name == "load-onnx";
-  for (const ToolCall& c : request.sequence) {
-    if (c.name == "export-pytorch") {
-      if (request.sequence.front().name != "discover") {
-        throw UsageError("export-pytorch needs a discovered PyTorch model: put discover before it");
-      }
-      have_onnx = true;
-    }
-    if (c.name == "benchmark" && !have_onnx) {
-      throw UsageError(
-          "benchmark needs an ONNX model: put export-pytorch or load-onnx before it");
-    }
+  try {
+    check_sequence(tools);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
   return run_sequence(request);
 }
@@ -367,7 +498,20 @@ int run_classic_grammar(std::vector<std::string> args, const std::string& comman
   long long opset = 0;
   CLI::Option* opset_opt = app.add_option("--onnx-opset,--opset", opset, "ONNX opset for export");
   bench.bind(app, *find_tool("benchmark"));
+  std::string sequence_name, sequence_file;
+  std::string sequence_names;
+  for (const auto& [name, tools] : named_sequences()) {
+    sequence_names += (sequence_names.empty() ? "" : ", ") + name;
+  }
+  app.add_option("--sequence", sequence_name,
+                 "Named build sequence: " + sequence_names + " (default: onnx-fp32)");
+  app.add_option("--sequence-file", sequence_file,
+                 "YAML list of tools with options, e.g. [export-pytorch, {optimize-ort: {level: "
+                 "extended}}]");
   if (!parse_app(app, args, "turnkey")) return 0;
+  if (!sequence_name.empty() && !sequence_file.empty()) {
+    throw UsageError("--sequence and --sequence-file exclude each other");
+  }
   if (analyze_only && build_only) {
     throw UsageError("--analyze-only and --build-only exclude each other");
   }
@@ -386,8 +530,42 @@ int run_classic_grammar(std::vector<std::string> args, const std::string& comman
   if (!analyze_only) {
     json export_options = exporter.given();
     if (opset_opt->count()) export_options["opset"] = opset;
-    request.sequence.push_back({"export-pytorch", export_options});
-    if (!build_only) request.sequence.push_back({"benchmark", bench.given()});
+    std::vector<ToolCall> build_tools;
+    if (!sequence_file.empty()) {
+      build_tools = read_sequence_file(sequence_file);
+    } else {
+      std::string name = sequence_name.empty() ? "onnx-fp32" : sequence_name;
+      const std::vector<std::string>* tools = nullptr;
+      for (const auto& [n, t] : named_sequences()) {
+        if (n == name) tools = &t;
+      }
+      if (!tools) {
+        std::vector<std::string> names;
+        for (const auto& [n, t] : named_sequences()) names.push_back(n);
+        std::string c = closest_name(name, names);
+        throw UsageError(fmt::format("--sequence {}: unknown (known: {}){}", name,
+                                     sequence_names,
+                                     c.empty() ? "" : fmt::format("; did you mean '{}'?", c)));
+      }
+      for (const std::string& t : *tools) build_tools.push_back({t, json::object()});
+    }
+    for (ToolCall& call : build_tools) {
+      if (call.name == "export-pytorch") call.options.update(export_options);
+      if (call.name == "benchmark" && build_only) continue;
+      request.sequence.push_back(call);
+    }
+    bool has_benchmark = std::any_of(build_tools.begin(), build_tools.end(),
+                                     [](const ToolCall& c) { return c.name == "benchmark"; });
+    if (!build_only && !has_benchmark) request.sequence.push_back({"benchmark", bench.given()});
+    // Checked as for a script (discover first), the sequence also holds for ONNX inputs, which
+    // skip the PyTorch-only tools.
+    std::vector<std::string> names = {"discover"};
+    for (size_t i = 3; i < request.sequence.size(); ++i) names.push_back(request.sequence[i].name);
+    try {
+      check_sequence(names);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
   }
   return run_sequence(request);
 }
@@ -400,6 +578,7 @@ int cli_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const std::string command_line = join_command_line(argc, argv);
   try {
+    validate_environment();
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
       print_main_help();
       return args.empty() ? 2 : 0;
@@ -409,6 +588,7 @@ int cli_main(int argc, char** argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (first == "version") return cmd_version(rest);
     if (first == "cache") return cmd_cache(rest);
+    if (first == "models") return cmd_models(rest);
     if (first == "system-info") return cmd_system_info(rest);
     // `turnkey TOOL -h`
     if (find_tool(first) && rest.size() == 1 && (rest[0] == "-h" || rest[0] == "--help")) {

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -13,7 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "build.h"
+#include "monitor.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/cache_admin.h"
+#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
@@ -22,112 +24,49 @@
 #include "turnkey/engine/report_printer.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/inputs/inputs.h"
-#include "turnkey/measure/loop.h"
-#include "turnkey/measure/statistics.h"
-#include "turnkey/measure/system_info.h"
 #include "turnkey/onnx/model_facts.h"
-#include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using engine_internal::Build;
 
 namespace {
-
-constexpr int kDefaultOpset = 17;
-
-bool env_true(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string s(v);
-  return s == "1" || s == "True" || s == "true" || s == "TRUE" || s == "yes";
-}
 
 std::string one_line(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
   return line.size() > 400 ? line.substr(0, 400) + "..." : line;
 }
 
-const ToolCall* find_call(const std::vector<ToolCall>& sequence, const std::string& name) {
-  for (const ToolCall& c : sequence) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int resolve_opset(const json& options) {
-  if (options.contains("opset") && options["opset"].is_number_integer()) {
-    return options["opset"].get<int>();
-  }
-  if (const char* env = std::getenv("TURNKEY_ONNX_OPSET"); env && *env) {
-    try {
-      size_t used = 0;
-      int v = std::stoi(env, &used);
-      if (used == std::string(env).size() && v >= 1 && v <= 30) return v;
-    } catch (const std::exception&) {
-    }
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("TURNKEY_ONNX_OPSET={}: expected a whole number such as 17", env));
-  }
-  return kDefaultOpset;
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Everything the tools of one build share: the model, its build dir, and what was measured.
-struct Build {
-  std::string build_name;
-  std::optional<BuildDir> dir;
-  json state = json::object();
-  json stats = json::object();
-  fs::path onnx_path;
-  std::vector<fs::path> input_pbs;
-  std::vector<HostTensor> inputs;
-  bool failed = false;
-  ModelBlock block;
+using ToolBody = void (*)(Build&, const json&, std::string&);
 
-  void start_tool(const std::string& tool) {
-    state["tools"].push_back({{"name", tool}, {"status", "running"},
-                              {"started", utc_timestamp_now()}});
-    state["last_tool"] = tool;
-    save_state();
-  }
-  void end_tool(bool ok, double duration_s, const std::string& error = "") {
-    json& t = state["tools"].back();
-    t["status"] = ok ? "successful" : "failed";
-    t["duration_s"] = duration_s;
-    if (!error.empty()) t["error"] = error;
-    save_state();
-  }
-  void save_state() {
-    if (dir) dir->write_state(state);
-  }
-  void save_stats() {
-    if (dir) dir->write_stats(stats);
-  }
-  void log(const std::string& tool, const std::string& text) {
-    if (!dir) return;
-    try {
-      write_file_atomic(dir->log_path(tool), text);
-    } catch (const Error&) {
-    }
-  }
-  void fail(const std::string& tool, const std::string& reason) {
-    failed = true;
-    state["build_status"] = "failed";
-    state["error"] = reason;
-    state["failed_tool"] = tool;
-    block.status = fmt::format("Failed at {}: {}", tool, reason);
-    if (dir) block.status_detail.push_back("Log:            " + dir->log_path(tool).string());
-    save_state();
-  }
-};
+ToolBody tool_body(const std::string& name) {
+  static const std::map<std::string, ToolBody> bodies = {
+      {"export-pytorch", engine_internal::tool_export_pytorch},
+      {"optimize-ort", engine_internal::tool_optimize_ort},
+      {"convert-fp16", engine_internal::tool_convert_fp16},
+      {"check-onnx", engine_internal::tool_check_onnx},
+      {"benchmark", engine_internal::tool_benchmark},
+  };
+  auto it = bodies.find(name);
+  return it == bodies.end() ? nullptr : it->second;
+}
 
 class Engine {
  public:
   explicit Engine(const RunRequest& request)
-      : request_(request), cache_dir_(resolve_cache_dir(request.global.cache_dir)) {
-    show_traceback_ = env_true("TURNKEY_TRACEBACK");
-  }
+      : request_(request),
+        cache_dir_(resolve_cache_dir(request.global.cache_dir)),
+        monitor_(env_bool("TURNKEY_BUILD_MONITOR", true)) {}
 
   int run() {
     std::vector<std::string> args = request_.global.inputs;
@@ -152,9 +91,11 @@ class Engine {
  private:
   const RunRequest& request_;
   fs::path cache_dir_;
-  bool show_traceback_ = false;
+  engine_internal::Monitor monitor_;
   bool any_failed_ = false;
   bool header_printed_ = false;
+
+  // ---- output ----------------------------------------------------------------------------------
 
   // The reference header, once, right before the first result block (so a script's own output,
   // which comes first, is not split from its results by it).
@@ -175,14 +116,23 @@ class Engine {
     std::cerr << "turnkey: " << given << ": " << one_line(reason) << "\n" << std::flush;
   }
 
+  void notice(const std::string& text) {
+    std::cout << std::flush;
+    std::cerr << "turnkey: " << text << "\n" << std::flush;
+  }
+
+  // ---- the sequence ----------------------------------------------------------------------------
+
   std::string first_tool_for(const InputItem& item) const {
     const std::string& first = request_.sequence.front().name;
+    const std::string file = item.path.filename().string();
     const std::string ext = item.path.extension().string();
     if (first == "auto") {
       if (ext == ".py") return "discover";
       if (ext == ".onnx") return "load-onnx";
+      if (ends_with(file, "_state.yaml")) return "load-build";
       throw Error(ErrorKind::InvalidInput,
-                  "not a Python script (.py) or ONNX file (.onnx)");
+                  "not a Python script (.py), ONNX file (.onnx) or build state (_state.yaml)");
     }
     if (first == "discover" && ext != ".py") {
       throw Error(ErrorKind::InvalidInput, "discover needs a Python script (.py)");
@@ -190,7 +140,32 @@ class Engine {
     if (first == "load-onnx" && ext != ".onnx") {
       throw Error(ErrorKind::InvalidInput, "load-onnx needs an ONNX file (.onnx)");
     }
+    if (first == "load-build" && !ends_with(file, "_state.yaml")) {
+      throw Error(ErrorKind::InvalidInput, "load-build needs a build state (<build>_state.yaml)");
+    }
     return first;
+  }
+
+  // The tools after the first that apply to an input started by `first` ("auto" resolved;
+  // export-pytorch only after discover).
+  std::vector<const ToolCall*> sequence_after(const std::string& first) const {
+    std::vector<const ToolCall*> tools;
+    for (size_t i = 1; i < request_.sequence.size(); ++i) {
+      const ToolCall& call = request_.sequence[i];
+      const ToolSpec* spec = find_tool(call.name);
+      if (spec->group == ToolGroup::First) continue;
+      if (spec->needs == Artifact::PyTorchModel && first != "discover") continue;
+      tools.push_back(&call);
+    }
+    return tools;
+  }
+
+  json tool_options(const std::string& name) const {
+    json options = default_tool_options(*find_tool(name));
+    for (const ToolCall& c : request_.sequence) {
+      if (c.name == name) options.update(c.options);
+    }
+    return options;
   }
 
   void run_input(const InputItem& item) {
@@ -198,78 +173,315 @@ class Engine {
       input_error(item.given, item.error);
       return;
     }
-    std::string first = first_tool_for(item);
+    const std::string first = first_tool_for(item);
     if (first == "discover") {
       if (!request_.global.labels.empty() &&
           !labels_match(read_labels(item.path), request_.global.labels)) {
         return;  // filtered out by --labels: not an error
       }
       run_script(item);
-    } else {
+    } else if (first == "load-onnx") {
       run_onnx_file(item);
+    } else {
+      run_load_build(item);
     }
   }
 
-  json tool_options(const std::string& name) const {
-    const ToolCall* call = find_call(request_.sequence, name);
-    json options = default_tool_options(*find_tool(name));
-    if (call) options.update(call->options);
-    return options;
+  // ---- one build: open, run tools, finish ------------------------------------------------------
+
+  // `<stem>_<hash8>`, unless that build dir already belongs to another input file (same stem and
+  // model in another folder): then the input's path hash goes into the name, so two inputs never
+  // share (and overwrite) one build dir.
+  std::string claim_build_name(const fs::path& input, const std::string& hash8) const {
+    const std::string stem = input.stem().string();
+    const std::string abs = fs::absolute(input).lexically_normal().string();
+    std::string name = make_build_name(stem, hash8);
+    BuildDir candidate(cache_dir_, name);
+    std::error_code ec;
+    if (fs::exists(candidate.state_path(), ec)) {
+      try {
+        json state = json_from_yaml(read_file(candidate.state_path()));
+        if (state.value("input", abs) != abs) {
+          name = make_build_name(stem + "_" + sha256_hex(abs).substr(0, 4), hash8);
+        }
+      } catch (const Error&) {
+        // An unreadable state is rebuilt under the plain name.
+      }
+    }
+    return name;
   }
 
-  bool wants(const std::string& tool) const {
-    return find_call(request_.sequence, tool) != nullptr;
-  }
-
-  // The tools this input really runs: "auto" resolved, tools that do not apply left out.
-  json effective_sequence(const std::string& first) const {
+  // Creates the build dir, reads the previous state (if any) and starts a fresh one whose first
+  // tool (already done by the caller) is recorded as successful.
+  void open_build(Build& build, const fs::path& build_dir_parent, const InputItem& item,
+                  const std::string& first, const std::string& first_key, double first_s) {
+    build.dir.emplace(build_dir_parent, build.build_name);
+    build.dir->create();
+    std::error_code ec;
+    if (fs::exists(build.dir->state_path(), ec)) {
+      try {
+        build.previous_state = json_from_yaml(read_file(build.dir->state_path()));
+        if (!build.previous_state.is_object()) build.previous_state = nullptr;
+      } catch (const Error& e) {
+        notice(fmt::format("{}: previous state unreadable, rebuilding ({})", build.build_name,
+                           one_line(e.what())));
+        build.previous_state = nullptr;
+      }
+    }
     json sequence = json::array({first});
-    for (size_t i = 1; i < request_.sequence.size(); ++i) {
-      const std::string& name = request_.sequence[i].name;
-      if (find_tool(name)->group == ToolGroup::First) continue;
-      if (name == "export-pytorch" && first != "discover") continue;
-      sequence.push_back(name);
+    for (const ToolCall* c : sequence_after(first)) sequence.push_back(c->name);
+    build.chain_key = first_key;
+    build.state = {{"build_name", build.build_name},
+                   {"build_status", "incomplete"},
+                   {"turnkey_version", kVersion},
+                   {"input", fs::absolute(item.path).lexically_normal().string()},
+                   {"sequence", sequence},
+                   {"command_line", request_.command_line},
+                   {"rebuild", request_.global.rebuild},
+                   {"started", utc_timestamp_now()},
+                   {"tools",
+                    json::array({{{"name", first},
+                                  {"status", "successful"},
+                                  {"key", first_key},
+                                  {"duration_s", first_s}}})}};
+    save_state(build);
+  }
+
+  void save_state(Build& build) {
+    build.state["chain_key"] = build.chain_key;
+    if (!build.onnx_path.empty()) build.state["onnx_path"] = build.onnx_path.string();
+    build.dir->write_state(build.state);
+  }
+
+  void write_log(const Build& build, const std::string& tool, const std::string& text) {
+    try {
+      write_file_atomic(build.dir->log_path(tool), text);
+    } catch (const Error&) {
+      // A log that cannot be written must not fail the build.
     }
-    return sequence;
   }
 
-  json base_state(const std::string& build_name, const InputItem& item,
-                  const std::string& first) const {
-    json sequence = effective_sequence(first);
-    return {{"build_name", build_name},
-            {"build_status", "incomplete"},
-            {"turnkey_version", kVersion},
-            {"input", fs::absolute(item.path).string()},
-            {"sequence", sequence},
-            {"command_line", request_.command_line},
-            {"started", utc_timestamp_now()},
-            {"tools", json::array()}};
+  // The previous run's entry for tool `index`, when it can stand in for running the tool now.
+  // `reason` says why not (for the notice) when the tool ran before but must run again.
+  const json* reusable(const Build& build, size_t index, const std::string& name,
+                       const std::string& key, std::string& reason) const {
+    const json& prev = build.previous_state;
+    if (request_.global.rebuild == "always" || !prev.is_object() || !prev.contains("tools")) {
+      return nullptr;
+    }
+    const json& tools = prev["tools"];
+    if (!tools.is_array() || index >= tools.size() || tools[index].value("name", "") != name) {
+      return nullptr;
+    }
+    const json& entry = tools[index];
+    if (entry.value("status", "") != "successful") {
+      reason = fmt::format("its previous {} did not finish", name);
+      return nullptr;
+    }
+    if (entry.contains("outputs")) {
+      for (const auto& [k, v] : entry["outputs"].items()) {
+        std::vector<std::string> files;
+        if (v.is_string()) files.push_back(v.get<std::string>());
+        if (v.is_array()) {
+          for (const auto& f : v) files.push_back(f.get<std::string>());
+        }
+        for (const std::string& f : files) {
+          std::error_code ec;
+          if (!fs::exists(f, ec)) {
+            reason = fmt::format("{} is gone (lean cache or deleted)", fs::path(f).filename().string());
+            return nullptr;
+          }
+        }
+      }
+    }
+    if (entry.value("key", "") != key && request_.global.rebuild != "never") {
+      reason = stale_reason(entry, name, build);
+      return nullptr;
+    }
+    return &entry;
   }
 
-  // ---- ONNX files --------------------------------------------------------------------------
+  // Why a cached tool result no longer matches: the first recorded component that changed.
+  std::string stale_reason(const json& entry, const std::string& name, const Build& build) const {
+    const json& prev = build.previous_state;
+    if (prev.value("turnkey_version", "") != kVersion) {
+      return fmt::format("turnkey version changed ({} -> {})", prev.value("turnkey_version", "?"),
+                         kVersion);
+    }
+    std::string versions = engine_internal::tool_versions(name, build);
+    if (entry.value("versions", versions) != versions) {
+      return fmt::format("{} versions changed ({} -> {})", name, entry.value("versions", "?"),
+                         versions);
+    }
+    json options = engine_internal::resolve_options(name, tool_options(name));
+    if (entry.contains("options") && entry["options"] != options) {
+      return fmt::format("{} options changed ({} -> {})", name, entry["options"].dump(),
+                         options.dump());
+    }
+    return fmt::format("the input of {} changed", name);
+  }
+
+  // Runs the sequence tools of one build in order; stops at the first failure.
+  void run_tools(Build& build, const std::string& first) {
+    bool reuse_allowed = true;
+    size_t index = 1;
+    for (const ToolCall* call : sequence_after(first)) {
+      const ToolSpec& spec = *find_tool(call->name);
+      const json options = engine_internal::resolve_options(spec.name, tool_options(spec.name));
+      const std::string versions = engine_internal::tool_versions(spec.name, build);
+      const std::string key =
+          spec.cacheable ? sha256_hex(fmt::format("{}|{}|{}|{}|{}", build.chain_key, spec.name,
+                                                  options.dump(), versions, kVersion))
+                         : build.chain_key;
+      json entry = {{"name", spec.name},
+                    {"status", "running"},
+                    {"started", utc_timestamp_now()},
+                    {"key", key},
+                    {"options", options},
+                    {"versions", versions}};
+      std::string reason;
+      const json* cached = spec.cacheable && reuse_allowed
+                               ? reusable(build, index, spec.name, key, reason)
+                               : nullptr;
+      if (cached) {
+        entry = *cached;
+        entry["reused"] = true;
+        build.state["tools"].push_back(entry);
+        restore_outputs(build, entry);
+        build.chain_key = key;
+        std::string log = read_log(build, spec.name);
+        write_log(build, spec.name,
+                  log + fmt::format("[{}] reused from cache: inputs, options and versions "
+                                    "unchanged (key {})\n",
+                                    utc_timestamp_now(), key.substr(0, 12)));
+        monitor_.tool_done(build.build_name, spec.name, "reused", 0);
+        ++index;
+        continue;
+      }
+      if (!reason.empty()) {
+        notice(fmt::format("rebuilding {} from {}: {}", build.build_name, spec.name, reason));
+      }
+      reuse_allowed = false;  // what follows a rebuilt tool is rebuilt too
+      build.state["tools"].push_back(entry);
+      build.state["last_tool"] = spec.name;
+      save_state(build);
+      monitor_.tool_started(build.build_name, spec.name);
+      auto t0 = std::chrono::steady_clock::now();
+      std::string log;
+      bool ok = true;
+      std::string error;
+      try {
+        if (spec.needs == Artifact::OnnxModel) engine_internal::ensure_facts(build);
+        tool_body(spec.name)(build, options, log);
+        if (spec.produces == Artifact::OnnxModel) engine_internal::ensure_facts(build);
+      } catch (const Error& e) {
+        ok = false;
+        error = one_line(e.what());
+        log += std::string("error: ") + e.what() + "\n";
+      }
+      const double seconds = seconds_since(t0);
+      json& recorded = build.state["tools"].back();
+      recorded["status"] = ok ? "successful" : "failed";
+      recorded["duration_s"] = seconds;
+      if (ok && spec.produces == Artifact::OnnxModel) {
+        json outputs = {{"onnx_path", build.onnx_path.string()}};
+        json in = json::array(), out = json::array();
+        for (const auto& p : build.input_pbs) in.push_back(p.string());
+        for (const auto& p : build.output_pbs) out.push_back(p.string());
+        outputs["inputs"] = in;
+        outputs["outputs"] = out;
+        recorded["outputs"] = outputs;
+      }
+      write_log(build, spec.name, log);
+      monitor_.tool_done(build.build_name, spec.name, ok ? "done" : "failed", seconds);
+      if (!ok) {
+        recorded["error"] = error;
+        fail(build, spec.name, error);
+        return;
+      }
+      if (spec.cacheable) build.chain_key = key;
+      save_state(build);
+      ++index;
+    }
+  }
+
+  std::string read_log(const Build& build, const std::string& tool) const {
+    try {
+      return read_file(build.dir->log_path(tool));
+    } catch (const Error&) {
+      return "";
+    }
+  }
+
+  static void restore_outputs(Build& build, const json& entry) {
+    if (!entry.contains("outputs")) return;
+    const json& o = entry["outputs"];
+    if (o.contains("onnx_path")) build.onnx_path = o["onnx_path"].get<std::string>();
+    auto paths = [&](const char* key, std::vector<fs::path>& into) {
+      if (!o.contains(key)) return;
+      into.clear();
+      for (const auto& p : o[key]) into.push_back(p.get<std::string>());
+    };
+    paths("inputs", build.input_pbs);
+    paths("outputs", build.output_pbs);
+  }
+
+  void fail(Build& build, const std::string& tool, const std::string& reason) {
+    build.failed = true;
+    build.state["build_status"] = "failed";
+    build.state["error"] = reason;
+    build.state["failed_tool"] = tool;
+    build.block.status = fmt::format("Failed at {}: {}", tool, reason);
+    build.block.status_detail = {"Log:            " + build.dir->log_path(tool).string()};
+    save_state(build);
+  }
+
+  void finish_build(Build& build) {
+    if (!build.failed) {
+      build.state["build_status"] = "successful";
+      if (build.block.status.empty()) build.block.status = "Model successfully built";
+    }
+    build.state["finished"] = utc_timestamp_now();
+    build.stats["build_name"] = build.build_name;
+    build.stats["build_status"] = build.state["build_status"];
+    if (build.failed) {
+      build.stats["failed_tool"] = build.state["failed_tool"];
+      build.stats["error"] = build.state["error"];
+    }
+    if (request_.global.lean_cache) {
+      clean_build(build.dir->path());
+      build.state["lean_cache"] = true;
+    }
+    save_state(build);
+    build.dir->write_stats(build.stats);
+    if (build.failed) any_failed_ = true;
+  }
+
+  // ---- ONNX files ------------------------------------------------------------------------------
 
   void run_onnx_file(const InputItem& item) {
     auto t0 = std::chrono::steady_clock::now();
-    onnx_model::ModelFacts facts;
+    Build build;
+    build.onnx_path = fs::absolute(item.path).lexically_normal();
+    build.source_input = build.onnx_path;
     try {
-      facts = onnx_model::load_facts(item.path);
+      engine_internal::ensure_facts(build);
     } catch (const Error& e) {
       input_error(item.given, e.what());
       return;
     }
-    Build build;
-    build.build_name = make_build_name(item.path.stem().string(), facts.sha256.substr(0, 8));
-    build.dir.emplace(cache_dir_, build.build_name);
-    build.dir->create();
-    build.state = base_state(build.build_name, item, "load-onnx");
-    build.onnx_path = fs::absolute(item.path);
-    build.state["onnx_path"] = build.onnx_path.string();
-    build.start_tool("load-onnx");
-    record_facts(build, facts);
+    const onnx_model::ModelFacts& facts = *build.facts;
+    const json load_options = tool_options("load-onnx");
+    build.input_shapes = load_options.value("input_shapes", "");
+    build.build_name = claim_build_name(item.path, facts.sha256.substr(0, 8));
+    std::string first_key = sha256_hex(fmt::format("load-onnx|{}|{}", facts.sha256, build.input_shapes));
+    BuildLock lock(cache_dir_ / build.build_name, [&] { waiting_for(build.build_name); });
+    open_build(build, cache_dir_, item, "load-onnx", first_key, seconds_since(t0));
     build.stats["model_name"] = item.path.stem().string();
+    build.stats["model_type"] = "ONNX file";
     build.stats["hash"] = facts.sha256.substr(0, 8);
     build.stats["hash_full"] = facts.sha256;
-    build.stats["model_type"] = "ONNX file";
+    build.stats["input"] = build.onnx_path.string();
 
     ModelBlock& b = build.block;
     b.title = item.path.stem().string();
@@ -277,255 +489,106 @@ class Engine {
                 {"Opset", std::to_string(facts.opset)},
                 {"Parameters", fmt::format("{} ({})", facts.parameters,
                                            format_bytes(static_cast<double>(facts.parameter_bytes)))},
-                {"Input Shape", describe_onnx_inputs(facts)},
+                {"Input Shape", engine_internal::describe_onnx_inputs(facts)},
                 {"Hash", facts.sha256.substr(0, 8)},
                 {"Build dir", build.dir->path().string()}};
-
-    bool ok = true;
+    std::string log = fmt::format("loaded {}\nsha256 {}\nopset {}, IR {}, {} nodes, {} parameters\n",
+                                  build.onnx_path.string(), facts.sha256, facts.opset,
+                                  facts.ir_version, facts.node_count, facts.parameters);
+    if (!facts.checker_note.empty()) log += "checker: " + facts.checker_note + "\n";
+    // Inputs are checked now so that a model that cannot be fed fails at load-onnx, where the
+    // user's --input-shapes belongs.
     try {
-      json opts = tool_options("load-onnx");
-      auto overrides = onnx_model::parse_input_shapes(opts.value("input_shapes", ""));
-      if (overrides.empty()) build.inputs = shipped_inputs(item.path, facts);
-      if (!build.inputs.empty()) {
-        build.stats["input_source"] = "test_data_set_0 beside the model";
-      } else {
-        auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
-        build.inputs = onnx_model::generate_inputs(facts, shapes);
-        build.stats["input_source"] = "generated (seeded)";
-      }
+      engine_internal::prepare_inputs(build);
+      log += "inputs: " + build.stats.value("input_source", std::string("?")) + "\n";
+      write_log(build, "load-onnx", log);
+      run_tools(build, "load-onnx");
     } catch (const Error& e) {
-      ok = false;
-      build.log("load-onnx", e.what());
-      build.end_tool(false, seconds_since(t0), one_line(e.what()));
-      build.fail("load-onnx", one_line(e.what()));
-    }
-    if (ok) {
-      build.log("load-onnx", fmt::format("loaded {}\nopset {}\nparameters {}\n",
-                                         item.path.string(), facts.opset, facts.parameters));
-      build.end_tool(true, seconds_since(t0));
-      if (wants("benchmark")) run_benchmark(build);
+      write_log(build, "load-onnx", log + "error: " + e.what() + "\n");
+      build.state["tools"][0]["status"] = "failed";
+      fail(build, "load-onnx", one_line(e.what()));
     }
     finish_build(build);
     print_block(item.path.filename().string(), {build.block});
-    if (build.failed) any_failed_ = true;
   }
 
-  // The tensors in `files` (graph-input order) when they match the graph's inputs in count,
-  // dtype and every fixed dim; else none.
-  static std::vector<HostTensor> matching_inputs(const std::vector<fs::path>& files,
-                                                 const onnx_model::ModelFacts& facts) {
-    std::vector<HostTensor> inputs;
-    if (files.size() != facts.inputs.size()) return inputs;
+  void waiting_for(const std::string& build_name) {
+    notice(fmt::format("waiting for another turnkey process building {}", build_name));
+  }
+
+  // ---- cached builds ---------------------------------------------------------------------------
+
+  void run_load_build(const InputItem& item) {
+    const fs::path state_path = fs::absolute(item.path).lexically_normal();
+    json previous;
     try {
-      for (size_t i = 0; i < files.size(); ++i) {
-        HostTensor t = onnx_model::read_tensor_pb(files[i]);
-        const auto& want = facts.inputs[i];
-        bool ok = t.dtype == want.dtype && (!want.has_shape || t.shape.size() == want.dims.size());
-        for (size_t d = 0; ok && want.has_shape && d < want.dims.size(); ++d) {
-          if (want.dims[d].known() && want.dims[d].value != t.shape[d]) ok = false;
+      previous = json_from_yaml(read_file(state_path));
+    } catch (const Error& e) {
+      input_error(item.given, std::string("unreadable build state: ") + e.what());
+      return;
+    }
+    if (!previous.is_object() || !previous.contains("build_name") ||
+        !previous["build_name"].is_string()) {
+      input_error(item.given, "not a turnkey build state (no build_name)");
+      return;
+    }
+    Build build;
+    build.build_name = previous["build_name"].get<std::string>();
+    if (!is_safe_build_name(build.build_name) ||
+        state_path.filename() != build.build_name + "_state.yaml") {
+      input_error(item.given, "build state does not match its file name");
+      return;
+    }
+    if (previous.value("build_status", "") != "successful" || !previous.contains("onnx_path")) {
+      input_error(item.given, fmt::format("build {} has no finished ONNX model to continue from "
+                                          "(status {})",
+                                          build.build_name, previous.value("build_status", "?")));
+      return;
+    }
+    const fs::path cache = state_path.parent_path().parent_path();
+    BuildLock lock(state_path.parent_path(), [&] { waiting_for(build.build_name); });
+    build.onnx_path = previous["onnx_path"].get<std::string>();
+    build.source_input = previous.value("input", "");
+    // Keep the model facts the earlier build recorded (name, class, hash, ...).
+    try {
+      json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
+      if (old_stats.is_object()) {
+        for (const char* k : {"script", "model_name", "class", "class_path", "model_type",
+                              "location", "hash", "hash_full", "inputs", "labels",
+                              "torch_version", "onnx_python_version", "python_version", "input"}) {
+          if (old_stats.contains(k)) build.stats[k] = old_stats[k];
         }
-        if (!ok) return {};
-        t.name = want.name;
-        inputs.push_back(std::move(t));
       }
     } catch (const Error&) {
-      return {};
     }
-    return inputs;
-  }
-
-  // Inputs shipped with the model in the ONNX test-data layout (test_data_set_0/input_N.pb, as
-  // in the ONNX model zoo and backend tests).
-  static std::vector<HostTensor> shipped_inputs(const fs::path& model,
-                                                const onnx_model::ModelFacts& facts) {
-    const fs::path dir = model.parent_path() / "test_data_set_0";
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return {};
-    std::vector<fs::path> files;
-    for (size_t i = 0; i < facts.inputs.size(); ++i) {
-      files.push_back(dir / fmt::format("input_{}.pb", i));
-    }
-    return matching_inputs(files, facts);
-  }
-
-  static std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
-    std::string s;
-    for (const auto& in : facts.inputs) {
-      if (!s.empty()) s += ", ";
-      std::string dims;
-      for (size_t i = 0; i < in.dims.size(); ++i) {
-        if (i) dims += ", ";
-        dims += in.dims[i].known() ? std::to_string(in.dims[i].value)
-                                   : (in.dims[i].param.empty() ? "?" : in.dims[i].param);
+    if (previous.contains("tools")) {
+      for (const auto& t : previous["tools"]) {
+        if (t.contains("outputs") && t.value("status", "") == "successful") restore_outputs(build, t);
       }
-      if (in.dims.size() == 1) dims += ",";
-      s += fmt::format("'{}': ({})", in.name, dims);
     }
-    return s;
-  }
-
-  void record_facts(Build& build, const onnx_model::ModelFacts& facts) {
-    json& s = build.stats;
-    s["onnx_file"] = facts.path.string();
-    s["onnx_file_size_bytes"] = facts.file_size_bytes;
-    s["onnx_opset"] = facts.opset;
-    s["onnx_ir_version"] = facts.ir_version;
-    s["onnx_producer"] = facts.producer;
-    s["parameters"] = facts.parameters;
-    s["parameter_bytes"] = facts.parameter_bytes;
-    s["onnx_node_count"] = facts.node_count;
-    s["onnx_ops"] = facts.op_histogram;
-    auto describe = [](const std::vector<onnx_model::ValueInfo>& values) {
-      json out = json::array();
-      for (const auto& v : values) {
-        json dims = json::array();
-        for (const auto& d : v.dims) {
-          if (d.known()) dims.push_back(d.value);
-          else dims.push_back(d.param.empty() ? "?" : d.param);
-        }
-        out.push_back({{"name", v.name}, {"dtype", v.onnx_type}, {"shape", dims}});
-      }
-      return out;
-    };
-    s["onnx_inputs"] = describe(facts.inputs);
-    s["onnx_outputs"] = describe(facts.outputs);
-  }
-
-  // ---- benchmark -----------------------------------------------------------------------------
-
-  void run_benchmark(Build& build) {
-    json opts = tool_options("benchmark");
-    auto t0 = std::chrono::steady_clock::now();
-    build.start_tool("benchmark");
-    std::string runtime_name = opts.value("runtime", "ort");
-    std::string device = opts.value("device", "x86");
+    build.onnx_path = previous["onnx_path"].get<std::string>();
+    InputItem as_input = item;
+    as_input.path = previous.value("input", item.path.string());
+    open_build(build, cache, as_input, "load-build", previous.value("chain_key", ""), 0);
+    build.state["continued_from"] = previous.value("sequence", json::array());
+    ModelBlock& b = build.block;
+    b.title = build.stats.value("model_name", build.build_name);
+    b.fields = {{"Model Type", build.stats.value("model_type", std::string("?"))},
+                {"Hash", build.stats.value("hash", std::string("?"))},
+                {"Build dir", build.dir->path().string()}};
     try {
-      const Runtime* runtime = find_runtime(runtime_name);
-      if (!runtime) {
-        std::string hint = closest_name(runtime_name, runtime_names());
-        throw Error(ErrorKind::InvalidInput,
-                    fmt::format("unknown runtime '{}'{}", runtime_name,
-                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
-      }
-      Availability a = runtime->probe();
-      if (!a.available) {
-        throw Error(ErrorKind::Runtime, fmt::format("{}: unavailable: {}", runtime_name, a.reason));
-      }
-      RuntimeOptions ro;
-      ro.device = device;
-      ro.threads = opts.value("threads", 0);
-      for (const auto& kv : opts.value("rt_args", json::array())) {
-        std::string s = kv.get<std::string>();
-        size_t eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          throw Error(ErrorKind::InvalidInput,
-                      fmt::format("--rt-args '{}': expected key=value", s));
-        }
-        ro.runtime_args[s.substr(0, eq)] = s.substr(eq + 1);
-      }
-      LoopOptions lo;
-      lo.iterations = opts.value("iterations", 100);
-      lo.warmup_iterations = opts.value("warmup", 10);
-      if (lo.iterations < 1 || lo.iterations > 100000000) {
-        throw Error(ErrorKind::InvalidInput,
-                    fmt::format("--iterations {}: must be between 1 and 100000000", lo.iterations));
-      }
-      if (lo.warmup_iterations < 0) {
-        throw Error(ErrorKind::InvalidInput, "--warmup must not be negative");
-      }
-      std::unique_ptr<Session> session = runtime->load(build.onnx_path, build.inputs, ro);
-      LoopResult loop = run_loop(*session, lo);
-      LatencyStats st = compute_stats(loop.samples_ms);
-
-      // The batch is the first dim of the first input when that input has a batch dim at all
-      // (rank >= 2); a vector input of shape (10,) is one sample of 10 features.
-      int64_t batch = 1;
-      if (!build.inputs.empty() && build.inputs.front().shape.size() >= 2 &&
-          build.inputs.front().shape.front() > 0) {
-        batch = build.inputs.front().shape.front();
-      }
-      double throughput = st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms : 0;
-      const CpuFacts& cpu = cpu_facts();
-      int threads = ro.threads > 0 ? ro.threads : cpu.physical_cores;
-      if (auto it = ro.runtime_args.find("threads"); it != ro.runtime_args.end()) {
-        threads = std::atoi(it->second.c_str());
-      }
-
-      json& s = build.stats;
-      s["device"] = device;
-      s["device_name"] = cpu.model;
-      s["runtime"] = runtime_name;
-      s["runtime_name"] = runtime->display_name();
-      s["runtime_version"] = runtime->version();
-      s["threads"] = threads;
-      s["batch_size"] = batch;
-      s["iterations"] = st.iterations;
-      s["warmup_iterations"] = loop.warmup_iterations;
-      s["cold_latency_ms"] = loop.cold_ms;
-      s["mean_latency_ms"] = st.mean_ms;
-      s["median_latency_ms"] = st.median_ms;
-      s["median_ci_low_ms"] = st.median_ci_low_ms;
-      s["median_ci_high_ms"] = st.median_ci_high_ms;
-      s["min_latency_ms"] = st.min_ms;
-      s["max_latency_ms"] = st.max_ms;
-      s["std_latency_ms"] = st.std_ms;
-      s["cv"] = st.cv;
-      s["p90_latency_ms"] = st.p90_ms;
-      s["p95_latency_ms"] = st.p95_ms;
-      s["p99_latency_ms"] = st.p99_ms;
-      s["throughput_ips"] = throughput;
-      s["percentile_method"] = "linear interpolation between closest ranks (type 7)";
-      s["throughput_definition"] = "batch_size * 1000 / mean_latency_ms";
-      write_file_atomic(build.dir->path() / fmt::format("samples_{}_{}.json", runtime_name, device),
-                        json({{"unit", "ms"}, {"samples", loop.samples_ms}}).dump() + "\n");
-
-      build.log("benchmark",
-                fmt::format("runtime {} {} on {} ({} threads)\ncold {} ms, warm-up {}, {} "
-                            "iterations\nmedian {} ms mean {} ms\n",
-                            runtime->display_name(), runtime->version(), cpu.model, threads,
-                            loop.cold_ms, loop.warmup_iterations, st.iterations, st.median_ms,
-                            st.mean_ms));
-      build.end_tool(true, seconds_since(t0));
-      build.state["build_status"] = "successful";
-
-      ModelBlock& b = build.block;
-      b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
-                             runtime->version());
-      b.status_detail.push_back(
-          fmt::format("Mean Latency:   {}\tmilliseconds (ms)", format_latency(st.mean_ms)));
-      b.status_detail.push_back(
-          fmt::format("Throughput:     {:.1f}\tinferences per second (IPS)", throughput));
-      b.status_detail.push_back(fmt::format(
-          "Latency (ms):   median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, p99 {} "
-          "({} iterations)",
-          format_latency(st.median_ms), format_latency(st.median_ci_low_ms),
-          format_latency(st.median_ci_high_ms), format_latency(st.min_ms),
-          format_latency(st.max_ms), format_latency(st.std_ms), format_latency(st.p90_ms),
-          format_latency(st.p99_ms), st.iterations));
+      engine_internal::ensure_facts(build);
+      write_log(build, "load-build", fmt::format("continuing {} from {}\n", build.build_name,
+                                                 build.onnx_path.string()));
+      run_tools(build, "load-build");
     } catch (const Error& e) {
-      build.log("benchmark", e.what());
-      build.end_tool(false, seconds_since(t0), one_line(e.what()));
-      build.fail("benchmark", one_line(e.what()));
+      fail(build, "load-build", one_line(e.what()));
     }
+    finish_build(build);
+    print_block(build.build_name, {build.block});
   }
 
-  void finish_build(Build& build) {
-    if (!build.dir) return;
-    if (!build.failed && build.state["build_status"] == "incomplete") {
-      build.state["build_status"] = "successful";
-    }
-    build.state["finished"] = utc_timestamp_now();
-    build.stats["build_name"] = build.build_name;
-    build.stats["build_status"] = build.state["build_status"];
-    build.save_state();
-    build.save_stats();
-  }
-
-  static double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-
-  // ---- Python scripts ------------------------------------------------------------------------
+  // ---- Python scripts --------------------------------------------------------------------------
 
   void run_script(const InputItem& item) {
     const std::string script_name = item.path.filename().string();
@@ -539,7 +602,7 @@ class Engine {
     json discover_opts = tool_options("discover");
     ScriptOptions so;
     so.python = python;
-    so.script = fs::absolute(item.path);
+    so.script = fs::absolute(item.path).lexically_normal();
     so.script_args = discover_opts.value("script_args", "");
     so.max_depth = discover_opts.value("max_depth", 0);
     if (so.max_depth < 0) throw Error(ErrorKind::InvalidInput, "--max-depth must be >= 0");
@@ -549,10 +612,9 @@ class Engine {
     auto t0 = std::chrono::steady_clock::now();
     ScriptSession session(so);
     DiscoveryResult disc = session.discover();
-    double discover_s = seconds_since(t0);
-    Labels labels = read_labels(item.path);
+    const double discover_s = seconds_since(t0);
+    const Labels labels = read_labels(item.path);
 
-    // Which discovered entries are built: all, or those whose hash starts with a given filter.
     auto selected = [&](const DiscoveredModel& m) {
       if (item.hashes.empty()) return true;
       for (const std::string& h : item.hashes) {
@@ -560,128 +622,68 @@ class Engine {
       }
       return false;
     };
-    bool build_anything = wants("export-pytorch") || wants("benchmark");
-    std::vector<Build> builds(disc.models.size());
+    const bool build_anything = !sequence_after("discover").empty();
     std::string discover_log = fmt::format(
-        "script {}\npython {} (torch {}, onnx {})\nscript status {}{}\n{} models discovered in "
-        "{:.3f} s\n",
-        so.script.string(), python, disc.torch_version, disc.onnx_version, disc.script_status,
-        disc.error.empty() ? "" : ": " + disc.error, disc.models.size(), discover_s);
+        "script {}\npython {} (Python {}, torch {}, onnx {})\nscript status {}{}\n{} models "
+        "discovered in {:.3f} s\n",
+        so.script.string(), python, disc.python_version, disc.torch_version, disc.onnx_version,
+        disc.script_status, disc.error.empty() ? "" : ": " + disc.error, disc.models.size(),
+        discover_s);
+    for (const std::string& w : disc.warnings) discover_log += "warning: " + w + "\n";
     if (!disc.traceback.empty()) discover_log += "\n" + disc.traceback;
 
-    for (size_t i = 0; i < disc.models.size(); ++i) {
-      const DiscoveredModel& m = disc.models[i];
-      Build& build = builds[i];
-      build.block = model_block(m);
-      if (!build_anything || !selected(m)) continue;
-      build.build_name = make_build_name(item.path.stem().string(), m.hash8());
-      build.dir.emplace(cache_dir_, build.build_name);
-      build.dir->create();
-      build.state = base_state(build.build_name, item, "discover");
-      build.state["model_name"] = m.name;
-      build.state["hash_full"] = m.hash;
-      build.state["tools"].push_back({{"name", "discover"},
-                                      {"status", "successful"},
-                                      {"duration_s", discover_s}});
-      build.log("discover", discover_log);
-      json& s = build.stats;
-      s["script"] = so.script.string();
-      s["model_name"] = m.name;
-      s["class"] = m.class_name;
-      s["class_path"] = m.class_path;
-      s["model_type"] = m.model_type;
-      s["location"] = fmt::format("{}, line {}", m.file, m.line);
-      s["parameters"] = m.parameters;
-      s["parameter_bytes"] = m.parameter_bytes;
-      s["hash"] = m.hash8();
-      s["hash_full"] = m.hash;
-      s["inputs"] = m.inputs;
-      s["executed"] = m.executed;
-      s["depth"] = m.depth;
-      s["labels"] = labels_to_string(labels);
-      s["torch_version"] = disc.torch_version;
-      s["python_version"] = disc.python_version;
-      build.block.sig_fields.push_back({"Build dir", build.dir->path().string()});
-      build.save_state();
-    }
-
-    // Exports happen while the models are live in the Python process.
-    if (wants("export-pytorch")) {
-      int opset = resolve_opset(tool_options("export-pytorch"));
-      for (size_t i = 0; i < disc.models.size(); ++i) {
-        Build& build = builds[i];
-        if (!build.dir) continue;
-        auto te = std::chrono::steady_clock::now();
-        build.start_tool("export-pytorch");
-        if (!disc.ready) {
-          std::string reason = "the script's process ended before the model could be exported";
-          build.end_tool(false, seconds_since(te), reason);
-          build.fail("export-pytorch", reason);
-          continue;
-        }
-        fs::path onnx_dir = build.dir->path() / "onnx";
-        fs::create_directories(onnx_dir);
-        fs::path io_dir = build.dir->path() / "io";
-        fs::create_directories(io_dir);
-        ExportResult r;
-        try {
-          r = session.export_model(disc.models[i].id,
-                                   onnx_dir / (build.build_name + "-op" + std::to_string(opset) +
-                                               "-base.onnx"),
-                                   opset, io_dir);
-        } catch (const Error& e) {
-          r.ok = false;
-          r.error = e.what();
-        }
-        build.log("export-pytorch",
-                  fmt::format("opset {}\n{}\n{}{}", opset, r.ok ? "exported " + r.onnx_path.string()
-                                                             : "failed: " + r.error,
-                              r.log, r.traceback.empty() ? "" : "\n" + r.traceback));
-        if (!r.ok) {
-          if (show_traceback_ && !r.traceback.empty()) std::cerr << r.traceback << std::flush;
-          build.end_tool(false, seconds_since(te), one_line(r.error));
-          build.fail("export-pytorch", one_line(r.error));
-          continue;
-        }
-        build.onnx_path = r.onnx_path;
-        build.input_pbs = r.inputs;
-        build.state["onnx_path"] = r.onnx_path.string();
-        build.state["opset"] = opset;
-        build.stats["export_s"] = r.export_s;
-        build.end_tool(true, seconds_since(te));
-      }
-    }
-    std::string child_status = session.close();
-
-    // The rest runs in C++ alone: facts of the exported file, then the benchmark.
-    for (size_t i = 0; i < disc.models.size(); ++i) {
-      Build& build = builds[i];
-      if (!build.dir) continue;
-      if (!build.failed && !build.onnx_path.empty()) {
-        try {
-          onnx_model::ModelFacts facts = onnx_model::load_facts(build.onnx_path);
-          record_facts(build, facts);
-          build.inputs = load_saved_inputs(build, facts);
-        } catch (const Error& e) {
-          build.fail("export-pytorch", one_line(e.what()));
-        }
-        if (!build.failed && wants("benchmark")) {
-          run_benchmark(build);
-        } else if (!build.failed) {
-          build.block.status = "Model successfully built";
-        }
-      } else if (!build.failed && !wants("export-pytorch") && wants("benchmark")) {
-        build.fail("benchmark", "benchmark needs an ONNX model: put export-pytorch before it");
-      }
-      finish_build(build);
-      if (build.failed) any_failed_ = true;
-    }
-
     std::vector<ModelBlock> blocks;
-    for (Build& b : builds) blocks.push_back(std::move(b.block));
+    for (const DiscoveredModel& m : disc.models) {
+      Build build;
+      build.block = model_block(m);
+      if (build_anything && selected(m)) {
+        build.model = &m;
+        build.session = disc.ready ? &session : nullptr;
+        build.build_name = claim_build_name(item.path, m.hash8());
+        const std::string first_key =
+            sha256_hex(fmt::format("discover|{}|torch {}", m.hash, disc.torch_version));
+        BuildLock lock(cache_dir_ / build.build_name, [&] { waiting_for(build.build_name); });
+        open_build(build, cache_dir_, item, "discover", first_key, discover_s);
+        build.state["model_name"] = m.name;
+        build.state["hash_full"] = m.hash;
+        json& s = build.stats;
+        s["script"] = so.script.string();
+        s["input"] = so.script.string();
+        s["model_name"] = m.name;
+        s["class"] = m.class_name;
+        s["class_path"] = m.class_path;
+        s["model_type"] = m.model_type;
+        s["location"] = fmt::format("{}, line {}", m.file, m.line);
+        s["parameters"] = m.parameters;
+        s["parameter_bytes"] = m.parameter_bytes;
+        s["hash"] = m.hash8();
+        s["hash_full"] = m.hash;
+        s["inputs"] = m.inputs;
+        s["executed"] = m.executed;
+        s["depth"] = m.depth;
+        s["labels"] = labels_to_string(labels);
+        s["torch_version"] = disc.torch_version;
+        s["onnx_python_version"] = disc.onnx_version;
+        s["python_version"] = disc.python_version;
+        write_log(build, "discover", discover_log);
+        build.block.sig_fields.push_back({"Build dir", build.dir->path().string()});
+        if (!disc.ready) {
+          fail(build, "discover",
+               "the script's process ended before its models could be built (" +
+                   one_line(disc.error) + ")");
+        } else {
+          run_tools(build, "discover");
+        }
+        finish_build(build);
+      }
+      blocks.push_back(std::move(build.block));
+    }
+    session.close();
+
     ScriptFooter footer;
-    bool script_failed = disc.script_status == "exception" || disc.script_status == "crashed" ||
-                         (disc.script_status == "exit" && disc.exit_code != 0);
+    const bool script_failed = disc.script_status == "exception" ||
+                               disc.script_status == "crashed" ||
+                               (disc.script_status == "exit" && disc.exit_code != 0);
     if (script_failed) {
       any_failed_ = true;
       fs::path log = write_script_log(item, discover_log);
@@ -689,7 +691,9 @@ class Engine {
                           ? fmt::format("Script failed: exited with code {}", disc.exit_code)
                           : "Script failed: " + one_line(disc.error);
       footer.detail = "Log:            " + log.string();
-      if (show_traceback_ && !disc.traceback.empty()) std::cerr << disc.traceback << std::flush;
+      if (env_bool("TURNKEY_TRACEBACK", false) && !disc.traceback.empty()) {
+        std::cerr << disc.traceback << std::flush;
+      }
     }
     if (disc.models.empty() && !script_failed) footer.status = "No models discovered";
     bool filter_matched = item.hashes.empty();
@@ -699,7 +703,6 @@ class Engine {
       footer.status = fmt::format("No model matches the hash filter ::{}",
                                   fmt::join(item.hashes, ","));
     }
-    (void)child_status;
     print_block(script_name, blocks, footer);
   }
 
@@ -716,18 +719,6 @@ class Engine {
     return log;
   }
 
-  // The exact inputs PyTorch saw, when they match the exported graph; else seeded ones.
-  std::vector<HostTensor> load_saved_inputs(Build& build, const onnx_model::ModelFacts& facts) {
-    std::vector<HostTensor> inputs = matching_inputs(build.input_pbs, facts);
-    if (!inputs.empty() || facts.inputs.empty()) {
-      build.stats["input_source"] = "captured from the script";
-      return inputs;
-    }
-    auto shapes = onnx_model::resolve_input_shapes(facts, {});
-    build.stats["input_source"] = "generated (seeded)";
-    return onnx_model::generate_inputs(facts, shapes);
-  }
-
   static ModelBlock model_block(const DiscoveredModel& m) {
     ModelBlock b;
     b.depth = m.depth;
@@ -735,7 +726,9 @@ class Engine {
     b.group_key = fmt::format("module {}", m.module_id);
     b.signature_index = m.signature_index;
     b.executed = m.executed;
-    b.title = fmt::format("{} (executed {}x)", m.name, m.executed);
+    b.title = m.first_call_s >= 0
+                  ? fmt::format("{} (executed {}x - {:.2f}s)", m.name, m.executed, m.first_call_s)
+                  : fmt::format("{} (executed {}x)", m.name, m.executed);
     b.fields.push_back({"Model Type", m.model_type});
     b.fields.push_back({"Class", fmt::format("{} (<class '{}'>)", m.class_name, m.class_path)});
     if (m.depth == 0) b.fields.push_back({"Location", fmt::format("{}, line {}", m.file, m.line)});
@@ -767,6 +760,12 @@ class Engine {
 
 int run_sequence(const RunRequest& request) {
   if (request.sequence.empty()) throw Error(ErrorKind::InvalidInput, "no tool given");
+  validate_environment();
+  // Option values are checked before anything runs, so a bad one is one usage error, not a
+  // failure of every model.
+  for (const ToolCall& call : request.sequence) {
+    if (find_tool(call.name)) engine_internal::resolve_options(call.name, call.options);
+  }
   Engine engine(request);
   return engine.run();
 }

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
+
 namespace turnkey {
 
 using T = OptionSpec::Type;
 using nlohmann::json;
 
 const std::vector<ToolSpec>& tool_specs() {
+  using A = Artifact;
   static const std::vector<ToolSpec> specs = {
       {"discover",
        ToolGroup::First,
@@ -15,35 +20,118 @@ const std::vector<ToolSpec>& tool_specs() {
        {{"--script-args", "script_args", T::String,
          "Arguments for the script, split like a shell (no shell involved)", ""},
         {"--max-depth", "max_depth", T::Int,
-         "Also discover sub-modules down to this depth (0 = top-level models only)", 0}}},
+         "Also discover sub-modules down to this depth (0 = top-level models only)", 0}},
+       A::None, A::PyTorchModel, false},
       {"load-onnx",
        ToolGroup::First,
        "Load an ONNX file: checker, parameters, ops, opset, inputs and outputs",
        {{"--input-shapes", "input_shapes", T::String,
-         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128", ""}}},
+         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128", ""}},
+       A::None, A::OnnxModel, false},
+      {"load-build",
+       ToolGroup::First,
+       "Continue from a cached build (give its <build_name>_state.yaml)",
+       {},
+       A::None, A::OnnxModel, false},
       {"export-pytorch",
        ToolGroup::Sequence,
        "Export a discovered PyTorch model to ONNX (torch.onnx.export) and save its outputs",
        {{"--opset", "opset", T::Int,
-         "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)", nullptr}}},
+         "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)", nullptr}},
+       A::PyTorchModel, A::OnnxModel, true},
+      {"optimize-ort",
+       ToolGroup::Sequence,
+       "ONNX Runtime offline graph optimization, saved as a new ONNX file",
+       {{"--level", "level", T::String, "Optimization level: basic, extended or all", "basic"}},
+       A::OnnxModel, A::OnnxModel, true},
+      {"convert-fp16",
+       ToolGroup::Sequence,
+       "Convert float tensors to float16 (blocked ops stay float32 behind Cast nodes)",
+       {{"--no-keep-io-types", "no_keep_io_types", T::Flag,
+         "Also make graph inputs and outputs float16", false}},
+       A::OnnxModel, A::OnnxModel, true},
+      {"check-onnx",
+       ToolGroup::Sequence,
+       "Check the ONNX model: checker, strict shape inference, ONNX Runtime session",
+       {},
+       A::OnnxModel, A::None, true},
       {"benchmark",
        ToolGroup::Sequence,
        "Measure latency and throughput on a runtime and device",
        {{"--device", "device", T::String, "Device to benchmark on", "x86"},
         {"--runtime", "runtime", T::String, "Runtime (see system-info for availability)", "ort"},
         {"--iterations", "iterations", T::Int, "Timed iterations", 100},
-        {"--warmup", "warmup", T::Int, "Untimed warm-up iterations after the cold run", 10},
+        {"--warmup", "warmup", T::Int,
+         "Warm-up iterations after the cold run (at least 50 ms of them unless 0)", 10},
         {"--threads", "threads", T::Int, "Intra-op threads (0 = physical cores)", 0},
         {"--rt-args", "rt_args", T::List,
          "Runtime arguments key=value (ort: threads, inter_op_threads, "
          "graph_optimization_level=disabled|basic|extended|all, execution_mode)",
-         json::array()}}},
+         json::array()}},
+       A::OnnxModel, A::Measurement, false},
       {"version", ToolGroup::Management, "Print the turnkey version", {}},
-      {"cache", ToolGroup::Management, "Manage the cache (location)", {}},
+      {"cache", ToolGroup::Management,
+       "Manage the cache: list, stats (print), delete, clean, location", {}},
+      {"models", ToolGroup::Management, "Print where the bundled model corpora are (location)", {}},
       {"system-info", ToolGroup::Management,
        "Print CPU, memory, OS, and the versions of ONNX Runtime, torch and onnx found", {}},
   };
   return specs;
+}
+
+const char* artifact_name(Artifact artifact) {
+  switch (artifact) {
+    case Artifact::None: return "nothing";
+    case Artifact::PyTorchModel: return "a PyTorch model";
+    case Artifact::OnnxModel: return "an ONNX model";
+    case Artifact::Measurement: return "a measurement";
+  }
+  return "nothing";
+}
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& named_sequences() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> sequences = {
+      {"onnx-fp32", {"export-pytorch"}},
+      {"optimize-fp32", {"export-pytorch", "optimize-ort"}},
+      // The reference tool's default build: export, optimize, fp16.
+      {"optimize-fp16", {"export-pytorch", "optimize-ort", "convert-fp16"}},
+      {"check", {"export-pytorch", "check-onnx"}},
+  };
+  return sequences;
+}
+
+void check_sequence(const std::vector<std::string>& tools) {
+  Artifact have = Artifact::None;
+  bool have_onnx = false;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const ToolSpec* spec = find_tool(tools[i]);
+    if (!spec || spec->group == ToolGroup::Management) {
+      throw Error(ErrorKind::InvalidInput, fmt::format("'{}' is not a build tool", tools[i]));
+    }
+    if (i == 0 && spec->group != ToolGroup::First) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("'{}' cannot start a sequence: start with a first tool "
+                              "(discover, load-onnx, load-build)",
+                              spec->name));
+    }
+    if (i > 0 && spec->group == ToolGroup::First) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("'{}' is a first tool: it can only start a sequence", spec->name));
+    }
+    bool satisfied = spec->needs == Artifact::None || spec->needs == have ||
+                     (spec->needs == Artifact::OnnxModel && have_onnx);
+    if (!satisfied) {
+      std::string makers;
+      for (const ToolSpec& s : tool_specs()) {
+        if (s.produces == spec->needs) makers += (makers.empty() ? "" : " or ") + s.name;
+      }
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} needs {}: put {} before it", spec->name,
+                              artifact_name(spec->needs), makers));
+    }
+    if (spec->produces != Artifact::None) have = spec->produces;
+    if (spec->produces == Artifact::OnnxModel) have_onnx = true;
+  }
 }
 
 const ToolSpec* find_tool(const std::string& name) {

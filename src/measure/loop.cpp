@@ -1,5 +1,6 @@
 #include "turnkey/measure/loop.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace turnkey {
@@ -14,8 +15,15 @@ LoopResult run_loop(Session& session, const LoopOptions& options) {
   auto t1 = clock::now();
   result.cold_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
-  for (int64_t i = 0; i < options.warmup_iterations; ++i) session.run();
-  result.warmup_iterations = options.warmup_iterations;
+  const auto warmup_start = clock::now();
+  const auto min_warmup = std::chrono::duration<double>(options.min_warmup_s);
+  int64_t warmed = 0;
+  while (warmed < options.max_warmup_iterations &&
+         (warmed < options.warmup_iterations || clock::now() - warmup_start < min_warmup)) {
+    session.run();
+    ++warmed;
+  }
+  result.warmup_iterations = warmed;
 
   // The timed region: a clock read, run(), a clock read. Samples are stored as raw durations
   // and converted after the loop.

@@ -585,4 +585,6 @@ HostTensor read_tensor_pb(const fs::path& path) {
   return out;
 }
 
+const char* libonnx_version() { return TURNKEY_LIBONNX_VERSION; }
+
 }  // namespace turnkey::onnx_model

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,20 @@ nlohmann::json json_from_yaml(const std::string& yaml_text);  // throws Error(Ca
 
 // ISO-8601 UTC with milliseconds, "2026-11-21T23:59:01.123Z".
 std::string utc_timestamp_now();
+
+// An exclusive lock on one build dir (flock on `<build dir>/.lock`), so two turnkey processes
+// never build into the same dir at once. The second waits; `on_wait` is called once if it has to.
+// Released on destruction or when the process dies (the kernel drops flocks).
+class BuildLock {
+ public:
+  BuildLock(const std::filesystem::path& build_dir, const std::function<void()>& on_wait = {});
+  ~BuildLock();
+  BuildLock(const BuildLock&) = delete;
+  BuildLock& operator=(const BuildLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 class BuildDir {
  public:

@@ -10,14 +10,19 @@
 
 namespace turnkey {
 
+// Warm-up rule: after the cold run, at least `warmup_iterations` runs AND at least
+// `min_warmup_s` seconds of runs (so microsecond models warm their caches, thread pools and
+// branch predictors too), capped at `max_warmup_iterations`.
 struct LoopOptions {
   int64_t warmup_iterations = 10;
+  double min_warmup_s = 0.05;
+  int64_t max_warmup_iterations = 100000;
   int64_t iterations = 100;
 };
 
 struct LoopResult {
   double cold_ms = 0;              // the very first run(), before warm-up
-  int64_t warmup_iterations = 0;   // runs discarded after the cold one
+  int64_t warmup_iterations = 0;   // runs discarded after the cold one (as many as really ran)
   std::vector<double> samples_ms;  // one per timed iteration
 };
 

@@ -59,6 +59,9 @@ struct ModelFacts {
 // parse failed)", "ONNX checker: ...", "initializer 'w': ..."; Error(Io) when reading fails.
 ModelFacts load_facts(const std::filesystem::path& path);
 
+// The version of libonnx turnkey was built with ("1.12.0").
+const char* libonnx_version();
+
 // "--input-shapes name:1x3x224x224,other:1x128". An entry splits at its last ':' so TensorFlow
 // style names ("input:0:1x16") work. Dims are integers >= 1. Throws Error(InvalidInput) on bad
 // syntax or a name given twice.

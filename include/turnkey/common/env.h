@@ -1,0 +1,21 @@
+// Environment variables of the reference tool, read and validated in one place. An invalid value
+// is an Error(InvalidInput) naming the variable, its value and what is expected (never a crash).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace turnkey {
+
+// True/False (also 1/0, yes/no, on/off, any case). Unset or empty -> fallback.
+bool env_bool(const char* name, bool fallback);
+// A whole number in [min, max]. Unset or empty -> nullopt.
+std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max);
+
+// Checks every TURNKEY_* variable turnkey knows (TURNKEY_TRACEBACK, TURNKEY_DEBUG,
+// TURNKEY_BUILD_MONITOR, TURNKEY_ONNX_OPSET, TURNKEY_TIMEOUT_SECONDS), so a bad value fails the
+// command up front with one line.
+void validate_environment();
+
+}  // namespace turnkey

@@ -1,0 +1,53 @@
+#include "turnkey/common/env.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
+
+namespace turnkey {
+
+namespace {
+
+const char* value_of(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+}  // namespace
+
+bool env_bool(const char* name, bool fallback) {
+  const char* raw = value_of(name);
+  if (!raw) return fallback;
+  std::string v(raw);
+  std::transform(v.begin(), v.end(), v.begin(), ::tolower);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("{}={}: expected True or False", name, raw));
+}
+
+std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max) {
+  const char* raw = value_of(name);
+  if (!raw) return std::nullopt;
+  try {
+    size_t used = 0;
+    long long v = std::stoll(raw, &used);
+    if (used == std::string(raw).size() && v >= min && v <= max) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("{}={}: expected a whole number from {} to {}", name, raw, min, max));
+}
+
+void validate_environment() {
+  env_bool("TURNKEY_TRACEBACK", false);
+  env_bool("TURNKEY_DEBUG", false);
+  env_bool("TURNKEY_BUILD_MONITOR", true);
+  env_int("TURNKEY_ONNX_OPSET", 7, 30);
+  env_int("TURNKEY_TIMEOUT_SECONDS", 1, 365LL * 24 * 3600);
+}
+
+}  // namespace turnkey

@@ -1,0 +1,74 @@
+// Internal to the engine: what one build carries from tool to tool, and the tool bodies
+// (stages.cpp). Not thread-safe: one Build is worked on by one thread.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/tensor.h"
+#include "turnkey/discovery/python_side.h"
+#include "turnkey/engine/report_printer.h"
+#include "turnkey/onnx/model_facts.h"
+
+namespace turnkey::engine_internal {
+
+struct Build {
+  std::string build_name;
+  std::optional<BuildDir> dir;
+  nlohmann::json state = nlohmann::json::object();
+  nlohmann::json previous_state;  // null when there was none (or it was unreadable)
+  nlohmann::json stats = nlohmann::json::object();
+
+  // The current model artifact and what goes with it.
+  std::filesystem::path onnx_path;
+  std::optional<onnx_model::ModelFacts> facts;  // of onnx_path, when loaded
+  std::vector<std::filesystem::path> input_pbs, output_pbs;  // captured from the script
+  std::filesystem::path source_input;  // the ONNX file given by the user (load-onnx)
+  std::string input_shapes;            // --input-shapes of load-onnx
+  std::vector<HostTensor> inputs;      // prepared for the runtime
+
+  // Discovery: the live model in the Python process (export-pytorch needs both).
+  const DiscoveredModel* model = nullptr;
+  ScriptSession* session = nullptr;
+
+  std::string chain_key;  // cache key of what the tools so far produced
+  bool failed = false;
+  ModelBlock block;
+};
+
+// Loads facts for build.onnx_path (if not loaded for that path yet) and records them in stats.
+const onnx_model::ModelFacts& ensure_facts(Build& build);
+
+// The tensors in `files` (graph-input order) when they match the graph's inputs in count, dtype
+// and every fixed dim; else an empty vector.
+std::vector<HostTensor> matching_inputs(const std::vector<std::filesystem::path>& files,
+                                        const onnx_model::ModelFacts& facts);
+
+// Inputs for the runtime: captured from the script, shipped beside an ONNX file
+// (test_data_set_0/), or generated from the fixed seed, in that order of preference. Records
+// `input_source` in stats. Throws Error(InvalidInput) (e.g. symbolic dims without shapes).
+void prepare_inputs(Build& build);
+
+// 'x': (1, 16), 'mask': (1, 16)
+std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts);
+
+// Tool bodies. Each appends what it did to `log` and throws Error on failure.
+void tool_export_pytorch(Build& build, const nlohmann::json& options, std::string& log);
+void tool_benchmark(Build& build, const nlohmann::json& options, std::string& log);
+void tool_optimize_ort(Build& build, const nlohmann::json& options, std::string& log);
+void tool_convert_fp16(Build& build, const nlohmann::json& options, std::string& log);
+void tool_check_onnx(Build& build, const nlohmann::json& options, std::string& log);
+
+// The tool's options with values that come from the environment made explicit (export-pytorch's
+// opset from TURNKEY_ONNX_OPSET or the default), so they take part in the cache key.
+nlohmann::json resolve_options(const std::string& tool, nlohmann::json options);
+
+// Versions a cacheable tool's output depends on (beyond turnkey's own), e.g. "torch 1.13.1".
+std::string tool_versions(const std::string& tool, const Build& build);
+
+}  // namespace turnkey::engine_internal

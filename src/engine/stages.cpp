@@ -1,0 +1,324 @@
+// The bodies of the sequence tools. The engine (engine.cpp) runs them in order, times them,
+// writes their logs and state, and decides when a cached result can be reused.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "build.h"
+#include "turnkey/common/env.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/engine/tools.h"
+#include "turnkey/measure/loop.h"
+#include "turnkey/measure/statistics.h"
+#include "turnkey/measure/system_info.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kDefaultOpset = 17;
+
+int resolve_opset(const json& options) {
+  if (options.contains("opset") && options["opset"].is_number_integer()) {
+    int opset = options["opset"].get<int>();
+    if (opset < 7 || opset > 30) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--opset {}: expected an ONNX opset from 7 to 30", opset));
+    }
+    return opset;
+  }
+  return static_cast<int>(env_int("TURNKEY_ONNX_OPSET", 7, 30).value_or(kDefaultOpset));
+}
+
+void record_facts(json& s, const onnx_model::ModelFacts& facts) {
+  s["onnx_file"] = facts.path.string();
+  s["onnx_file_size_bytes"] = facts.file_size_bytes;
+  s["onnx_opset"] = facts.opset;
+  s["onnx_ir_version"] = facts.ir_version;
+  s["onnx_producer"] = facts.producer;
+  s["parameters"] = facts.parameters;
+  s["parameter_bytes"] = facts.parameter_bytes;
+  s["onnx_node_count"] = facts.node_count;
+  s["onnx_ops"] = facts.op_histogram;
+  if (!facts.checker_note.empty()) s["onnx_checker_note"] = facts.checker_note;
+  auto describe = [](const std::vector<onnx_model::ValueInfo>& values) {
+    json out = json::array();
+    for (const auto& v : values) {
+      json dims = json::array();
+      for (const auto& d : v.dims) {
+        if (d.known()) dims.push_back(d.value);
+        else dims.push_back(d.param.empty() ? "?" : d.param);
+      }
+      out.push_back({{"name", v.name}, {"dtype", v.onnx_type}, {"shape", dims}});
+    }
+    return out;
+  };
+  s["onnx_inputs"] = describe(facts.inputs);
+  s["onnx_outputs"] = describe(facts.outputs);
+}
+
+// Inputs shipped with an ONNX file in the ONNX test-data layout (the model zoo's and the
+// backend tests'): test_data_set_0/input_N.pb beside the model.
+std::vector<HostTensor> shipped_inputs(const fs::path& model,
+                                       const onnx_model::ModelFacts& facts) {
+  const fs::path dir = model.parent_path() / "test_data_set_0";
+  std::error_code ec;
+  if (model.empty() || !fs::is_directory(dir, ec)) return {};
+  std::vector<fs::path> files;
+  for (size_t i = 0; i < facts.inputs.size(); ++i) {
+    files.push_back(dir / fmt::format("input_{}.pb", i));
+  }
+  return matching_inputs(files, facts);
+}
+
+}  // namespace
+
+const onnx_model::ModelFacts& ensure_facts(Build& build) {
+  if (!build.facts || build.facts->path != build.onnx_path) {
+    build.facts = onnx_model::load_facts(build.onnx_path);
+    record_facts(build.stats, *build.facts);
+  }
+  return *build.facts;
+}
+
+std::vector<HostTensor> matching_inputs(const std::vector<fs::path>& files,
+                                        const onnx_model::ModelFacts& facts) {
+  std::vector<HostTensor> inputs;
+  if (files.size() != facts.inputs.size()) return inputs;
+  try {
+    for (size_t i = 0; i < files.size(); ++i) {
+      HostTensor t = onnx_model::read_tensor_pb(files[i]);
+      const auto& want = facts.inputs[i];
+      bool ok = t.dtype == want.dtype && (!want.has_shape || t.shape.size() == want.dims.size());
+      for (size_t d = 0; ok && want.has_shape && d < want.dims.size(); ++d) {
+        if (want.dims[d].known() && want.dims[d].value != t.shape[d]) ok = false;
+      }
+      if (!ok) return {};
+      t.name = want.name;
+      inputs.push_back(std::move(t));
+    }
+  } catch (const Error&) {
+    return {};
+  }
+  return inputs;
+}
+
+void prepare_inputs(Build& build) {
+  const onnx_model::ModelFacts& facts = ensure_facts(build);
+  auto overrides = onnx_model::parse_input_shapes(build.input_shapes);
+  if (overrides.empty()) {
+    // An fp16 model with kept io types, or an optimized one, has the same inputs as the export.
+    build.inputs = matching_inputs(build.input_pbs, facts);
+    if (!build.inputs.empty() || (facts.inputs.empty() && !build.input_pbs.empty())) {
+      build.stats["input_source"] = "captured from the script";
+      return;
+    }
+    build.inputs = shipped_inputs(build.source_input, facts);
+    if (!build.inputs.empty()) {
+      build.stats["input_source"] = "test_data_set_0 beside the model";
+      return;
+    }
+  }
+  auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
+  build.inputs = onnx_model::generate_inputs(facts, shapes);
+  build.stats["input_source"] = "generated (seeded)";
+}
+
+std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
+  std::string s;
+  for (const auto& in : facts.inputs) {
+    if (!s.empty()) s += ", ";
+    std::string dims;
+    for (size_t i = 0; i < in.dims.size(); ++i) {
+      if (i) dims += ", ";
+      dims += in.dims[i].known() ? std::to_string(in.dims[i].value)
+                                 : (in.dims[i].param.empty() ? "?" : in.dims[i].param);
+    }
+    if (in.dims.size() == 1) dims += ",";
+    s += fmt::format("'{}': ({})", in.name, dims);
+  }
+  return s;
+}
+
+json resolve_options(const std::string& tool, json options) {
+  if (tool == "export-pytorch") options["opset"] = resolve_opset(options);
+  return options;
+}
+
+std::string tool_versions(const std::string& tool, const Build& build) {
+  if (tool == "export-pytorch") {
+    return fmt::format("torch {}, onnx {}", build.stats.value("torch_version", "?"),
+                       build.stats.value("onnx_python_version", "?"));
+  }
+  const Runtime* ort = find_runtime("ort");
+  std::string ort_version = ort ? ort->version() : "?";
+  if (tool == "optimize-ort") return "onnxruntime " + ort_version;
+  if (tool == "check-onnx") {
+    return fmt::format("libonnx {}, onnxruntime {}", onnx_model::libonnx_version(), ort_version);
+  }
+  return fmt::format("libonnx {}", onnx_model::libonnx_version());
+}
+
+// ---- export-pytorch ---------------------------------------------------------------------------
+
+void tool_export_pytorch(Build& build, const json& options, std::string& log) {
+  if (!build.session || !build.model) {
+    throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
+  }
+  const int opset = resolve_opset(options);
+  const fs::path onnx_dir = build.dir->path() / "onnx";
+  const fs::path io_dir = build.dir->path() / "io";
+  fs::create_directories(onnx_dir);
+  fs::create_directories(io_dir);
+  const fs::path target =
+      onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
+  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir);
+  log += fmt::format("opset {}\n", opset);
+  if (!r.log.empty()) log += r.log + "\n";
+  if (!r.ok) {
+    if (!r.traceback.empty()) log += r.traceback + "\n";
+    if (env_bool("TURNKEY_TRACEBACK", false) && !r.traceback.empty()) {
+      std::fprintf(stderr, "%s", r.traceback.c_str());
+    }
+    throw Error(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+  }
+  log += fmt::format("exported {} in {:.3f} s\n", r.onnx_path.string(), r.export_s);
+  build.onnx_path = r.onnx_path;
+  build.input_pbs = r.inputs;
+  build.output_pbs = r.outputs;
+  build.stats["export_s"] = r.export_s;
+  build.stats["opset"] = opset;
+}
+
+// ---- build stages (src/build/) ----------------------------------------------------------------
+
+void tool_optimize_ort(Build&, const json&, std::string&) {
+  throw Error(ErrorKind::Internal, "optimize-ort is not available in this build yet");
+}
+
+void tool_convert_fp16(Build&, const json&, std::string&) {
+  throw Error(ErrorKind::Internal, "convert-fp16 is not available in this build yet");
+}
+
+void tool_check_onnx(Build&, const json&, std::string&) {
+  throw Error(ErrorKind::Internal, "check-onnx is not available in this build yet");
+}
+
+// ---- benchmark --------------------------------------------------------------------------------
+
+void tool_benchmark(Build& build, const json& opts, std::string& log) {
+  const std::string runtime_name = opts.value("runtime", "ort");
+  const std::string device = opts.value("device", "x86");
+  const Runtime* runtime = find_runtime(runtime_name);
+  if (!runtime) {
+    std::string hint = closest_name(runtime_name, runtime_names());
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("unknown runtime '{}'{}", runtime_name,
+                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+  }
+  Availability a = runtime->probe();
+  if (!a.available) {
+    throw Error(ErrorKind::Runtime, fmt::format("{}: unavailable: {}", runtime_name, a.reason));
+  }
+  RuntimeOptions ro;
+  ro.device = device;
+  ro.threads = opts.value("threads", 0);
+  if (ro.threads < 0 || ro.threads > 4096) {
+    throw Error(ErrorKind::InvalidInput, fmt::format("--threads {}: expected 0 to 4096", ro.threads));
+  }
+  for (const auto& kv : opts.value("rt_args", json::array())) {
+    std::string s = kv.get<std::string>();
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error(ErrorKind::InvalidInput, fmt::format("--rt-args '{}': expected key=value", s));
+    }
+    ro.runtime_args[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  LoopOptions lo;
+  lo.iterations = opts.value("iterations", 100);
+  lo.warmup_iterations = opts.value("warmup", 10);
+  if (lo.iterations < 1 || lo.iterations > 100000000) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--iterations {}: must be between 1 and 100000000", lo.iterations));
+  }
+  if (lo.warmup_iterations < 0) throw Error(ErrorKind::InvalidInput, "--warmup must not be negative");
+  // An explicit --warmup 0 means no warm-up at all (cold measurements on purpose).
+  if (lo.warmup_iterations == 0) lo.min_warmup_s = 0;
+  lo.max_warmup_iterations = std::max(lo.max_warmup_iterations, lo.warmup_iterations);
+
+  prepare_inputs(build);
+  std::unique_ptr<Session> session = runtime->load(build.onnx_path, build.inputs, ro);
+  LoopResult loop = run_loop(*session, lo);
+  LatencyStats st = compute_stats(loop.samples_ms);
+
+  // The batch is the first dim of the first input when that input has a batch dim at all
+  // (rank >= 2); a vector input of shape (10,) is one sample of 10 features.
+  int64_t batch = 1;
+  if (!build.inputs.empty() && build.inputs.front().shape.size() >= 2 &&
+      build.inputs.front().shape.front() > 0) {
+    batch = build.inputs.front().shape.front();
+  }
+  const double throughput =
+      st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms : 0;
+  const CpuFacts& cpu = cpu_facts();
+  int threads = ro.threads > 0 ? ro.threads : cpu.physical_cores;
+  if (auto it = ro.runtime_args.find("threads"); it != ro.runtime_args.end()) {
+    threads = std::atoi(it->second.c_str());
+  }
+
+  json& s = build.stats;
+  s["device"] = device;
+  s["device_name"] = cpu.model;
+  s["runtime"] = runtime_name;
+  s["runtime_name"] = runtime->display_name();
+  s["runtime_version"] = runtime->version();
+  s["threads"] = threads;
+  s["batch_size"] = batch;
+  s["iterations"] = st.iterations;
+  s["warmup_iterations"] = loop.warmup_iterations;
+  s["cold_latency_ms"] = loop.cold_ms;
+  s["mean_latency_ms"] = st.mean_ms;
+  s["median_latency_ms"] = st.median_ms;
+  s["median_ci_low_ms"] = st.median_ci_low_ms;
+  s["median_ci_high_ms"] = st.median_ci_high_ms;
+  s["min_latency_ms"] = st.min_ms;
+  s["max_latency_ms"] = st.max_ms;
+  s["std_latency_ms"] = st.std_ms;
+  s["cv"] = st.cv;
+  s["p90_latency_ms"] = st.p90_ms;
+  s["p95_latency_ms"] = st.p95_ms;
+  s["p99_latency_ms"] = st.p99_ms;
+  s["throughput_ips"] = throughput;
+  s["percentile_method"] = "linear interpolation between closest ranks (type 7)";
+  s["throughput_definition"] = "batch_size * 1000 / mean_latency_ms";
+  s["benchmarked_model"] = build.onnx_path.string();
+  write_file_atomic(build.dir->path() / fmt::format("samples_{}_{}.json", runtime_name, device),
+                    json({{"unit", "ms"}, {"samples", loop.samples_ms}}).dump() + "\n");
+
+  log += fmt::format(
+      "model {}\nruntime {} {} on {} ({} threads)\ninputs: {}\ncold {} ms, warm-up {} "
+      "iterations, {} timed iterations\nmedian {} ms, mean {} ms\n",
+      build.onnx_path.string(), runtime->display_name(), runtime->version(), cpu.model, threads,
+      build.stats.value("input_source", "?"), loop.cold_ms, loop.warmup_iterations,
+      st.iterations, st.median_ms, st.mean_ms);
+
+  ModelBlock& b = build.block;
+  b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
+                         runtime->version());
+  b.status_detail = {
+      fmt::format("Mean Latency:   {}\tmilliseconds (ms)", format_latency(st.mean_ms)),
+      fmt::format("Throughput:     {:.1f}\tinferences per second (IPS)", throughput),
+      fmt::format("Latency (ms):   median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, "
+                  "p99 {} ({} iterations)",
+                  format_latency(st.median_ms), format_latency(st.median_ci_low_ms),
+                  format_latency(st.median_ci_high_ms), format_latency(st.min_ms),
+                  format_latency(st.max_ms), format_latency(st.std_ms),
+                  format_latency(st.p90_ms), format_latency(st.p99_ms), st.iterations)};
+}
+
+}  // namespace turnkey::engine_internal
