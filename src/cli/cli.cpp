@@ -23,6 +23,7 @@
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
+#include "turnkey/report/report_cli.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
@@ -587,6 +588,11 @@ int cli_main(int argc, char** argv) {
     const std::string& first = args.front();
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (first == "version") return cmd_version(rest);
+    if (first == "report") return report::report_main(rest);
+    if (first == "compare") return report::compare_main(rest);
+    if (first == "cache" && !rest.empty() && rest.front() == "report") {
+      return report::report_main(std::vector<std::string>(rest.begin() + 1, rest.end()));
+    }
     if (first == "cache") return cmd_cache(rest);
     if (first == "models") return cmd_models(rest);
     if (first == "system-info") return cmd_system_info(rest);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -33,6 +34,11 @@ using nlohmann::json;
 using engine_internal::Build;
 
 namespace {
+
+bool env_bool_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v;
+}
 
 std::string one_line(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
@@ -84,6 +90,10 @@ class Engine {
         input_error(item.given, e.what());
       }
     }
+    if (!request_.global.labels.empty() && labelled_scripts_ == 0) {
+      notice(fmt::format("no script matched --labels {}",
+                         fmt::join(request_.global.labels, " ")));
+    }
     std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
     return any_failed_ ? 1 : 0;
   }
@@ -94,6 +104,8 @@ class Engine {
   engine_internal::Monitor monitor_;
   bool any_failed_ = false;
   bool header_printed_ = false;
+  int labelled_scripts_ = 0;  // scripts that passed the --labels filter
+  std::string python_, python_error_;
 
   // ---- output ----------------------------------------------------------------------------------
 
@@ -179,6 +191,7 @@ class Engine {
           !labels_match(read_labels(item.path), request_.global.labels)) {
         return;  // filtered out by --labels: not an error
       }
+      ++labelled_scripts_;
       run_script(item);
     } else if (first == "load-onnx") {
       run_onnx_file(item);
@@ -592,20 +605,27 @@ class Engine {
 
   void run_script(const InputItem& item) {
     const std::string script_name = item.path.filename().string();
-    std::string python;
-    try {
-      python = find_python(request_.global.python);
-    } catch (const Error& e) {
-      input_error(item.given, e.what());
+    // Looked up once per run: every script needs the same interpreter.
+    if (python_.empty() && python_error_.empty()) {
+      try {
+        python_ = find_python(request_.global.python);
+      } catch (const Error& e) {
+        python_error_ = e.what();
+        input_error(item.given, python_error_);
+        return;
+      }
+    }
+    if (!python_error_.empty()) {
+      input_error(item.given, "skipped: no Python interpreter with torch (see above)");
       return;
     }
+    const std::string& python = python_;
     json discover_opts = tool_options("discover");
     ScriptOptions so;
     so.python = python;
     so.script = fs::absolute(item.path).lexically_normal();
     so.script_args = discover_opts.value("script_args", "");
     so.max_depth = discover_opts.value("max_depth", 0);
-    if (so.max_depth < 0) throw Error(ErrorKind::InvalidInput, "--max-depth must be >= 0");
     std::cout << std::flush;
     std::cerr << std::flush;
 
@@ -738,6 +758,10 @@ class Engine {
     for (const auto& in : m.inputs) {
       if (!shapes.empty()) shapes += ", ";
       std::string name = in.value("name", "?");
+      // Python's repr quoting: names such as scale['s'] go in double quotes.
+      std::string quoted = name.find('\'') == std::string::npos ? "'" + name + "'"
+                                                                 : "\"" + name + "\"";
+      std::string dtype = in.value("dtype", "?");
       if (in.contains("shape") && in["shape"].is_array()) {
         std::string dims;
         for (size_t i = 0; i < in["shape"].size(); ++i) {
@@ -745,9 +769,10 @@ class Engine {
           dims += in["shape"][i].dump();
         }
         if (in["shape"].size() == 1) dims += ",";
-        shapes += fmt::format("'{}': ({})", name, dims);
+        // float32 is the common case and stays implicit, as in the reference output.
+        shapes += fmt::format("{}: ({}){}", quoted, dims, dtype == "float32" ? "" : " " + dtype);
       } else {
-        shapes += fmt::format("'{}': {}", name, in.value("dtype", "?"));
+        shapes += fmt::format("{}: {}", quoted, dtype);
       }
     }
     b.sig_fields.push_back({"Input Shape", shapes.empty() ? "()" : shapes});
@@ -765,6 +790,11 @@ int run_sequence(const RunRequest& request) {
   // failure of every model.
   for (const ToolCall& call : request.sequence) {
     if (find_tool(call.name)) engine_internal::resolve_options(call.name, call.options);
+  }
+  // An interpreter the user named must work before any script runs: one usage error, not one
+  // failure per script.
+  if (!request.global.python.empty() || env_bool_set("TURNKEY_PYTHON")) {
+    find_python(request.global.python);
   }
   Engine engine(request);
   return engine.run();

@@ -147,6 +147,10 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 
 json resolve_options(const std::string& tool, json options) {
   if (tool == "export-pytorch") options["opset"] = resolve_opset(options);
+  if (tool == "discover" && options.value("max_depth", 0) < 0) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--max-depth {}: must be 0 or more", options.value("max_depth", 0)));
+  }
   return options;
 }
 
@@ -214,6 +218,9 @@ void tool_check_onnx(Build&, const json&, std::string&) {
 void tool_benchmark(Build& build, const json& opts, std::string& log) {
   const std::string runtime_name = opts.value("runtime", "ort");
   const std::string device = opts.value("device", "x86");
+  // Recorded first, so a failed benchmark still says what it tried.
+  build.stats["runtime"] = runtime_name;
+  build.stats["device"] = device;
   const Runtime* runtime = find_runtime(runtime_name);
   if (!runtime) {
     std::string hint = closest_name(runtime_name, runtime_names());

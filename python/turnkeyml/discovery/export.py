@@ -11,6 +11,20 @@ import torch
 
 from . import inputs
 
+onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
+
+
+def load_onnx():
+    """Imports onnx (and the parts of it we use) once. The runner calls this before the script's
+    folder is on sys.path, so that a user file named onnx.py is never taken for the library."""
+    global onnx
+    if onnx is None:
+        import onnx as library
+        import onnx.checker  # noqa: F401 (submodules we use, loaded with the package)
+        import onnx.numpy_helper  # noqa: F401
+        onnx = library
+    return onnx
+
 
 class _FlatCall(torch.nn.Module):
     """Calls `module` with the captured call rebuilt around a flat list of tensors.
@@ -87,9 +101,8 @@ def _write_atomic(path, data):
 
 
 def _save_tensor(path, name, tensor):
-    from onnx import numpy_helper
     array = tensor.detach().cpu().contiguous().numpy()
-    _write_atomic(path, numpy_helper.from_array(array, name).SerializeToString())
+    _write_atomic(path, load_onnx().numpy_helper.from_array(array, name).SerializeToString())
 
 
 def export(entry, path, opset, io_dir, reply):
@@ -99,7 +112,7 @@ def export(entry, path, opset, io_dir, reply):
     Raises on failure (the caller turns it into ok=false). The module's training flags and the
     entry's captured inputs are left as they were.
     """
-    import onnx
+    onnx = load_onnx()
 
     for folder in (os.path.dirname(os.path.abspath(path)), io_dir):
         if not os.path.isdir(folder):

@@ -14,6 +14,7 @@ import sys
 import sysconfig
 import time
 import traceback
+import types
 
 import torch
 
@@ -26,6 +27,10 @@ _tracing_state = torch._C._get_tracing_state
 # Wrappers torch.jit.trace / torch.onnx.export put around the user's model.
 _TORCH_INTERNAL = frozenset(filter(None, [getattr(torch.jit._trace, "ONNXTracedModule", None)]))
 _CONTAINER_SCAN_LIMIT = 10000
+# torch functions that call modules eagerly, outside a trace, for their own purposes: the
+# output check of torch.jit.trace (check_trace=True, the default) runs the model once more and
+# then a second, checking trace of it.
+_NOT_EXECUTIONS = [(torch.jit._trace, "_check_trace")]
 
 
 class Entry:
@@ -72,6 +77,8 @@ class Tracker:
         self._depth = 0
         self._stack = []
         self._original_call = None
+        self._patched = []  # (owner, attribute, original) of the _NOT_EXECUTIONS wrappers
+        self._suspended = 0  # > 0 while one of them runs
         self._warned = set()
 
     # -- installation ---------------------------------------------------------------------
@@ -92,12 +99,32 @@ class Tracker:
 
         self._hook_code = __call__.__code__
         torch.nn.Module.__call__ = __call__
+        for owner, attribute in _NOT_EXECUTIONS:
+            function = getattr(owner, attribute, None)
+            if callable(function):
+                setattr(owner, attribute, self._suspending(function))
+                self._patched.append((owner, attribute, function))
         os.register_at_fork(after_in_child=self._disable_in_child)
 
     def uninstall(self):
         if self._original_call is not None:
             torch.nn.Module.__call__ = self._original_call
             self._original_call = None
+        for owner, attribute, function in reversed(self._patched):
+            setattr(owner, attribute, function)
+        self._patched = []
+
+    def _suspending(self, function):
+        tracker = self
+
+        def suspended(*args, **kwargs):
+            tracker._suspended += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                tracker._suspended -= 1
+
+        return suspended
 
     def _disable_in_child(self):
         self.max_depth = -1  # every call takes the pass-through branch
@@ -106,7 +133,8 @@ class Tracker:
 
     def _tracked_call(self, module, args, kwargs, depth):
         original = self._original_call
-        if _tracing_state() is not None or type(module) in _TORCH_INTERNAL:
+        if (self._suspended or _tracing_state() is not None
+                or type(module) in _TORCH_INTERNAL):
             # The script traces or exports a model itself: not an execution, and touching
             # the tensors (clone, numpy) would leave marks in the user's trace.
             return original(module, *args, **kwargs)
@@ -238,7 +266,8 @@ class Tracker:
 
     @staticmethod
     def _variable_name(module, frames):
-        """The name a frame holds the module by: a variable, else one level into a container."""
+        """The name a frame holds the module by: a variable, else one level into a container
+        or an object's attributes."""
         for frame in frames:
             scopes = [frame.f_locals]
             if frame.f_globals is not frame.f_locals:
@@ -249,8 +278,13 @@ class Tracker:
                         return name
             for scope in scopes:
                 for name, value in list(scope.items()):
-                    found = _find_in_container(value, module)
-                    if found is not None and name != "self":
+                    if name == "self":
+                        continue
+                    try:
+                        found = _find_in_container(value, module)
+                    except Exception:  # an exotic object (a proxy whose __class__ raises, ...)
+                        continue
+                    if found is not None:
                         return name + found
         return None
 
@@ -280,6 +314,12 @@ class Tracker:
 
 
 def _find_in_container(value, module):
+    """`[key]`, `[index]` or `.attribute` under which `value` holds `module` directly, else None.
+
+    Attributes are looked at on modules (their sub-modules), classes and plain objects (their
+    __dict__, never properties), not on Python modules: a class attribute `Registry.model`, or
+    `pipeline.head` for a model called as `self.head(x)` from a method of `pipeline`.
+    """
     if isinstance(value, (dict, torch.nn.ModuleDict)):
         for key, item in itertools.islice(value.items(), _CONTAINER_SCAN_LIMIT):
             if item is module:
@@ -288,4 +328,18 @@ def _find_in_container(value, module):
         for index, item in enumerate(itertools.islice(value, _CONTAINER_SCAN_LIMIT)):
             if item is module:
                 return "[%d]" % index
+    elif isinstance(value, torch.nn.Module):
+        for key, item in value._modules.items():
+            if item is module:
+                return "." + key
+    elif not isinstance(value, types.ModuleType):
+        try:
+            attributes = object.__getattribute__(value, "__dict__")
+        except Exception:  # no __dict__ (slots, builtins), or a proxy that refuses
+            return None
+        if not isinstance(attributes, (dict, types.MappingProxyType)):
+            return None
+        for key, item in itertools.islice(attributes.items(), _CONTAINER_SCAN_LIMIT):
+            if item is module and isinstance(key, str):
+                return "." + key
     return None

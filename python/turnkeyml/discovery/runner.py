@@ -11,14 +11,16 @@ import argparse
 import atexit
 import contextlib
 import importlib.metadata
+import operator
 import os
 import platform
 import runpy
 import shlex
 import sys
+import threading
 import traceback
 
-from .protocol import PROTOCOL_VERSION, Channel
+from .protocol import PROTOCOL_VERSION, Channel, exit_now
 
 
 def _parse_args(argv):
@@ -44,13 +46,31 @@ def _flush_std_streams():
             stream.flush()
 
 
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+
+
+def _without_our_frames(summary, seen=None):
+    """Drops turnkeyml's own frames (the hook between the script and a module's forward) from a
+    TracebackException and from the exceptions chained to it."""
+    seen = set() if seen is None else seen
+    if summary is None or id(summary) in seen:
+        return
+    seen.add(id(summary))
+    summary.stack = traceback.StackSummary.from_list(
+        [f for f in summary.stack if not f.filename.startswith(_PACKAGE_DIR)])
+    _without_our_frames(summary.__cause__, seen)
+    _without_our_frames(summary.__context__, seen)
+
+
 def _script_traceback(error, script):
     """The traceback from the script's first frame on: our own frames are noise to the user.
     A SyntaxError has no script frame; its text already points into the script."""
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != script:
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(error), error, tb))
+    summary = traceback.TracebackException(type(error), error, tb)
+    _without_our_frames(summary)
+    return "".join(summary.format())
 
 
 def _one_line(error):
@@ -61,10 +81,10 @@ def _one_line(error):
 def _run_script(script, script_args):
     """Runs the script as __main__; returns the script_end fields."""
     sys.argv = [script] + shlex.split(script_args)
-    # As `python script.py` does: the script's folder replaces our launcher's sys.path[0]
-    # (the cwd for -m, the package folder for -c); turnkeyml stays importable for parse().
+    # As `python script.py` does: the script's folder first (main() removed our launcher's
+    # entry); turnkeyml stays importable for parse().
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path[:1] = [os.path.dirname(script)]
+    sys.path.insert(0, os.path.dirname(script))
     if package_root not in sys.path:
         sys.path.append(package_root)
     try:
@@ -126,7 +146,71 @@ def _serve(channel, tracker):
         channel.send("exported", **reply)
 
 
+class _Finisher:
+    """Reports the end of the script, serves exports, and ends the process. Reached once: from
+    main() when the script returns or raises, or from the script's own os._exit() call."""
+
+    def __init__(self, channel, tracker):
+        self._channel = channel
+        self._tracker = tracker
+        self._once = threading.Lock()  # never released: a second caller waits for our exit
+
+    def finish(self, end, run_atexit=True):
+        self._once.acquire()
+        os._exit = exit_now
+        tracker = self._tracker
+        if tracker is not None:
+            tracker.uninstall()
+        _flush_std_streams()
+        self._channel.send("script_end", **end)
+        self._channel.send("counts", counts=tracker.counts() if tracker else {},
+                           first_call_s=tracker.first_call_times() if tracker else {})
+        if end.get("interrupted"):
+            code = 130
+        else:
+            self._channel.send("ready")
+            code = _serve(self._channel, tracker)
+        if run_atexit:
+            # The script may have left non-daemon threads behind: do not wait for them.
+            with contextlib.suppress(BaseException):
+                atexit._run_exitfuncs()
+        _flush_std_streams()
+        exit_now(code)
+
+    def hard_exit(self, status):
+        """Stands in for os._exit while the script runs. The models are still alive in this
+        process: report them and serve their exports, then leave without unwinding the script
+        (no finally blocks, no atexit handlers), as os._exit would have."""
+        status = operator.index(status)
+        if os.getpid() != self._channel.owner_pid:  # a fork of the script: not ours to report
+            exit_now(status)
+        end = {"status": "exit", "exit_code": status, "traceback": None}
+        if status != 0:
+            end["error"] = "os._exit(%d)" % status
+        self.finish(end, run_atexit=False)
+
+
+def _drop_launcher_path_entry():
+    """Removes the sys.path[0] our launcher added (the working directory for -m, "" for -c)
+    before we import anything: a torch.py or onnx.py lying there is not the library."""
+    if not getattr(sys.flags, "safe_path", False) and sys.path and \
+            sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+
+
+def _preload_export():
+    """Imports what exports need while only library folders are on sys.path: once the script
+    runs, its folder comes first, and a user file named onnx.py there would be imported (and
+    run) in the library's place."""
+    try:
+        from . import export
+        export.load_onnx()
+    except ImportError:  # no onnx: exports will say so
+        pass
+
+
 def main(argv=None):
+    _drop_launcher_path_entry()
     options = _parse_args(sys.argv[1:] if argv is None else argv)
     channel = Channel(options.event_fd, options.command_fd)
     script = os.path.abspath(options.script)
@@ -142,27 +226,17 @@ def main(argv=None):
     tracker = None
     if torch is not None:
         from .hooks import Tracker
+        _preload_export()
         tracker = Tracker(channel.send, script, options.max_depth)
         tracker.install(stop_code=_run_script.__code__)
+    finisher = _Finisher(channel, tracker)
+    os._exit = finisher.hard_exit
     try:
         end = _run_script(script, options.script_args)
-    finally:
-        if tracker is not None:
-            tracker.uninstall()
-        _flush_std_streams()
-    channel.send("script_end", **end)
-    channel.send("counts", counts=tracker.counts() if tracker else {},
-                 first_call_s=tracker.first_call_times() if tracker else {})
-    if end.get("interrupted"):
-        code = 130
-    else:
-        channel.send("ready")
-        code = _serve(channel, tracker)
-    # The script may have left non-daemon threads behind: do not wait for them.
-    with contextlib.suppress(BaseException):
-        atexit._run_exitfuncs()
-    _flush_std_streams()
-    os._exit(code)
+    except BaseException as error:  # our own failure around the script: still report what we saw
+        end = {"status": "exception", "error": _one_line(error),
+               "traceback": traceback.format_exc()}
+    finisher.finish(end)
 
 
 if __name__ == "__main__":

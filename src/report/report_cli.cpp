@@ -1,0 +1,202 @@
+#include "turnkey/report/report_cli.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/report/compare.h"
+#include "turnkey/report/html_report.h"
+#include "turnkey/report/report.h"
+
+namespace turnkey::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string one_line(const std::string& s) { return s.substr(0, s.find_first_of("\r\n")); }
+
+std::string shell_quote(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) ||
+           std::string_view("_./:=,@%+-~").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string command_line(const char* command, const std::vector<std::string>& args) {
+  std::string s = fmt::format("turnkey {}", command);
+  for (const std::string& a : args) s += " " + shell_quote(a);
+  return s;
+}
+
+int fail(const char* command, const std::string& message, int code) {
+  std::cout << std::flush;
+  std::cerr << fmt::format("turnkey {}: error: {}\n", command, one_line(message));
+  return code;
+}
+
+int error_exit(const char* command, const Error& e) {
+  return fail(command, e.what(), e.kind() == ErrorKind::InvalidInput ? 2 : 1);
+}
+
+// Parses `args` (in order) into `app`. Returns -1 when parsed, else the exit code to return:
+// 0 after printing help, 2 after a one-line usage error.
+int parse(CLI::App& app, std::vector<std::string> args, const char* command) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
+  try {
+    app.parse(args);
+  } catch (const CLI::Success&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return fail(command, fmt::format("{} (see turnkey {} --help)", one_line(e.what()), command), 2);
+  }
+  return -1;
+}
+
+std::string iso_utc(std::chrono::system_clock::time_point when) {
+  std::time_t t = std::chrono::system_clock::to_time_t(when);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms.count()));
+}
+
+// A cache dir, or a JSON report file.
+Report load_side(const std::string& given) {
+  fs::path p = expand_user(given);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) return read_caches({given});
+  if (fs::is_regular_file(p, ec)) return report_from_json(read_file(p), given);
+  throw Error(ErrorKind::InvalidInput, fmt::format("{} does not exist", given));
+}
+
+}  // namespace
+
+int report_main(const std::vector<std::string>& args) {
+  const char* kCommand = "report";
+  CLI::App app(
+      "Write a report of one or more turnkey caches: CSV and JSON, and HTML with --html. "
+      "Columns: docs/report.md.",
+      "turnkey report");
+  std::vector<std::string> caches;
+  std::string report_dir = ".";
+  bool html = false;
+  app.add_option("-d,--cache-dir", caches,
+                 "Caches to report, merged in this order (default: TURNKEY_CACHE_DIR, else "
+                 "~/.cache/turnkey)")
+      ->expected(1, -1);
+  app.add_option("-r,--report-dir", report_dir, "Where to write the report files (default: .)");
+  app.add_flag("--html", html, "Also write a self-contained HTML report");
+  if (int code = parse(app, args, kCommand); code >= 0) return code;
+
+  try {
+    if (caches.empty()) caches.push_back(resolve_cache_dir("").string());
+    Report report = read_caches(caches);
+    const auto now = std::chrono::system_clock::now();
+    Provenance provenance{iso_utc(now), command_line(kCommand, args), machine_fingerprint()};
+    std::vector<std::pair<std::string, std::string>> files = {
+        {"csv", to_csv(report.rows)}, {"json", to_json(report, provenance)}};
+    if (html) files.emplace_back("html", to_html(report, provenance));
+    std::vector<fs::path> written =
+        write_new_files(expand_user(report_dir), report_stem(now), files);
+
+    int ok = 0, failed = 0, other = 0, unreadable = 0;
+    for (const Row& r : report.rows) {
+      const std::string s = r.text("status");
+      ok += s == "successful";
+      failed += s == "failed";
+      unreadable += s == "unreadable";
+      other += s != "successful" && s != "failed" && s != "unreadable";
+    }
+    std::cout << fmt::format("Report of {} build(s) from {} cache(s): {} successful, {} failed",
+                             report.rows.size(), report.caches.size(), ok, failed);
+    if (other) std::cout << fmt::format(", {} incomplete", other);
+    if (unreadable) std::cout << fmt::format(", {} unreadable", unreadable);
+    std::cout << "\n";
+    for (const fs::path& p : written) std::cout << "  " << p.string() << "\n";
+    std::cout << std::flush;
+    if (report.rows.empty()) {
+      std::cerr << "turnkey report: note: no build dirs found in the given cache(s)\n";
+    }
+    if (report.duplicate_rows) {
+      std::cerr << fmt::format(
+          "turnkey report: note: {} row(s) repeat the model, runtime and device of an earlier "
+          "row; marked in column duplicate_of\n",
+          report.duplicate_rows);
+    }
+    if (unreadable) {
+      std::cerr << fmt::format(
+          "turnkey report: {} build dir(s) could not be read; they are rows with status "
+          "unreadable and the reason in column error\n",
+          unreadable);
+      return 1;
+    }
+    return 0;
+  } catch (const Error& e) {
+    return error_exit(kCommand, e);
+  }
+}
+
+int compare_main(const std::vector<std::string>& args) {
+  const char* kCommand = "compare";
+  CLI::App app(
+      "Compare two caches or JSON reports: per model, runtime and device, the ratio of "
+      "medians B/A and a one-sided Mann-Whitney U test on the raw samples. Exit code 1 "
+      "when B is significantly slower than A by more than the threshold.",
+      "turnkey compare");
+  std::string a, b, threshold = "5";
+  double alpha = 0.01;
+  app.add_option("A", a, "Baseline: a cache dir or a JSON report")->required();
+  app.add_option("B", b, "Candidate: a cache dir or a JSON report")->required();
+  app.add_option("--threshold", threshold,
+                 "Slowdown that counts, in percent: 5 or 5% (default: 5)");
+  app.add_option("--alpha", alpha, "Significance level of the one-sided test (default: 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
+  if (int code = parse(app, args, kCommand); code >= 0) return code;
+
+  CompareOptions options;
+  options.alpha = alpha;
+  {
+    std::string t = threshold;
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    size_t used = 0;
+    double pct = -1;
+    try {
+      pct = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (t.empty() || used != t.size() || !(pct >= 0 && pct <= 1000)) {
+      return fail(kCommand,
+                  fmt::format("--threshold {}: expected a percentage such as 5 or 5%", threshold),
+                  2);
+    }
+    options.threshold = pct / 100;
+  }
+  try {
+    Report ra = load_side(a);
+    Report rb = load_side(b);
+    Comparison c = compare_reports(ra, rb, options);
+    std::cout << format_comparison(c, options, a, b) << std::flush;
+    return c.slowdowns > 0 ? 1 : 0;
+  } catch (const Error& e) {
+    return fail(kCommand, e.what(), 2);  // 1 means "slower": an unusable input is not that
+  }
+}
+
+}  // namespace turnkey::report

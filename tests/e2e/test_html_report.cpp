@@ -1,0 +1,171 @@
+// End-to-end: an HTML report of synthetic caches, loaded in real headless Chromium. Checks that
+// the page's script ran without error (the marker it sets, the console), that the latency chart
+// has one bar per measurement, that a model name full of markup stays text, that the table was
+// sorted by the script, and saves a screenshot. Skips, saying why, when Chromium is missing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include "e2e_util.h"
+#include "support/fake_cache.h"
+#include "support/temp_dir.h"
+#include "turnkey/report/report_cli.h"
+
+namespace turnkey::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// TURNKEY_CHROMIUM, else the first of the usual names on PATH.
+std::string find_chromium() {
+  if (const char* env = std::getenv("TURNKEY_CHROMIUM"); env && *env) return env;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome", "chrome"}) {
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
+class HtmlReport : public ::testing::Test {
+ protected:
+  TempDir dir{"tk-e2e-html"};
+  int profiles = 0;
+
+  std::vector<std::string> chromium_argv(const std::string& chromium) {
+    fs::path profile = dir / ("profile-" + std::to_string(profiles++));
+    fs::create_directories(profile);
+    return {chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--user-data-dir=" + profile.string()};
+  }
+};
+
+TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not found (Debian package 'chromium', installed by scripts/setup; "
+                    "or set TURNKEY_CHROMIUM): the HTML report was not checked in a browser";
+  }
+
+  // Two caches, two runtimes; a model name that is markup; a failed and an unreadable build.
+  const std::string a = (dir / "cache-ort").string(), b = (dir / "cache-other").string();
+  const std::string nasty = "<img src=x onerror=\"document.title='pwned'\">&'m'";
+  write_fake_build(a, {.build_name = "m1_aaaaaaaa",
+                       .model_name = nasty,
+                       .hash_full = std::string(64, 'a'),
+                       .samples_ms = fake_latencies(4, 60, 1)});
+  write_fake_build(a, {.build_name = "m2_bbbbbbbb",
+                       .model_name = "resnet",
+                       .hash_full = std::string(64, 'b'),
+                       .samples_ms = fake_latencies(9, 60, 2)});
+  write_fake_build(a, {.build_name = "m3_cccccccc",
+                       .model_name = "tiny",
+                       .hash_full = std::string(64, 'c'),
+                       .samples_ms = fake_latencies(0.0013, 60, 3)});
+  write_fake_build(a, {.build_name = "zz_failed_dddddddd",
+                       .model_name = "broken",
+                       .status = "failed",
+                       .failed_tool = "export-pytorch",
+                       .error = "Unsupported ONNX opset <18> & more"});
+  fs::path unreadable = write_fake_build(a, {.build_name = "zz_unreadable_eeeeeeee"});
+  std::ofstream(unreadable / "zz_unreadable_eeeeeeee_state.yaml") << "build_status: [\n";
+  write_fake_build(b, {.build_name = "m1_aaaaaaaa",
+                       .model_name = nasty,
+                       .hash_full = std::string(64, 'a'),
+                       .runtime = "other",
+                       .samples_ms = fake_latencies(2, 60, 4)});
+  write_fake_build(b, {.build_name = "m2_bbbbbbbb",
+                       .model_name = "resnet",
+                       .hash_full = std::string(64, 'b'),
+                       .runtime = "other",
+                       .samples_ms = fake_latencies(12, 60, 5)});
+  const int expected_bars = 5;
+
+  const fs::path out = dir / "reports";
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int code = report::report_main({"-d", a, b, "-r", out.string(), "--html"});
+  const std::string printed =
+      testing::internal::GetCapturedStdout() + testing::internal::GetCapturedStderr();
+  ASSERT_EQ(code, 1) << printed;  // one unreadable build dir: report written, exit 1
+  fs::path html;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.path().extension() == ".html") html = e.path();
+  }
+  ASSERT_FALSE(html.empty()) << printed;
+  const std::string url = "file://" + html.string();
+
+  // 1. The DOM after the page's script ran, with the console on stderr.
+  std::vector<std::string> argv = chromium_argv(chromium);
+  argv.insert(argv.end(), {"--enable-logging=stderr", "--v=0", "--dump-dom", url});
+  RunResult r = run_command(argv, {}, {}, 180);
+  ASSERT_FALSE(r.timed_out) << "chromium did not finish in 180 s";
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 4000);
+  const std::string& dom = r.out;
+  std::smatch body_tag;
+  ASSERT_TRUE(std::regex_search(dom, body_tag, std::regex("<body[^>]*>")));
+  EXPECT_NE(body_tag.str().find("data-report-ready=\"1\""), std::string::npos)
+      << "the page's script did not finish: " << body_tag.str();
+  EXPECT_EQ(body_tag.str().find("data-report-error"), std::string::npos) << body_tag.str();
+  // The page logs nothing: any console line is an error, a CSP violation or a stray log.
+  std::regex console_re(R"([^\n]*:CONSOLE[^\n]*|[^\n]*Uncaught[^\n]*)");
+  std::smatch m;
+  EXPECT_FALSE(std::regex_search(r.err, m, console_re)) << m.str();
+
+  EXPECT_EQ(count_occurrences(dom, "<rect class=\"bar\""), expected_bars);
+  EXPECT_EQ(count_occurrences(dom, "<rect class=\"fail-bar\""), 2);  // export-pytorch, unreadable
+  EXPECT_NE(dom.find("id=\"speedup-matrix\""), std::string::npos);
+  // m1: about 4 ms on ort, 2 ms on other.
+  EXPECT_TRUE(std::regex_search(dom, std::regex(">(1\\.9[5-9]|2\\.0[0-5])\u00d7<")));
+  // The markup in the model name stayed text: no <img> element, no script ran from it.
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_NE(dom.find("&lt;img src=x onerror="), std::string::npos);
+  EXPECT_EQ(dom.find("pwned</title>"), std::string::npos);
+
+  // The script sorted the results table by build name on load (the file lists it by cache).
+  size_t table = dom.find("id=\"results-table\"");
+  ASSERT_NE(table, std::string::npos);
+  size_t body = dom.find("<tbody>", table), body_end = dom.find("</tbody>", table);
+  std::string rows = dom.substr(body, body_end - body);
+  std::regex build_cell(R"re(<tr><td data-v="[^"]*">[^<]*</td><td data-v="([^"]*)")re");
+  std::vector<std::string> builds;
+  for (std::sregex_iterator it(rows.begin(), rows.end(), build_cell), end; it != end; ++it) {
+    builds.push_back((*it)[1]);
+  }
+  ASSERT_EQ(builds.size(), 7u) << rows.substr(0, 1000);
+  EXPECT_TRUE(std::is_sorted(builds.begin(), builds.end()));
+  EXPECT_NE(dom.find("aria-sort=\"ascending\""), std::string::npos);
+
+  // 2. A screenshot, for people (and a check that rendering works at all).
+  const fs::path png = dir / "report.png";
+  argv = chromium_argv(chromium);
+  argv.insert(argv.end(), {"--screenshot=" + png.string(), "--window-size=1280,900", url});
+  r = run_command(argv, {}, {}, 180);
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 4000);
+  const std::string image = slurp(png);
+  ASSERT_GT(image.size(), 10000u);  // a blank page is a few KB
+  EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  if (const char* keep = std::getenv("TURNKEY_KEEP_SCREENSHOT"); keep && *keep) {
+    fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
+  }
+}
+
+}  // namespace
+}  // namespace turnkey::test
