@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "build.h"
+#include "turnkey/build/build_stages.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
@@ -147,6 +148,7 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 
 json resolve_options(const std::string& tool, json options) {
   if (tool == "export-pytorch") options["opset"] = resolve_opset(options);
+  if (tool == "optimize-ort") build::parse_ort_opt_level(options.value("level", "basic"));
   if (tool == "discover" && options.value("max_depth", 0) < 0) {
     throw Error(ErrorKind::InvalidInput,
                 fmt::format("--max-depth {}: must be 0 or more", options.value("max_depth", 0)));
@@ -201,16 +203,84 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
 
 // ---- build stages (src/build/) ----------------------------------------------------------------
 
-void tool_optimize_ort(Build&, const json&, std::string&) {
-  throw Error(ErrorKind::Internal, "optimize-ort is not available in this build yet");
+namespace {
+
+// Whole-shape overrides for comparing two models on the inputs this build benchmarks with.
+onnx_model::InputShapes shapes_of_prepared_inputs(Build& build) {
+  prepare_inputs(build);
+  onnx_model::InputShapes shapes;
+  for (const HostTensor& t : build.inputs) shapes[t.name] = t.shape;
+  return shapes;
 }
 
-void tool_convert_fp16(Build&, const json&, std::string&) {
-  throw Error(ErrorKind::Internal, "convert-fp16 is not available in this build yet");
+}  // namespace
+
+void tool_optimize_ort(Build& build, const json& options, std::string& log) {
+  const build::OrtOptLevel level = build::parse_ort_opt_level(options.value("level", "basic"));
+  const fs::path output = build.dir->path() / "onnx" /
+                          fmt::format("{}-opt-{}.onnx", build.build_name,
+                                      build::ort_opt_level_name(level));
+  fs::create_directories(output.parent_path());
+  build::OptimizeResult r = build::optimize_ort(build.onnx_path, output, level);
+  log += fmt::format("optimized {} at level {}\nnodes {} -> {}\nportable: {}{}\n{:.1f} ms\n",
+                     build.onnx_path.string(), build::ort_opt_level_name(level), r.nodes_before,
+                     r.nodes_after, r.portable ? "yes" : "no (ONNX Runtime contrib ops)",
+                     r.external_data.empty() ? "" : ", external data " + r.external_data,
+                     r.duration_ms);
+  build.onnx_path = output;
+  build.stats["optimize_level"] = build::ort_opt_level_name(level);
+  build.stats["optimize_nodes_before"] = r.nodes_before;
+  build.stats["optimize_nodes_after"] = r.nodes_after;
+  build.stats["optimized_model_portable"] = r.portable;
+  // ONNX Runtime 1.29 fails to optimize some models again that it optimized at extended and
+  // above; they need no more, so the benchmark loads them with optimizations off.
+  build.stats["ort_preoptimized"] = level != build::OrtOptLevel::Basic;
 }
 
-void tool_check_onnx(Build&, const json&, std::string&) {
-  throw Error(ErrorKind::Internal, "check-onnx is not available in this build yet");
+void tool_convert_fp16(Build& build, const json& options, std::string& log) {
+  build::Fp16Options fp16;
+  fp16.keep_io_types = !options.value("no_keep_io_types", false);
+  const fs::path reference = build.onnx_path;
+  const fs::path output = build.dir->path() / "onnx" / (build.build_name + "-fp16.onnx");
+  fs::create_directories(output.parent_path());
+  const onnx_model::InputShapes shapes = shapes_of_prepared_inputs(build);
+  build::Fp16Result r = build::convert_fp16(reference, output, fp16);
+  log += fmt::format("converted {} to float16\nnodes {} -> {} ({} Casts added), {} in float16\n",
+                     reference.string(), r.nodes_before, r.nodes_after, r.casts_added,
+                     r.nodes_fp16);
+  for (const auto& [op, n] : r.kept_fp32_ops) log += fmt::format("kept float32: {} x{}\n", op, n);
+  if (r.values_clamped || r.values_raised) {
+    log += fmt::format("values clamped to +-65504: {}, raised to +-2^-24: {}\n", r.values_clamped,
+                       r.values_raised);
+  }
+  // The fp16 model must still compute the same function: compared with the fp32 model on the
+  // benchmark's inputs (tolerance in docs/build_stages.md).
+  build::CompareOptions compare;
+  compare.shapes = shapes;
+  compare.optimize_reference = !build.stats.value("ort_preoptimized", false);
+  build::Comparison c = build::compare_models(reference, output, compare);
+  log += fmt::format("against float32: worst relative error {:.3g}, worst cosine {:.6f}\n",
+                     c.worst_rel_error, c.worst_cosine);
+  build.stats["fp16_worst_rel_error"] = c.worst_rel_error;
+  build.stats["fp16_worst_cosine"] = c.worst_cosine;
+  build.stats["fp16_keep_io_types"] = fp16.keep_io_types;
+  if (!c.within) {
+    throw Error(ErrorKind::Export,
+                fmt::format("float16 outputs outside tolerance: relative error {:.3g} (max {}), "
+                            "cosine {:.6f} (min {})",
+                            c.worst_rel_error, compare.tolerance.max_rel_error, c.worst_cosine,
+                            compare.tolerance.min_cosine));
+  }
+  build.onnx_path = output;
+  build.stats["ort_preoptimized"] = false;
+}
+
+void tool_check_onnx(Build& build, const json&, std::string& log) {
+  build::CheckVerdict v = build::check_onnx(build.onnx_path);
+  log += fmt::format("{}: {} ({:.1f} ms)\n", v.passed ? "passed" : "failed at " + v.stage, v.reason,
+                     v.duration_ms);
+  build.stats["check_onnx"] = v.passed ? "passed" : "failed at " + v.stage + ": " + v.reason;
+  if (!v.passed) throw Error(ErrorKind::InvalidInput, fmt::format("{}: {}", v.stage, v.reason));
 }
 
 // ---- benchmark --------------------------------------------------------------------------------
@@ -245,6 +315,11 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       throw Error(ErrorKind::InvalidInput, fmt::format("--rt-args '{}': expected key=value", s));
     }
     ro.runtime_args[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  if (build.stats.value("ort_preoptimized", false) && runtime_name == "ort" &&
+      !ro.runtime_args.count("graph_optimization_level") && !ro.runtime_args.count("opt_level")) {
+    ro.runtime_args["graph_optimization_level"] = "disabled";
+    log += "graph optimizations off: the model was optimized by optimize-ort\n";
   }
   LoopOptions lo;
   lo.iterations = opts.value("iterations", 100);

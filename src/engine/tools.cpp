@@ -42,7 +42,10 @@ const std::vector<ToolSpec>& tool_specs() {
       {"optimize-ort",
        ToolGroup::Sequence,
        "ONNX Runtime offline graph optimization, saved as a new ONNX file",
-       {{"--level", "level", T::String, "Optimization level: basic, extended or all", "basic"}},
+       {{"--level", "level", T::String,
+         "basic (portable ONNX), extended (ONNX Runtime contrib ops), layout or all (this CPU's "
+         "ISA only)",
+         "basic"}},
        A::OnnxModel, A::OnnxModel, true},
       {"convert-fp16",
        ToolGroup::Sequence,

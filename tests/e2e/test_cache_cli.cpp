@@ -203,6 +203,42 @@ TEST_F(CacheCli, SequencesAreCheckedBeforeTheyRun) {
   EXPECT_NE(unknown.err.find("optimize-fp16"), std::string::npos) << unknown.err;
 }
 
+TEST_F(CacheCli, BuildStagesOptimizeConvertAndCheck) {
+  small_conv_net(dir / "conv.onnx");
+  RunResult r = run_turnkey({"-i", (dir / "conv.onnx").string(), "load-onnx", "optimize-ort",
+                             "convert-fp16", "check-onnx", "benchmark", "--iterations", "5"},
+                            cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  ASSERT_EQ(builds().size(), 1u);
+  const fs::path b = builds().front();
+  json st = state_of(b);
+  std::vector<std::string> tools;
+  for (const auto& t : st["tools"]) {
+    tools.push_back(t["name"]);
+    EXPECT_EQ(t["status"], "successful") << t.dump();
+  }
+  EXPECT_EQ(tools, (std::vector<std::string>{"load-onnx", "optimize-ort", "convert-fp16",
+                                             "check-onnx", "benchmark"}));
+  EXPECT_TRUE(fs::exists(b / "onnx" / (b.filename().string() + "-opt-basic.onnx")));
+  EXPECT_TRUE(fs::exists(b / "onnx" / (b.filename().string() + "-fp16.onnx")));
+  json stats = json_from_yaml(slurp(b / "turnkey_stats.yaml"));
+  EXPECT_LT(stats["fp16_worst_rel_error"].get<double>(), 1e-2);
+  EXPECT_GT(stats["fp16_worst_cosine"].get<double>(), 0.999);
+  EXPECT_EQ(stats["check_onnx"], "passed");
+  EXPECT_NE(stats["benchmarked_model"].get<std::string>().find("-fp16.onnx"), std::string::npos);
+  for (const char* tool : {"optimize-ort", "convert-fp16", "check-onnx", "benchmark"}) {
+    EXPECT_TRUE(fs::exists(b / (std::string("log_") + tool + ".txt"))) << tool;
+  }
+  // Rerun: optimize and fp16 come from the cache.
+  RunResult again = run_turnkey({"-i", (dir / "conv.onnx").string(), "load-onnx", "optimize-ort",
+                                 "convert-fp16", "check-onnx", "benchmark", "--iterations", "5"},
+                                cache());
+  ASSERT_EQ(again.exit_code, 0) << again.all();
+  st = state_of(b);
+  EXPECT_EQ(st["tools"][1]["reused"], true);
+  EXPECT_EQ(st["tools"][2]["reused"], true);
+}
+
 TEST_F(CacheCli, InvalidEnvironmentValuesAreUsageErrors) {
   for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
            {"TURNKEY_TRACEBACK", "maybe"},

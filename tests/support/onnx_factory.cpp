@@ -50,6 +50,42 @@ void add_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
   a->set_i(value);
 }
 
+void add_float_attr(onnx::NodeProto* node, const std::string& name, float value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
+void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+// A Constant node holding a float scalar, as a tensor `value` or (value_float) as a float.
+void add_scalar_constant(onnx::GraphProto* g, const std::string& output, float value,
+                         bool as_value_float = false) {
+  auto* node = add_node(g, "Constant", {}, {output});
+  if (as_value_float) {
+    add_float_attr(node, "value_float", value);
+    return;
+  }
+  auto* a = node->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_float_data(value);
+}
+
+// 1 + w: a layer norm scale near one, as trained models have.
+std::vector<float> near_one(int64_t n, int salt) {
+  std::vector<float> v = weights(n, salt);
+  for (float& x : v) x += 1.0f;
+  return v;
+}
+
 void save_checked(const onnx::ModelProto& model, const fs::path& path) {
   check_model_or_throw(model);
   save_model(model, path);
@@ -122,6 +158,34 @@ onnx::TensorProto* add_float_initializer(onnx::GraphProto* g, const std::string&
   for (int64_t d : dims) t->add_dims(d);
   std::vector<float> values = weights(product(dims), salt);
   t->set_raw_data(values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+onnx::TensorProto* add_float_values(onnx::GraphProto* g, const std::string& name,
+                                    const std::vector<int64_t>& dims,
+                                    const std::vector<float>& values) {
+  if (static_cast<int64_t>(values.size()) != product(dims)) {
+    throw std::runtime_error("add_float_values: " + name + ": values do not match dims");
+  }
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+onnx::TensorProto* add_int64_values(onnx::GraphProto* g, const std::string& name,
+                                    const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& values) {
+  if (static_cast<int64_t>(values.size()) != product(dims)) {
+    throw std::runtime_error("add_int64_values: " + name + ": values do not match dims");
+  }
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 
@@ -218,6 +282,161 @@ void external_data_linear(const fs::path& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("factory model fails the ONNX checker: ") + e.what());
   }
+}
+
+void tiny_transformer(const fs::path& path) {
+  constexpr int64_t kSeq = 8, kHidden = 32, kHeads = 2, kHeadDim = 16, kFfn = 64;
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "input_ids", onnx::TensorProto::INT64, {1, kSeq});
+  add_input(g, "attention_mask", onnx::TensorProto::INT64, {1, kSeq});
+  add_output(g, "output", onnx::TensorProto::FLOAT, {1, kSeq, kHidden});
+
+  add_float_initializer(g, "embedding", {100, kHidden}, 11);
+  add_float_initializer(g, "position", {kSeq, kHidden}, 12);
+  add_float_values(g, "ln1.scale", {kHidden}, near_one(kHidden, 13));
+  add_float_initializer(g, "ln1.bias", {kHidden}, 14);
+  add_float_values(g, "ln2.scale", {kHidden}, near_one(kHidden, 15));
+  add_float_initializer(g, "ln2.bias", {kHidden}, 16);
+  add_int64_values(g, "heads_shape", {4}, {1, kSeq, kHeads, kHeadDim});
+  add_int64_values(g, "hidden_shape", {3}, {1, kSeq, kHidden});
+  add_int64_values(g, "mask_axes", {2}, {1, 2});
+
+  auto* gather = add_node(g, "Gather", {"embedding", "input_ids"}, {"embedded"});
+  add_int(gather, "axis", 0);
+  add_node(g, "Add", {"embedded", "position"}, {"x0"});
+  auto* ln1 = add_node(g, "LayerNormalization", {"x0", "ln1.scale", "ln1.bias"}, {"x1"});
+  add_int(ln1, "axis", -1);
+  add_float_attr(ln1, "epsilon", 1e-5f);
+
+  int salt = 20;
+  auto linear = [&](const std::string& in, const std::string& name, int64_t n_in, int64_t n_out) {
+    add_float_initializer(g, name + ".weight", {n_in, n_out}, salt++);
+    add_float_initializer(g, name + ".bias", {n_out}, salt++);
+    add_node(g, "MatMul", {in, name + ".weight"}, {name + ".mm"});
+    add_node(g, "Add", {name + ".mm", name + ".bias"}, {name});
+  };
+  // Heads: [1,8,32] -> [1,8,2,16] -> [1,2,8,16] (keys: [1,2,16,8]).
+  auto heads = [&](const std::string& name, const std::vector<int64_t>& perm) {
+    linear("x1", name, kHidden, kHidden);
+    add_node(g, "Reshape", {name, "heads_shape"}, {name + ".split"});
+    auto* t = add_node(g, "Transpose", {name + ".split"}, {name + ".heads"});
+    add_ints(t, "perm", perm);
+  };
+  heads("q", {0, 2, 1, 3});
+  heads("k", {0, 2, 3, 1});
+  heads("v", {0, 2, 1, 3});
+  add_node(g, "MatMul", {"q.heads", "k.heads"}, {"scores"});
+  add_scalar_constant(g, "scale", 0.25f);
+  add_node(g, "Mul", {"scores", "scale"}, {"scaled"});
+
+  // Mask values are whatever the caller feeds (turnkey generates 0..99): scaled into [0, 1).
+  auto* cast = add_node(g, "Cast", {"attention_mask"}, {"mask_float"});
+  add_int(cast, "to", onnx::TensorProto::FLOAT);
+  add_scalar_constant(g, "mask_unit", 0.01f);
+  add_node(g, "Mul", {"mask_float", "mask_unit"}, {"mask_scaled"});
+  add_scalar_constant(g, "one", 1.0f);
+  add_node(g, "Sub", {"one", "mask_scaled"}, {"mask_inverted"});
+  add_scalar_constant(g, "mask_penalty", -100.0f);
+  add_node(g, "Mul", {"mask_inverted", "mask_penalty"}, {"mask_add"});
+  add_node(g, "Unsqueeze", {"mask_add", "mask_axes"}, {"mask_4d"});
+  add_node(g, "Add", {"scaled", "mask_4d"}, {"masked"});
+  auto* softmax = add_node(g, "Softmax", {"masked"}, {"probs"});
+  add_int(softmax, "axis", -1);
+  add_node(g, "MatMul", {"probs", "v.heads"}, {"context.heads"});
+  auto* merge = add_node(g, "Transpose", {"context.heads"}, {"context.split"});
+  add_ints(merge, "perm", {0, 2, 1, 3});
+  add_node(g, "Reshape", {"context.split", "hidden_shape"}, {"context"});
+  linear("context", "attn_out", kHidden, kHidden);
+  add_node(g, "Add", {"attn_out", "x1"}, {"residual1"});
+  auto* ln2 = add_node(g, "LayerNormalization", {"residual1", "ln2.scale", "ln2.bias"}, {"x2"});
+  add_int(ln2, "axis", -1);
+  add_float_attr(ln2, "epsilon", 1e-5f);
+
+  linear("x2", "ffn_in", kHidden, kFfn);
+  add_scalar_constant(g, "inv_sqrt2", 0.70710678f);
+  add_node(g, "Mul", {"ffn_in", "inv_sqrt2"}, {"gelu.scaled"});
+  add_node(g, "Erf", {"gelu.scaled"}, {"gelu.erf"});
+  add_node(g, "Add", {"gelu.erf", "one"}, {"gelu.erf1"});
+  add_node(g, "Mul", {"ffn_in", "gelu.erf1"}, {"gelu.prod"});
+  add_scalar_constant(g, "half", 0.5f, /*as_value_float=*/true);
+  add_node(g, "Mul", {"gelu.prod", "half"}, {"gelu"});
+  linear("gelu", "ffn_out", kFfn, kHidden);
+  add_node(g, "Add", {"ffn_out", "x2"}, {"output"});
+  save_checked(model, path);
+}
+
+void conv_bn_resize_net(const fs::path& path) {
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "input", onnx::TensorProto::FLOAT, {1, 3, 16, 16});
+  add_output(g, "output", onnx::TensorProto::FLOAT, {1, 10});
+  add_float_initializer(g, "conv1.weight", {8, 3, 3, 3}, 31);
+  add_float_initializer(g, "conv1.bias", {8}, 32);
+  add_float_values(g, "bn.scale", {8}, near_one(8, 33));
+  add_float_initializer(g, "bn.bias", {8}, 34);
+  add_float_initializer(g, "bn.mean", {8}, 35);
+  add_float_values(g, "bn.var", {8}, near_one(8, 36));
+  add_float_values(g, "resize.scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  add_float_initializer(g, "conv2.weight", {4, 8, 3, 3}, 37);
+  add_float_initializer(g, "conv2.bias", {4}, 38);
+  add_float_initializer(g, "fc.weight", {4, 10}, 39);
+  add_float_initializer(g, "fc.bias", {10}, 40);
+  auto* conv1 = add_node(g, "Conv", {"input", "conv1.weight", "conv1.bias"}, {"conv1"});
+  add_ints(conv1, "kernel_shape", {3, 3});
+  add_ints(conv1, "pads", {1, 1, 1, 1});
+  auto* bn = add_node(g, "BatchNormalization",
+                      {"conv1", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"bn"});
+  add_float_attr(bn, "epsilon", 1e-5f);
+  add_node(g, "Relu", {"bn"}, {"relu1"});
+  auto* resize = add_node(g, "Resize", {"relu1", "", "resize.scales"}, {"resized"});
+  add_string_attr(resize, "mode", "nearest");
+  auto* conv2 = add_node(g, "Conv", {"resized", "conv2.weight", "conv2.bias"}, {"conv2"});
+  add_ints(conv2, "kernel_shape", {3, 3});
+  add_ints(conv2, "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"conv2"}, {"relu2"});
+  add_node(g, "GlobalAveragePool", {"relu2"}, {"pool"});
+  auto* flatten = add_node(g, "Flatten", {"pool"}, {"flat"});
+  add_int(flatten, "axis", 1);
+  add_node(g, "Gemm", {"flat", "fc.weight", "fc.bias"}, {"output"});
+  save_checked(model, path);
+}
+
+void if_subgraph_net(const fs::path& path) {
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", onnx::TensorProto::FLOAT, {1, 4});
+  add_output(g, "y", onnx::TensorProto::FLOAT, {1, 4});
+  add_float_initializer(g, "W", {4, 4}, 41);
+  add_node(g, "MatMul", {"x", "W"}, {"mm"});
+  auto* sum = add_node(g, "ReduceSum", {"x"}, {"sum"});
+  add_int(sum, "keepdims", 0);
+  add_scalar_constant(g, "zero", 0.0f);
+  add_node(g, "Greater", {"sum", "zero"}, {"cond"});
+
+  auto branch = [&](const char* name, const char* op, const char* constant, int salt) {
+    onnx::GraphProto b;
+    b.set_name(name);
+    add_float_values(&b, constant, {4}, near_one(4, salt));
+    // Both near one after Relu: then mm + c1, else c2 - mm.
+    const std::vector<std::string> in = std::string(op) == "Sub"
+                                            ? std::vector<std::string>{constant, "mm"}
+                                            : std::vector<std::string>{"mm", constant};
+    add_node(&b, op, in, {std::string(name) + "_out"});
+    add_output(&b, std::string(name) + "_out", onnx::TensorProto::FLOAT, {1, 4});
+    return b;
+  };
+  auto* node = add_node(g, "If", {"cond"}, {"selected"});
+  auto* then_attr = node->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  *then_attr->mutable_g() = branch("then", "Add", "c1", 42);
+  auto* else_attr = node->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  *else_attr->mutable_g() = branch("else", "Sub", "c2", 43);
+  add_node(g, "Relu", {"selected"}, {"y"});
+  save_checked(model, path);
 }
 
 void write_bytes(const fs::path& path, std::string_view bytes) {

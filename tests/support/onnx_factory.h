@@ -36,6 +36,25 @@ void symbolic_dim(const std::filesystem::path& path);
 // the model (W at offset 0, B after it). Parameters: 68.
 void external_data_linear(const std::filesystem::path& path);
 
+// A post-LayerNorm transformer encoder block (hidden 32, 2 heads of 16, FFN 64, sequence 8):
+// input_ids [1,8] int64 -> Gather(embedding [100,32]) + position [8,32] -> LayerNormalization
+// -> Q/K/V MatMul+Add -> Reshape [1,8,2,16] -> Transpose -> scores * Constant 0.25 + mask
+// (attention_mask [1,8] int64 -> Cast(to FLOAT) * 0.01, (1 - m) * -100, Unsqueeze) -> Softmax
+// -> context -> Transpose/Reshape -> output projection + residual -> LayerNormalization -> FFN
+// (MatMul, GELU as x * 0.5 * (1 + Erf(x / sqrt 2)), MatMul) + residual -> output [1,8,32] float.
+// Scalars are Constant nodes (one as value_float). Layer norm scales are 1 + w, variances >0.
+void tiny_transformer(const std::filesystem::path& path);
+
+// input [1,3,16,16] -> Conv(8x3x3x3, pad 1) -> BatchNormalization -> Relu -> Resize(scales
+// [1,1,2,2], nearest) -> Conv(4x8x3x3, pad 1) -> Relu -> GlobalAveragePool -> Flatten
+// -> Gemm(4x10) -> output [1,10].
+void conv_bn_resize_net(const std::filesystem::path& path);
+
+// x [1,4] float -> MatMul(W[4,4]) = mm; cond = ReduceSum(x) > 0; If(cond): then mm + c1, else
+// c2 - mm (both branches read mm from the outer graph; c1, c2 are branch initializers near 1)
+// -> Relu -> y [1,4].
+void if_subgraph_net(const std::filesystem::path& path);
+
 void write_bytes(const std::filesystem::path& path, std::string_view bytes);
 // Copies the first floor(size * fraction) bytes of src to dst.
 void truncated_copy(const std::filesystem::path& src, const std::filesystem::path& dst,
@@ -60,6 +79,13 @@ onnx::ValueInfoProto* add_output(onnx::GraphProto* g, const std::string& name, i
 // [-0.1, 0.1].
 onnx::TensorProto* add_float_initializer(onnx::GraphProto* g, const std::string& name,
                                          const std::vector<int64_t>& dims, int salt);
+// Initializers with the given values.
+onnx::TensorProto* add_float_values(onnx::GraphProto* g, const std::string& name,
+                                    const std::vector<int64_t>& dims,
+                                    const std::vector<float>& values);
+onnx::TensorProto* add_int64_values(onnx::GraphProto* g, const std::string& name,
+                                    const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& values);
 onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op_type,
                           const std::vector<std::string>& inputs,
                           const std::vector<std::string>& outputs);

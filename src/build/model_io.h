@@ -1,0 +1,60 @@
+// Internal to tk_build: reading and writing ONNX models with libonnx (external data included),
+// output-location checks, and the checks every stage runs on what it writes.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace turnkey::build::detail {
+
+std::string first_line(std::string_view text);
+
+struct LoadedModel {
+  onnx::ModelProto model;
+  int64_t size_bytes = 0;          // model file + external data files it references
+  bool had_external_data = false;  // some tensor was stored as external data
+};
+
+// Parses `path` (up to protobuf's 2 GB). External data must lie in files inside the model's folder
+// (checked either way); with load_external_data, its bytes are moved inline (raw_data). Throws
+// Error(InvalidInput) with the bare reason ("not found", "not an ONNX model (protobuf parse
+// failed)", "initializer 'w': external data ...") and Error(Io) on read errors.
+LoadedModel load_model(const std::filesystem::path& path, bool load_external_data);
+
+// Throws Error(InvalidInput) when `output` names the same file as `input`, Error(Export) when
+// its folder does not exist, is not a folder, or is not writable, or `output` is a folder.
+void check_output_location(const std::filesystem::path& input, const std::filesystem::path& output);
+
+// Writes `model` to `output` atomically. With external_data, main-graph initializers of 1 KiB or
+// more go to "<output file name>.data" beside it (offsets aligned to 4 KiB), written first.
+// Returns the bytes written (model + data). Throws Error(Export).
+int64_t save_model(onnx::ModelProto& model, const std::filesystem::path& output, bool external_data,
+                   std::string* external_data_name);
+
+// ONNX checker + strict shape inference on an in-memory model whose tensors are all inline.
+// Throws Error(InvalidInput) "ONNX checker: ..." / "ONNX checker: shape inference: ...".
+void check_model_strict(const onnx::ModelProto& model);
+
+// Throws Error(InvalidInput) for a model with an IR version or default opset above what libonnx
+// knows: its schemas cannot describe such a model's ops.
+void check_not_newer_than_libonnx(const onnx::ModelProto& model);
+
+// Types of the main graph's values (inputs, initializers, outputs, value_info and what shape
+// inference adds; non-strict, so values it cannot type are simply missing).
+std::unordered_map<std::string, onnx::TypeProto> infer_main_graph_types(
+    const onnx::ModelProto& model);
+
+// Nodes of `graph` and of every subgraph in it.
+int64_t count_nodes(const onnx::GraphProto& graph);
+
+// Default-domain opset of the model (1 for IR < 3 models without opset_import).
+int64_t default_opset(const onnx::ModelProto& model);
+
+bool is_default_domain(const std::string& domain);
+
+}  // namespace turnkey::build::detail
