@@ -7,10 +7,12 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/process.h"
 
@@ -107,6 +109,11 @@ ScriptSession::ScriptSession(const ScriptOptions& options) {
   SpawnOptions spawn;
   spawn.env = {{"PYTHONPATH", pythonpath}};
   spawn.inherit_fds = {events[1], commands[0]};
+  if (env_bool("TURNKEY_DEBUG", false)) {
+    std::string line = "PYTHONPATH=" + pythonpath;
+    for (const std::string& a : argv) line += " " + a;
+    std::fprintf(stderr, "turnkey debug: starting the Python side: %s\n", line.c_str());
+  }
   try {
     pid_ = spawn_process(argv, spawn);
   } catch (...) {
