@@ -183,15 +183,6 @@ onnx::ModelProto light_copy(const onnx::ModelProto& model) {
 
 }  // namespace
 
-std::string first_line(std::string_view text) {
-  size_t start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return "(no message)";
-  text.remove_prefix(start);
-  text = text.substr(0, text.find_first_of("\r\n"));
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return std::string(text);
-}
-
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 int64_t default_opset(const onnx::ModelProto& model) {

@@ -10,9 +10,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "turnkey/common/error.h"
+
 namespace turnkey::build::detail {
 
-std::string first_line(std::string_view text);
+using turnkey::first_line;
 
 struct LoadedModel {
   onnx::ModelProto model;

@@ -44,15 +44,6 @@ namespace {
 // Messages are the bare reason: the caller adds which input it was ("turnkey: m.onnx: <reason>").
 Error invalid(const std::string& reason) { return Error(ErrorKind::InvalidInput, reason); }
 
-std::string first_line(std::string_view text) {
-  size_t start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return "(no message)";
-  text.remove_prefix(start);
-  text = text.substr(0, text.find_first_of("\r\n"));
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return std::string(text);
-}
-
 // Owns a file descriptor; closes it on every exit path.
 class Fd {
  public:

@@ -4,12 +4,17 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace turnkey {
 
 enum class ErrorKind { InvalidInput, Io, Script, Export, Runtime, Cache, Timeout, Internal };
 
 const char* error_kind_name(ErrorKind kind);
+
+// The first non-blank line of a (library's) message, trimmed: what a one-line reason shows.
+// "(no message)" when there is none.
+std::string first_line(std::string_view text);
 
 class Error : public std::runtime_error {
  public:

@@ -162,8 +162,6 @@ class OrtSession final : public Session {
     return out;
   }
 
-  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
  private:
   std::vector<HostTensor> inputs_;  // owns the bytes the Ort::Values point into
   Ort::Session session_{nullptr};
@@ -196,7 +194,7 @@ class OrtRuntime final : public Runtime {
     } catch (const Ort::Exception& e) {
       throw Error(ErrorKind::Runtime,
                   fmt::format("ONNX Runtime could not load the model: {}",
-                              OrtSession::first_line(e.what())));
+                              first_line(e.what())));
     }
   }
 };
