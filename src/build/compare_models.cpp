@@ -270,7 +270,65 @@ OutputDiff diff(const Output& ref, const Output& cand, const Tolerance& tol) {
   return d;
 }
 
+// A host tensor (a runtime's output, or a saved .pb) as an Output.
+Output from_host(const HostTensor& t) {
+  Output out;
+  out.name = t.name;
+  out.type = to_ort(t.dtype);
+  out.shape = t.shape;
+  const size_t n = static_cast<size_t>(t.element_count());
+  const std::byte* data = t.data.data();
+  if (t.data.size() < n * dtype_size_bytes(t.dtype)) {
+    throw Error(ErrorKind::Internal, fmt::format("output '{}' holds fewer bytes than its shape",
+                                                 t.name));
+  }
+  switch (t.dtype) {
+    case DType::Float32:
+      out.values.resize(n);
+      for (size_t k = 0; k < n; ++k) {
+        float f;
+        std::memcpy(&f, data + k * 4, 4);
+        out.values[k] = f;
+      }
+      break;
+    case DType::Float64:
+      out.values.resize(n);
+      std::memcpy(out.values.data(), data, n * 8);
+      break;
+    case DType::Float16:
+      out.values.resize(n);
+      for (size_t k = 0; k < n; ++k) {
+        uint16_t h;
+        std::memcpy(&h, data + k * 2, 2);
+        out.values[k] = onnx_model::half_to_float(h);
+      }
+      break;
+    default:
+      out.elem_bytes = dtype_size_bytes(t.dtype);
+      out.bytes.assign(reinterpret_cast<const char*>(data), n * out.elem_bytes);
+  }
+  return out;
+}
+
 }  // namespace
+
+Comparison compare_outputs(const std::vector<HostTensor>& reference,
+                           const std::vector<HostTensor>& candidate, const Tolerance& tolerance) {
+  if (reference.size() != candidate.size()) {
+    throw Error(ErrorKind::NumericMismatch,
+                fmt::format("{} outputs where PyTorch returned {}", candidate.size(),
+                            reference.size()));
+  }
+  Comparison result;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    OutputDiff d = diff(from_host(reference[i]), from_host(candidate[i]), tolerance);
+    result.within &= d.within;
+    result.worst_rel_error = std::max(result.worst_rel_error, d.rel_error);
+    result.worst_cosine = std::min(result.worst_cosine, d.cosine);
+    result.outputs.push_back(std::move(d));
+  }
+  return result;
+}
 
 Comparison compare_models(const fs::path& reference, const fs::path& candidate,
                           const CompareOptions& options) {

@@ -304,6 +304,26 @@ int cmd_models(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Every registered runtime and device with "available" or the reason it is not (system-info and
+// `turnkey benchmark -h`).
+void print_runtimes_and_devices() {
+  std::cout << "Runtimes:\n";
+  for (const Runtime* r : runtime_registry()) {
+    Availability a = r->probe();
+    std::string what = fmt::format("{}{} on {}", r->display_name(),
+                                   a.available ? " " + r->version() : std::string(""),
+                                   fmt::join(r->devices(), ", "));
+    std::cout << fmt::format("  {:<16}{}: {}\n", r->name(), what,
+                             a.available ? "available" : "unavailable: " + a.reason);
+  }
+  std::cout << "Devices:\n";
+  for (const Device& d : device_registry()) {
+    Availability a = d.probe();
+    std::cout << fmt::format("  {:<16}{}: {}\n", d.name, d.description,
+                             a.available ? "available" : "unavailable: " + a.reason);
+  }
+}
+
 std::string python_versions(const std::string& override_python) {
   std::string python;
   try {
@@ -355,14 +375,7 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("Governor", m.governor.empty() ? "not readable" : m.governor);
   line("Load average", fmt::format("{:.2f}", m.load_average_1m));
   line("Python", python_versions(python));
-  std::cout << "Runtimes:\n";
-  for (const Runtime* r : runtime_registry()) {
-    Availability a = r->probe();
-    std::cout << fmt::format("  {:<16}{} {} on {}: {}\n", r->name(), r->display_name(),
-                             a.available ? r->version() : std::string(""),
-                             fmt::join(r->devices(), ", "),
-                             a.available ? "available" : "unavailable: " + a.reason);
-  }
+  print_runtimes_and_devices();
   return 0;
 }
 
@@ -480,6 +493,14 @@ int run_tool_grammar(const std::vector<std::string>& args, const std::string& co
   return run_sequence(request);
 }
 
+bool is_live_runtime(const json& benchmark_options) {
+  if (!benchmark_options.contains("runtime") || !benchmark_options["runtime"].is_string()) {
+    return false;
+  }
+  const Runtime* r = find_runtime(benchmark_options["runtime"].get<std::string>());
+  return r && r->needs_live_model();
+}
+
 int run_classic_grammar(std::vector<std::string> args, const std::string& command_line) {
   if (!args.empty() && args.front() == "benchmark") args.erase(args.begin());
   RunRequest request;
@@ -534,6 +555,9 @@ int run_classic_grammar(std::vector<std::string> args, const std::string& comman
     std::vector<ToolCall> build_tools;
     if (!sequence_file.empty()) {
       build_tools = read_sequence_file(sequence_file);
+    } else if (sequence_name.empty() && is_live_runtime(bench.given())) {
+      // torch-eager, torchscript, torch-compiled start from the live model: no ONNX export
+      // unless a sequence asks for one (the reference outputs come from the Python side).
     } else {
       std::string name = sequence_name.empty() ? "onnx-fp32" : sequence_name;
       const std::vector<std::string>* tools = nullptr;
@@ -603,14 +627,7 @@ int cli_main(int argc, char** argv) {
       BoundTool bound;
       bound.bind(app, *spec);
       std::cout << app.help();
-      if (spec->name == "benchmark") {
-        std::cout << "Runtimes:\n";
-        for (const Runtime* r : runtime_registry()) {
-          Availability a = r->probe();
-          std::cout << fmt::format("  {:<16}{}\n", r->name(),
-                                   a.available ? "available" : "unavailable: " + a.reason);
-        }
-      }
+      if (spec->name == "benchmark") print_runtimes_and_devices();
       return 0;
     }
     bool tool_grammar = std::find(args.begin(), args.end(), "-i") != args.end() ||

@@ -12,6 +12,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::Cache: return "cache";
     case ErrorKind::Timeout: return "timeout";
     case ErrorKind::Internal: return "internal";
+    case ErrorKind::NumericMismatch: return "numeric mismatch";
   }
   return "internal";
 }

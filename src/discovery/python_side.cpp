@@ -299,6 +299,27 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
   }
 }
 
+json ScriptSession::request(json command, const std::string& reply_type, ErrorKind kind) {
+  const std::string type = command.value("type", "?");
+  if (closed_) throw Error(kind, "the Python side has already exited");
+  try {
+    send(command);
+  } catch (const Error& e) {
+    throw Error(kind, e.what());
+  }
+  for (;;) {
+    auto event = read_event();
+    if (!event) {
+      throw Error(kind, fmt::format("the Python side ended during '{}'", type));
+    }
+    const std::string got = event->value("type", "");
+    if (got == "error") {
+      throw Error(kind, "Python side: " + event->value("error", std::string("?")));
+    }
+    if (got == reply_type) return *event;
+  }
+}
+
 std::string ScriptSession::close() {
   if (closed_) return describe_wait_status(wait_status_);
   closed_ = true;

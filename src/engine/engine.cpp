@@ -383,13 +383,18 @@ class Engine {
       std::string log;
       bool ok = true;
       std::string error;
+      ErrorKind error_kind = ErrorKind::Internal;
       try {
-        if (spec.needs == Artifact::OnnxModel) engine_internal::ensure_facts(build);
+        // Torch runtimes benchmark the live model: no ONNX file is needed before them.
+        if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) {
+          engine_internal::ensure_facts(build);
+        }
         tool_body(spec.name)(build, options, log);
         if (spec.produces == Artifact::OnnxModel) engine_internal::ensure_facts(build);
       } catch (const Error& e) {
         ok = false;
         error = one_line(e.what());
+        error_kind = e.kind();
         log += std::string("error: ") + e.what() + "\n";
       }
       const double seconds = seconds_since(t0);
@@ -409,7 +414,7 @@ class Engine {
       monitor_.tool_done(build.build_name, spec.name, ok ? "done" : "failed", seconds);
       if (!ok) {
         recorded["error"] = error;
-        fail(build, spec.name, error);
+        fail(build, spec.name, error, error_kind);
         return;
       }
       if (spec.cacheable) build.chain_key = key;
@@ -439,12 +444,16 @@ class Engine {
     paths("outputs", build.output_pbs);
   }
 
-  void fail(Build& build, const std::string& tool, const std::string& reason) {
+  void fail(Build& build, const std::string& tool, const std::string& reason,
+            ErrorKind kind = ErrorKind::Internal) {
     build.failed = true;
-    build.state["build_status"] = "failed";
+    const bool mismatch = kind == ErrorKind::NumericMismatch;
+    // A numeric mismatch ran to the end: its numbers are kept, but it is not a valid result.
+    build.state["build_status"] = mismatch ? "numeric_mismatch" : "failed";
     build.state["error"] = reason;
     build.state["failed_tool"] = tool;
-    build.block.status = fmt::format("Failed at {}: {}", tool, reason);
+    build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
+                                  : fmt::format("Failed at {}: {}", tool, reason);
     build.block.status_detail = {"Log:            " + build.dir->log_path(tool).string()};
     save_state(build);
   }

@@ -61,17 +61,39 @@ const std::vector<ToolSpec>& tool_specs() {
       {"benchmark",
        ToolGroup::Sequence,
        "Measure latency and throughput on a runtime and device",
-       {{"--device", "device", T::String, "Device to benchmark on", "x86"},
-        {"--runtime", "runtime", T::String, "Runtime (see system-info for availability)", "ort"},
-        {"--iterations", "iterations", T::Int, "Timed iterations", 100},
+       {{"--device", "device", T::String, "Device to benchmark on: x86, nvidia", "x86"},
+        {"--runtime", "runtime", T::String,
+         "Runtime: ort, torch-eager, torchscript, torch-compiled (availability below and in "
+         "system-info)",
+         "ort"},
+        {"--iterations", "iterations", T::Int,
+         "Timed iterations (the default stop rule; see --duration and --adaptive)", 100},
+        {"--duration", "duration_s", T::Float,
+         "Time the model for this many seconds instead of a fixed count", nullptr},
+        {"--adaptive", "adaptive", T::Flag,
+         "Stop when the median's 95% CI is within +-CI-TARGET% (between --min-iterations and "
+         "--max-iterations, at most --max-duration seconds)",
+         false},
+        {"--ci-target", "ci_target_pct", T::Float,
+         "Adaptive target: half-width of the median's 95% CI in % of the median", 2.0},
+        {"--min-iterations", "min_iterations", T::Int, "Adaptive: fewest timed iterations", 10},
+        {"--max-iterations", "max_iterations", T::Int, "Adaptive: most timed iterations", 100000},
+        {"--max-duration", "max_duration_s", T::Float, "Adaptive: most seconds of timed runs",
+         60.0},
         {"--warmup", "warmup", T::Int,
-         "Warm-up iterations after the cold run (at least 50 ms of them unless 0)", 10},
+         "Warm-up iterations after the cold run, at least 50 ms of them and more until steady "
+         "(0 = none)",
+         10},
         {"--threads", "threads", T::Int, "Intra-op threads (0 = physical cores)", 0},
+        {"--pin", "pin", T::String,
+         "Pin the benchmark to these CPUs, e.g. 0-1 or 0,2 (the runtime's threads included)",
+         ""},
         {"--rt-args", "rt_args", T::List,
          "Runtime arguments key=value (ort: threads, inter_op_threads, "
-         "graph_optimization_level=disabled|basic|extended|all, execution_mode)",
+         "graph_optimization_level=disabled|basic|extended|all, execution_mode; torchscript: "
+         "freeze=true, optimize=true)",
          json::array()}},
-       A::OnnxModel, A::Measurement, false},
+       A::OnnxModel, A::Measurement, false, true},
       {"version", ToolGroup::Management, "Print the turnkey version", {}},
       {"cache", ToolGroup::Management,
        "Manage the cache: list, stats (print), delete, clean, location", {}},
@@ -127,7 +149,8 @@ void check_sequence(const std::vector<std::string>& tools) {
                   fmt::format("'{}' is a first tool: it can only start a sequence", spec->name));
     }
     bool satisfied = spec->needs == Artifact::None || spec->needs == have ||
-                     (spec->needs == Artifact::OnnxModel && have_onnx);
+                     (spec->needs == Artifact::OnnxModel && have_onnx) ||
+                     (spec->takes_pytorch_model && have == Artifact::PyTorchModel);
     if (!satisfied) {
       std::string makers;
       for (const ToolSpec& s : tool_specs()) {

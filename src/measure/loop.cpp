@@ -1,42 +1,233 @@
 #include "turnkey/measure/loop.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
+#include "turnkey/measure/statistics.h"
 
 namespace turnkey {
 
-LoopResult run_loop(Session& session, const LoopOptions& options) {
-  using clock = std::chrono::steady_clock;
-  LoopResult result;
-  result.samples_ms.resize(static_cast<size_t>(std::max<int64_t>(options.iterations, 0)));
+namespace {
 
-  auto t0 = clock::now();
-  session.run();
-  auto t1 = clock::now();
-  result.cold_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+using Clock = std::chrono::steady_clock;
 
-  const auto warmup_start = clock::now();
-  const auto min_warmup = std::chrono::duration<double>(options.min_warmup_s);
-  int64_t warmed = 0;
-  while (warmed < options.max_warmup_iterations &&
-         (warmed < options.warmup_iterations || clock::now() - warmup_start < min_warmup)) {
-    session.run();
-    ++warmed;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The empty call of the overhead loop: a call through the same kind of virtual dispatch as
+// Session::run, which the compiler cannot drop.
+class EmptySession final : public Session {
+ public:
+  void run() override { asm volatile("" ::: "memory"); }
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, 0.5);
+}
+
+int64_t status_kib(pid_t pid, const char* key) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  const std::string prefix = std::string(key) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      try {
+        return std::stoll(line.substr(prefix.size()));
+      } catch (const std::exception&) {
+        return 0;
+      }
+    }
   }
-  result.warmup_iterations = warmed;
+  return 0;
+}
 
-  // The timed region: a clock read, run(), a clock read. Samples are stored as raw durations
-  // and converted after the loop.
-  std::vector<clock::duration> raw(result.samples_ms.size());
+}  // namespace
+
+bool reset_peak_rss(pid_t pid) {
+  std::ofstream out(fmt::format("/proc/{}/clear_refs", pid));
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+int64_t peak_rss_bytes(pid_t pid) { return status_kib(pid, "VmHWM") * 1024; }
+int64_t current_rss_bytes(pid_t pid) { return status_kib(pid, "VmRSS") * 1024; }
+
+void validate_loop_options(const LoopOptions& o) {
+  auto bad = [](const std::string& what) { throw Error(ErrorKind::InvalidInput, what); };
+  if (o.warmup_iterations < 0) bad("--warmup must not be negative");
+  switch (o.rule) {
+    case StopRule::Iterations:
+      if (o.iterations < 1 || o.iterations > 100000000) {
+        bad(fmt::format("--iterations {}: must be between 1 and 100000000", o.iterations));
+      }
+      break;
+    case StopRule::Duration:
+      if (!(o.duration_s > 0) || o.duration_s > 86400) {
+        bad(fmt::format("--duration {}: must be more than 0 and at most 86400 seconds",
+                        o.duration_s));
+      }
+      break;
+    case StopRule::Adaptive:
+      if (!(o.ci_target > 0) || o.ci_target >= 1) {
+        bad(fmt::format("--ci-target {}: must be a percentage above 0 and below 100",
+                        o.ci_target * 100));
+      }
+      if (o.min_iterations < 1 || o.max_iterations < o.min_iterations) {
+        bad(fmt::format("--min-iterations {} / --max-iterations {}: need 1 <= min <= max",
+                        o.min_iterations, o.max_iterations));
+      }
+      if (!(o.max_duration_s > 0)) bad("--max-duration must be more than 0 seconds");
+      break;
+  }
+}
+
+std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
+  if (n <= 0) return {};
+  if (session.times_itself()) {
+    std::vector<double> samples = session.run_timed(n, empty_call);
+    if (static_cast<int64_t>(samples.size()) != n) {
+      throw Error(ErrorKind::Runtime, fmt::format("the runtime returned {} samples for {} calls",
+                                                  samples.size(), n));
+    }
+    return samples;
+  }
+  EmptySession empty;
+  Session& target = empty_call ? static_cast<Session&>(empty) : session;
+  // The timed region: a clock read, run(), a clock read. Raw durations are converted after.
+  std::vector<Clock::duration> raw(static_cast<size_t>(n));
+  for (auto& d : raw) {
+    const auto start = Clock::now();
+    target.run();
+    d = Clock::now() - start;
+  }
+  std::vector<double> samples(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
-    auto start = clock::now();
-    session.run();
-    raw[i] = clock::now() - start;
+    samples[i] = std::chrono::duration<double, std::milli>(raw[i]).count();
   }
-  for (size_t i = 0; i < raw.size(); ++i) {
-    result.samples_ms[i] = std::chrono::duration<double, std::milli>(raw[i]).count();
+  return samples;
+}
+
+LoopResult run_loop(Session& session, const LoopOptions& o) {
+  validate_loop_options(o);
+  LoopResult r;
+  const pid_t pid = session.process_id();
+
+  // The process's high-water mark restarts here: what follows is the run's peak.
+  const bool rss_ok = reset_peak_rss(pid);
+  r.cold_ms = timed_calls(session, 1).front();
+
+  // ---- warm-up in rounds until steady --------------------------------------------------------
+  if (o.warmup_iterations > 0) {
+    const auto start = Clock::now();
+    double estimate_ms = std::max(r.cold_ms, 1e-6);
+    double previous_median = -1;
+    for (;;) {
+      // A round: at least the asked warm-up calls, and enough to fill ~min_warmup_s / 2.
+      int64_t n = std::max<int64_t>(
+          o.warmup_iterations, static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
+      n = std::clamp<int64_t>(n, 1, std::max<int64_t>(1, o.max_warmup_iterations -
+                                                             r.warmup_iterations));
+      std::vector<double> round = timed_calls(session, n);
+      r.warmup_iterations += n;
+      ++r.warmup_rounds;
+      const double median = median_of(round);
+      estimate_ms = std::max(median, 1e-6);
+      const bool enough = r.warmup_iterations >= o.warmup_iterations &&
+                          seconds_since(start) >= o.min_warmup_s;
+      const bool steady = previous_median > 0 &&
+                          std::abs(median - previous_median) <= o.steady_tolerance * previous_median;
+      previous_median = median;
+      if (enough && steady) break;
+      if (r.warmup_rounds >= o.max_warmup_rounds || seconds_since(start) >= o.max_warmup_s ||
+          r.warmup_iterations >= o.max_warmup_iterations) {
+        r.warmup_steady = false;
+        break;
+      }
+    }
   }
-  return result;
+
+  // ---- timed phase ---------------------------------------------------------------------------
+  const auto start = Clock::now();
+  switch (o.rule) {
+    case StopRule::Iterations:
+      r.samples_ms = timed_calls(session, o.iterations);
+      r.stop_reason = fmt::format("{} iterations", o.iterations);
+      break;
+    case StopRule::Duration: {
+      // Batches of ~1/10 of the duration (at least one call), so the pause between batches
+      // (outside the timed region anyway) stays rare.
+      double estimate_ms = std::max(r.cold_ms, 1e-6);
+      while (seconds_since(start) < o.duration_s) {
+        const double left_ms = (o.duration_s - seconds_since(start)) * 1000.0;
+        const int64_t n = std::clamp<int64_t>(
+            static_cast<int64_t>(std::min(left_ms, o.duration_s * 100.0) / estimate_ms), 1,
+            10000000);
+        std::vector<double> batch = timed_calls(session, n);
+        estimate_ms = std::max(median_of(batch), 1e-6);
+        r.samples_ms.insert(r.samples_ms.end(), batch.begin(), batch.end());
+      }
+      r.stop_reason = fmt::format("duration {} s", o.duration_s);
+      break;
+    }
+    case StopRule::Adaptive: {
+      int64_t n = o.min_iterations;
+      for (;;) {
+        std::vector<double> batch = timed_calls(session, n);
+        r.samples_ms.insert(r.samples_ms.end(), batch.begin(), batch.end());
+        const LatencyStats st = compute_stats(r.samples_ms);
+        const double half = (st.median_ci_high_ms - st.median_ci_low_ms) / 2;
+        const double rel = st.median_ms > 0 ? half / st.median_ms : 0;
+        const auto count = static_cast<int64_t>(r.samples_ms.size());
+        if (rel <= o.ci_target) {
+          r.stop_reason = fmt::format("95% CI of the median +-{:.2f}% <= +-{:g}%", rel * 100,
+                                      o.ci_target * 100);
+          break;
+        }
+        if (count >= o.max_iterations) {
+          r.stop_reason = fmt::format("max iterations {} (CI +-{:.2f}%, target +-{:g}%)",
+                                      o.max_iterations, rel * 100, o.ci_target * 100);
+          break;
+        }
+        const double elapsed = seconds_since(start);
+        if (elapsed >= o.max_duration_s) {
+          r.stop_reason = fmt::format("max duration {:g} s (CI +-{:.2f}%, target +-{:g}%)",
+                                      o.max_duration_s, rel * 100, o.ci_target * 100);
+          break;
+        }
+        // Grow by half of what we have, within the caps of count and time.
+        const double per_call_s = elapsed / static_cast<double>(count);
+        int64_t next = std::max<int64_t>(count / 2, 1);
+        next = std::min(next, o.max_iterations - count);
+        if (per_call_s > 0) {
+          next = std::min(next, std::max<int64_t>(
+                                    1, static_cast<int64_t>((o.max_duration_s - elapsed) /
+                                                            per_call_s)));
+        }
+        n = next;
+      }
+      break;
+    }
+  }
+  r.timed_s = seconds_since(start);
+  if (rss_ok) r.peak_rss_run_bytes = peak_rss_bytes(pid);
+
+  // ---- the harness's own overhead: the same loop around an empty call ------------------------
+  if (o.overhead_iterations > 0) {
+    r.overhead_median_ms = median_of(timed_calls(session, o.overhead_iterations, true));
+  }
+  return r;
 }
 
 }  // namespace turnkey

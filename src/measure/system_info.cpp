@@ -1,12 +1,20 @@
 #include "turnkey/measure/system_info.h"
 
 #include <cpuinfo.h>
+#include <sched.h>
 #include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include <fmt/format.h>
+
+#include "turnkey/common/error.h"
 
 namespace turnkey {
 
@@ -83,6 +91,119 @@ MachineFacts machine_facts() {
   std::ifstream load("/proc/loadavg");
   if (load) load >> m.load_average_1m;
   return m;
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+  return cpus;
+}
+
+std::vector<int> parse_cpu_list(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    throw Error(ErrorKind::InvalidInput, fmt::format("--pin '{}': {}", text, why));
+  };
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) {
+      bad(fmt::format("'{}' is not a CPU number (expected a list like 0-3,6)", s));
+    }
+    return std::stoi(s);
+  };
+  std::vector<int> cpus;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                      : comma - start);
+    size_t dash = item.find('-');
+    int lo = number(item.substr(0, dash));
+    int hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
+    if (hi < lo) bad(fmt::format("range '{}' runs backwards", item));
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  const std::vector<int> allowed = allowed_cpus();
+  for (int c : cpus) {
+    if (!std::binary_search(allowed.begin(), allowed.end(), c)) {
+      bad(fmt::format("CPU {} is not available to this process (available: {})", c,
+                      fmt::join(allowed, ",")));
+    }
+  }
+  return cpus;
+}
+
+double runnable_other_threads(int samples, int interval_ms) {
+  double sum = 0;
+  int read = 0;
+  for (int i = 0; i < samples; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    std::string v = proc_value("/proc/stat", "procs_running", ' ');
+    if (v.empty()) continue;
+    try {
+      sum += std::stod(v) - 1;  // this thread, reading
+      ++read;
+    } catch (const std::exception&) {
+    }
+  }
+  return read ? std::max(0.0, sum / read) : 0;
+}
+
+EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus) {
+  EnvironmentFingerprint fp;
+  const MachineFacts m = machine_facts();
+  fp.cpu_model = m.cpu.model;
+  fp.physical_cores = m.cpu.physical_cores;
+  fp.logical_cpus = m.cpu.logical_cpus;
+  fp.threads = threads;
+  fp.cpus = cpus;
+  fp.governor = m.governor;
+  fp.load_average_1m = m.load_average_1m;
+  std::string khz = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+  if (!khz.empty()) {
+    try {
+      fp.cpu_mhz = std::stod(khz) / 1000.0;
+    } catch (const std::exception&) {
+    }
+  }
+  if (fp.cpu_mhz == 0) {
+    std::string mhz = proc_value("/proc/cpuinfo", "cpu MHz", ':');
+    try {
+      if (!mhz.empty()) fp.cpu_mhz = std::stod(mhz);
+    } catch (const std::exception&) {
+    }
+  }
+  const int usable = cpus.empty() ? static_cast<int>(allowed_cpus().size()) : 0;
+  const int cores = cpus.empty() ? std::min(fp.physical_cores, std::max(usable, 1))
+                                 : static_cast<int>(cpus.size());
+  if (threads > cores) {
+    fp.warnings.push_back(fmt::format("threads exceed cores: {} threads on {} {}", threads, cores,
+                                      cpus.empty() ? "physical cores" : "pinned CPUs"));
+  }
+  fp.runnable_before = runnable_other_threads();
+  return fp;
+}
+
+void finish_fingerprint(EnvironmentFingerprint& fp) {
+  fp.runnable_after = runnable_other_threads();
+  const int cpus = fp.cpus.empty() ? std::max(fp.logical_cpus, 1) : static_cast<int>(fp.cpus.size());
+  // Busy: other runnable threads and ours do not fit on the CPUs (half a CPU of slack, as the
+  // count is sampled).
+  const double others = std::max(fp.runnable_before, fp.runnable_after);
+  if (others + fp.threads > cpus + 0.5) {
+    fp.warnings.push_back(fmt::format(
+        "machine busy: {:.1f} other runnable threads before / {:.1f} after the run, {} threads "
+        "of ours, {} CPUs (load average {:.2f})",
+        fp.runnable_before, fp.runnable_after, fp.threads, cpus, fp.load_average_1m));
+  }
 }
 
 }  // namespace turnkey

@@ -43,13 +43,24 @@ const std::vector<Column>& columns() {
       {"p99_latency_ms", Number, "99th percentile latency, ms"},
       {"std_ms", Number, "sample standard deviation of the latency, ms"},
       {"throughput_ips", Number, "inferences per second, batch_size * 1000 / mean_latency_ms"},
-      {"peak_memory_bytes", Integer, "peak memory of the benchmark, bytes"},
-      {"max_abs_error", Number, "largest absolute output difference against the reference"},
-      {"status", Text, "successful, failed, incomplete or unreadable"},
+      {"peak_memory_bytes", Integer,
+       "peak resident memory of the process holding the model, during load or run, bytes"},
+      {"max_abs_error", Number, "largest absolute output difference against PyTorch's outputs"},
+      {"status", Text,
+       "successful, failed, numeric_mismatch (outputs outside tolerance: latency left empty), "
+       "incomplete or unreadable"},
       {"last_stage", Text, "the tool the build stopped at (failed in, or last run)"},
       {"error", Text, "one-line reason for a failed, incomplete or unreadable build"},
       {"finished_utc", Text, "when the build finished, ISO 8601 UTC"},
       {"duplicate_of", Text, "<cache>/<build_name> of the first row with the same measurement"},
+      // schema_version 2
+      {"cold_latency_ms", Number, "the first (cold) call, ms"},
+      {"cv", Number, "coefficient of variation of the latency, std / mean"},
+      {"harness_overhead_ms", Number, "median of the same loop around an empty call, ms"},
+      {"max_rel_error", Number, "largest max|diff| / max|reference| over the outputs"},
+      {"min_cosine", Number, "smallest cosine similarity to PyTorch's outputs over the outputs"},
+      {"measurement_flags", Text,
+       "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
   };
   return kColumns;
 }
@@ -290,8 +301,17 @@ Row read_build_dir(const fs::path& build_dir, const std::string& label) {
   take(row, "iterations", stats, "iterations", "stats", problems);
   for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
                           "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "throughput_ips",
-                          "peak_memory_bytes", "max_abs_error"}) {
+                          "peak_memory_bytes", "max_abs_error", "cold_latency_ms", "cv",
+                          "harness_overhead_ms", "max_rel_error", "min_cosine"}) {
     take(row, key, stats, key, "stats", problems);
+  }
+  if (stats.is_object() && stats.contains("measurement_flags") &&
+      stats["measurement_flags"].is_array()) {
+    std::string flags;
+    for (const json& f : stats["measurement_flags"]) {
+      if (f.is_string()) flags += (flags.empty() ? "" : "; ") + f.get<std::string>();
+    }
+    if (!flags.empty()) row.cells["measurement_flags"] = flags;
   }
   take(row, "std_ms", stats, "std_latency_ms", "stats", problems);
   take(row, "finished_utc", state, "finished", "state", problems);
@@ -321,6 +341,14 @@ Row read_build_dir(const fs::path& build_dir, const std::string& label) {
     row.cells["error"] = one_line(reason);
   } else {
     row.cells["status"] = status;
+    if (status == "numeric_mismatch") {
+      // Outputs outside tolerance: the timing of a wrong computation is not a result.
+      for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
+                              "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "std_ms",
+                              "throughput_ips", "cold_latency_ms", "cv"}) {
+        row.cells.erase(key);
+      }
+    }
     take(row, "error", state, "error", "state", problems);
     if (row.has("error")) row.cells["error"] = one_line(row.text("error"));
     if (status == "incomplete" && !row.has("error")) {

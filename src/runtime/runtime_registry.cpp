@@ -1,12 +1,17 @@
-#include "turnkey/runtime/runtime.h"
+#include <fmt/format.h>
 
 #include "ort/ort_runtime.h"
+#include "torch_eager/torch_eager_runtime.h"
+#include "torchscript/torchscript_runtime.h"
+#include "turnkey/common/process.h"
+#include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
 
 // The one list of runtimes. Add a runtime here and nowhere else.
 const std::vector<const Runtime*>& runtime_registry() {
-  static const std::vector<const Runtime*> registry = {&ort_runtime()};
+  static const std::vector<const Runtime*> registry = {
+      &ort_runtime(), &torch_eager_runtime(), &torchscript_runtime(), &torch_compiled_runtime()};
   return registry;
 }
 
@@ -21,6 +26,51 @@ std::vector<std::string> runtime_names() {
   std::vector<std::string> names;
   for (const Runtime* r : runtime_registry()) names.push_back(r->name());
   return names;
+}
+
+namespace {
+
+Availability probe_x86() {
+#if defined(__x86_64__) || defined(__i386__)
+  return {true, ""};
+#else
+  return {false, "this is not an x86 CPU"};
+#endif
+}
+
+// An NVIDIA GPU needs its kernel driver (/proc/driver/nvidia/version), a device node and, to be
+// usable by a runtime, a runtime build with a CUDA provider. Says which piece is missing.
+Availability probe_nvidia() {
+  std::error_code ec;
+  const bool driver = std::filesystem::exists("/proc/driver/nvidia/version", ec);
+  const bool device = std::filesystem::exists("/dev/nvidia0", ec);
+  const bool smi = !find_on_path("nvidia-smi").empty();
+  if (!driver && !device) {
+    return {false, fmt::format("no NVIDIA GPU found: no driver (/proc/driver/nvidia/version is "
+                               "missing), no /dev/nvidia0{}",
+                               smi ? "" : ", nvidia-smi not on PATH")};
+  }
+  if (!device) return {false, "NVIDIA driver loaded but no GPU device (/dev/nvidia0 missing)"};
+  return {false,
+          "an NVIDIA GPU is present, but no runtime of this build has a CUDA provider (build "
+          "with a GPU ONNX Runtime release through TURNKEY_ORT_ROOT)"};
+}
+
+}  // namespace
+
+const std::vector<Device>& device_registry() {
+  static const std::vector<Device> devices = {
+      {"x86", "the host CPU", &probe_x86},
+      {"nvidia", "an NVIDIA GPU through CUDA", &probe_nvidia},
+  };
+  return devices;
+}
+
+const Device* find_device(const std::string& name) {
+  for (const Device& d : device_registry()) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
 }
 
 }  // namespace turnkey

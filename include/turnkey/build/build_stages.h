@@ -187,4 +187,10 @@ Comparison compare_models(const std::filesystem::path& reference,
                           const std::filesystem::path& candidate,
                           const CompareOptions& options = {});
 
+// The same comparison on outputs already in hand, matched by position (a runtime's outputs
+// against the PyTorch outputs saved at export, in graph-output order). Names are the
+// reference's. Throws Error(NumericMismatch) when the counts differ.
+Comparison compare_outputs(const std::vector<HostTensor>& reference,
+                           const std::vector<HostTensor>& candidate, const Tolerance& tolerance);
+
 }  // namespace turnkey::build

@@ -8,7 +8,19 @@
 
 namespace turnkey {
 
-enum class ErrorKind { InvalidInput, Io, Script, Export, Runtime, Cache, Timeout, Internal };
+// NumericMismatch: a runtime ran, but its outputs are outside the tolerance of the PyTorch
+// outputs saved at export; the measurement is kept but is not a valid result.
+enum class ErrorKind {
+  InvalidInput,
+  Io,
+  Script,
+  Export,
+  Runtime,
+  Cache,
+  Timeout,
+  Internal,
+  NumericMismatch
+};
 
 const char* error_kind_name(ErrorKind kind);
 

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "turnkey/common/error.h"
+
 namespace turnkey {
 
 inline constexpr int kProtocolVersion = 1;
@@ -84,6 +86,13 @@ class ScriptSession {
   // Only after discover() returned ready. Throws Error(Export) when the Python side is gone.
   ExportResult export_model(int id, const std::filesystem::path& onnx_path, int opset,
                             const std::filesystem::path& io_dir);
+  // Any other command of docs/protocol.md (bench_prepare, bench_run, bench_outputs, trace):
+  // sends `command` (v is added) and returns the reply of type `reply_type`. Throws
+  // Error(kind) when the Python side is gone or does not understand the command; a reply with
+  // ok=false is returned as is (the caller turns its `error` into its own failure).
+  nlohmann::json request(nlohmann::json command, const std::string& reply_type, ErrorKind kind);
+  pid_t pid() const { return pid_; }
+  bool alive() const { return !closed_; }
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 

@@ -33,6 +33,8 @@ struct ToolSpec {
   Artifact needs = Artifact::None;
   Artifact produces = Artifact::None;  // None = passes on what it got
   bool cacheable = false;  // its output is reused from the cache when its inputs did not change
+  // Also runs right after discover, on the live PyTorch model (benchmark with a torch runtime).
+  bool takes_pytorch_model = false;
 };
 
 const std::vector<ToolSpec>& tool_specs();

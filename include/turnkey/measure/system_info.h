@@ -28,4 +28,32 @@ struct MachineFacts {
 const CpuFacts& cpu_facts();
 MachineFacts machine_facts();  // load average re-read on every call
 
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> allowed_cpus();
+
+// "0-1,3" -> {0, 1, 3}. Throws Error(InvalidInput) naming the problem for a malformed list or a
+// CPU this process may not run on.
+std::vector<int> parse_cpu_list(const std::string& text);
+
+// How many other threads want a CPU right now: the mean of `samples` reads of procs_running in
+// /proc/stat, `interval_ms` apart, minus this reading thread. Blocks samples * interval_ms.
+double runnable_other_threads(int samples = 5, int interval_ms = 20);
+
+// The environment a measurement ran in, recorded with every result.
+struct EnvironmentFingerprint {
+  std::string cpu_model;
+  int physical_cores = 0, logical_cpus = 0;
+  int threads = 0;           // threads the runtime was asked to use
+  std::vector<int> cpus;     // --pin, empty = not pinned
+  std::string governor;      // "" when not readable
+  double cpu_mhz = 0;        // current frequency of cpu0 when readable, else 0
+  double load_average_1m = -1;
+  double runnable_before = 0, runnable_after = 0;  // runnable_other_threads() around the run
+  std::vector<std::string> warnings;  // "machine busy: ...", "threads exceed cores: ..."
+};
+
+// Fills everything but runnable_after (call finish_fingerprint after the run).
+EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus);
+void finish_fingerprint(EnvironmentFingerprint& fp);
+
 }  // namespace turnkey

@@ -4,12 +4,17 @@
 // can time it. Sessions are not thread-safe.
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "turnkey/common/error.h"
 #include "turnkey/common/tensor.h"
 
 namespace turnkey {
@@ -23,7 +28,10 @@ struct RuntimeOptions {
   std::string device = "x86";
   int threads = 0;                                  // intra-op threads; 0 = physical cores
   std::map<std::string, std::string> runtime_args;  // runtime-specific (--rt-args key=value)
+  std::vector<int> cpus;  // --pin: the CPUs the runtime's threads may use; empty = any
 };
+
+class ScriptSession;  // discovery/python_side.h: the live Python process of a script
 
 class Session {
  public:
@@ -31,6 +39,23 @@ class Session {
   virtual void run() = 0;  // one inference on the bound inputs; throws Error(Runtime)
   // Outputs of the last run(), copied to host (for correctness checks; never in the timed loop).
   virtual std::vector<HostTensor> outputs() { return {}; }
+
+  // Sessions whose model lives in another process (the Python side) cannot be timed from here
+  // without the pipe in the timed region: they time each call at the source and hand over raw
+  // samples. For those, times_itself() is true and run_timed() runs n calls (of the model, or of
+  // an empty function with the same loop when `empty_call`) and returns one latency per call.
+  virtual bool times_itself() const { return false; }
+  virtual std::vector<double> run_timed(int64_t /*n*/, bool /*empty_call*/) { return {}; }
+  // The process whose memory holds the model (peak resident memory is read from it).
+  virtual pid_t process_id() const { return getpid(); }
+};
+
+// A PyTorch model alive in the script's Python process (torch runtimes start from it).
+struct LiveModel {
+  ScriptSession* session = nullptr;
+  int model_id = -1;
+  std::filesystem::path work_dir;  // the build's folder, for artifacts such as a traced module
+  std::string build_name;
 };
 
 class Runtime {
@@ -44,7 +69,24 @@ class Runtime {
   virtual std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                         const std::vector<HostTensor>& inputs,
                                         const RuntimeOptions& options) const = 0;
+  // Runtimes of PyTorch models (torch-eager, torchscript, torch-compiled) start from the live
+  // model instead of an ONNX file; for them this is true and load_live() is used.
+  virtual bool needs_live_model() const { return false; }
+  virtual std::unique_ptr<Session> load_live(const LiveModel& /*model*/,
+                                             const std::vector<HostTensor>& /*inputs*/,
+                                             const RuntimeOptions& /*options*/) const {
+    throw Error(ErrorKind::InvalidInput, name() + " runs ONNX models, not live PyTorch models");
+  }
 };
+
+// A device a runtime can target, with a probe that says why it is not usable here.
+struct Device {
+  std::string name;          // CLI name: "x86", "nvidia"
+  std::string description;
+  Availability (*probe)();
+};
+const std::vector<Device>& device_registry();
+const Device* find_device(const std::string& name);
 
 // All runtimes, in registration order. Never null entries.
 const std::vector<const Runtime*>& runtime_registry();

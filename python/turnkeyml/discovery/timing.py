@@ -1,0 +1,135 @@
+"""Timing of live models on the Python side (torch-eager, torch-compiled) and tracing for the
+torchscript runtime. The C++ core drives the loop in batches (docs/measurement.md): each
+`bench_run` command runs n calls, each between two perf_counter_ns reads, and returns the raw
+samples; statistics, warm-up and stopping rules are the core's."""
+
+import os
+import time
+
+import torch
+
+from . import export, inputs
+
+
+def _pin_all_threads(cpus):
+    """Pins every thread of this process (torch's pools exist already) to `cpus`."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass  # a thread that ended meanwhile
+
+
+def _version_tuple(version):
+    parts = []
+    for piece in version.split("+")[0].split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+class Bench:
+    """One prepared live model: its call with fresh copies of the captured inputs."""
+
+    def __init__(self, entry, mode, threads, cpus):
+        self.mode = mode
+        module = entry.module
+        module.eval()  # benchmarks measure inference (export does the same)
+        if threads and threads > 0:
+            torch.set_num_threads(int(threads))
+        if cpus:
+            _pin_all_threads(set(int(c) for c in cpus))
+        args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
+                                          lambda t: t.clone())
+        target = module
+        if mode == "compiled":
+            if not hasattr(torch, "compile") or _version_tuple(torch.__version__) < (2, 0):
+                raise RuntimeError("torch-compiled needs PyTorch >= 2.0, found %s"
+                                   % torch.__version__.split("+")[0])
+            target = torch.compile(module)
+        elif mode != "eager":
+            raise ValueError("unknown mode %r (eager, compiled)" % (mode,))
+        self._call = lambda: target(*args, **kwargs)
+        self._last = None
+        self.threads = torch.get_num_threads()
+
+    def run(self, n, empty):
+        call = (lambda: None) if empty else self._call
+        clock = time.perf_counter_ns
+        samples = [0] * n
+        out = None
+        with torch.inference_mode():
+            for i in range(n):
+                start = clock()
+                out = call()
+                samples[i] = clock() - start
+        if not empty:
+            self._last = out
+        return samples
+
+    def save_outputs(self, io_dir):
+        if self._last is None:
+            raise ValueError("no run yet")
+        paths = []
+        for n, tensor in enumerate(inputs.tensors_of(self._last)):
+            path = os.path.join(io_dir, "output_%d.pb" % n)
+            export._save_tensor(path, "output_%d" % n, tensor)
+            paths.append(path)
+        return paths
+
+
+def reference_io(entry, io_dir):
+    """Saves the captured inputs (flat, in call order) and the eager outputs for them as
+    input_N.pb / output_N.pb: the correctness reference when no export ran."""
+    module = entry.module
+    module.eval()
+    args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
+                                      lambda t: t.clone())
+    flat_in = inputs.tensors_of((args, kwargs))
+    with torch.no_grad():
+        out = module(*args, **kwargs)
+    saved_in, saved_out = [], []
+    for n, tensor in enumerate(flat_in):
+        path = os.path.join(io_dir, "input_%d.pb" % n)
+        export._save_tensor(path, "input_%d" % n, tensor)
+        saved_in.append(path)
+    for n, tensor in enumerate(inputs.tensors_of(out)):
+        path = os.path.join(io_dir, "output_%d.pb" % n)
+        export._save_tensor(path, "output_%d" % n, tensor)
+        saved_out.append(path)
+    return saved_in, saved_out
+
+
+def trace(entry, path, io_dir):
+    """torch.jit.trace of the model's call with its captured inputs as flat positional tensors
+    (the wrapper export uses), saved to `path`; the flat inputs are saved as
+    io_dir/input_N.pb in the traced module's argument order."""
+    module = entry.module
+    flags = [(m, m.training) for m in module.modules()]
+    args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
+                                      lambda t: t.clone())
+    try:
+        module.eval()
+        if isinstance(module, torch.jit.ScriptModule):
+            if kwargs or not all(isinstance(a, torch.Tensor) for a in args):
+                raise ValueError("a TorchScript module can only be run when called with "
+                                 "positional tensor arguments")
+            traced, feed = module, tuple(inputs.tensors_of(args))
+        else:
+            target = export._FlatCall(module, args, kwargs)
+            target.training = False
+            feed = tuple(inputs.tensors_of((args, kwargs)))
+            with torch.no_grad(), export._captured_output():
+                traced = torch.jit.trace(target, feed, check_trace=False)
+        tmp = "%s.tmp%d" % (path, os.getpid())
+        traced.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        for m, training in flags:
+            m.training = training
+    saved = []
+    for n, tensor in enumerate(feed):
+        pb = os.path.join(io_dir, "input_%d.pb" % n)
+        export._save_tensor(pb, "input_%d" % n, tensor)
+        saved.append(pb)
+    return saved
