@@ -1,0 +1,68 @@
+#include "worker_link.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "turnkey/cache/build_cache.h"
+
+namespace turnkey::engine_internal {
+
+namespace {
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent is gone: the worker goes on (and dies with it anyway)
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+WorkerLink::WorkerLink(const std::filesystem::path& progress_file, int control_fd)
+    : control_fd_(control_fd) {
+  if (!progress_file.empty()) {
+    progress_fd_ = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  }
+}
+
+WorkerLink::~WorkerLink() {
+  if (holding_) release_benchmark();
+  if (progress_fd_ >= 0) ::close(progress_fd_);
+  if (control_fd_ >= 0) ::close(control_fd_);
+}
+
+void WorkerLink::event(const nlohmann::json& e) {
+  if (progress_fd_ < 0) return;
+  nlohmann::json line = e;
+  line["t"] = utc_timestamp_now();
+  write_all(progress_fd_, line.dump() + "\n");
+}
+
+void WorkerLink::acquire_benchmark(int threads) {
+  if (control_fd_ < 0 || holding_) return;
+  write_all(control_fd_, "bench " + std::to_string(threads) + "\n");
+  // Wait for "go\n"; end of file (parent gone) also lets the benchmark run.
+  std::string reply;
+  char c;
+  while (reply.size() < 64) {
+    ssize_t n = ::read(control_fd_, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') break;
+    reply += c;
+  }
+  holding_ = true;
+}
+
+void WorkerLink::release_benchmark() {
+  if (control_fd_ < 0 || !holding_) return;
+  holding_ = false;
+  write_all(control_fd_, "done\n");
+}
+
+}  // namespace turnkey::engine_internal
