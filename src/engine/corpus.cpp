@@ -100,7 +100,10 @@ std::string one_line(const std::string& s) {
 }  // namespace
 
 bool is_corpus_run(const GlobalOptions& g) {
-  return g.process_isolation || g.use_slurm || g.jobs > 1;
+  // A limit or --retry-failed only means something for isolated inputs: asking for one is
+  // asking for isolation.
+  return g.process_isolation || g.use_slurm || g.jobs > 1 || g.timeout_s > 0 ||
+         !g.memory_limit.empty() || g.max_processes > 0 || g.retry_failed;
 }
 
 int64_t parse_size(const std::string& text) {

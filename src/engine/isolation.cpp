@@ -142,7 +142,20 @@ fs::path make_pids_cgroup(const std::string& name, int max_processes) {
     }
   }
   if (own.empty()) return {};
-  fs::path dir = fs::path("/sys/fs/cgroup/pids") / fs::path(own).relative_path() / name;
+  const fs::path parent = fs::path("/sys/fs/cgroup/pids") / fs::path(own).relative_path();
+  // Once per process: remove empty cgroups that a killed turnkey (SIGKILL) could not remove.
+  static bool swept = false;
+  if (!swept) {
+    swept = true;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind("turnkey-", 0) != 0) continue;
+      pid_t owner = static_cast<pid_t>(std::atoi(n.c_str() + 8));
+      if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) ::rmdir(e.path().c_str());
+    }
+  }
+  fs::path dir = parent / name;
   if (::mkdir(dir.c_str(), 0755) != 0) return {};
   if (!write_small(dir / "pids.max", std::to_string(max_processes))) {
     ::rmdir(dir.c_str());

@@ -45,7 +45,12 @@ void WorkerLink::event(const nlohmann::json& e) {
 }
 
 void WorkerLink::acquire_benchmark(int threads) {
-  if (control_fd_ < 0 || holding_) return;
+  if (holding_) return;
+  holding_ = true;
+  if (control_fd_ < 0) {
+    event({{"e", "benchmark"}, {"phase", "start"}});
+    return;
+  }
   write_all(control_fd_, "bench " + std::to_string(threads) + "\n");
   // Wait for "go\n"; end of file (parent gone) also lets the benchmark run.
   std::string reply;
@@ -56,13 +61,14 @@ void WorkerLink::acquire_benchmark(int threads) {
     if (n <= 0 || c == '\n') break;
     reply += c;
   }
-  holding_ = true;
+  event({{"e", "benchmark"}, {"phase", "start"}});
 }
 
 void WorkerLink::release_benchmark() {
-  if (control_fd_ < 0 || !holding_) return;
+  if (!holding_) return;
   holding_ = false;
-  write_all(control_fd_, "done\n");
+  event({{"e", "benchmark"}, {"phase", "end"}});
+  if (control_fd_ >= 0) write_all(control_fd_, "done\n");
 }
 
 }  // namespace turnkey::engine_internal
