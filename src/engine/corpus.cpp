@@ -223,7 +223,9 @@ Corpus::Corpus(const RunRequest& request, bool write_request)
 CorpusInput Corpus::input_for(const InputItem& item) const {
   CorpusInput in;
   in.item = item;
-  const std::string abs = fs::absolute(item.path).lexically_normal().string();
+  // Workers may run elsewhere (another cwd, a Slurm node): they get absolute paths.
+  in.item.path = fs::absolute(item.path).lexically_normal();
+  const std::string abs = in.item.path.string();
   std::string id = abs;
   for (const std::string& h : item.hashes) id += "::" + h;
   in.key = make_build_name(item.path.stem().string(), sha256_hex(id).substr(0, 8));

@@ -26,6 +26,8 @@ void write_all(int fd, const std::string& text) {
 
 WorkerLink::WorkerLink(const std::filesystem::path& progress_file, int control_fd)
     : control_fd_(control_fd) {
+  // Inherited across exec on purpose; the Python side and the user's script must not inherit it.
+  if (control_fd_ >= 0) fcntl(control_fd_, F_SETFD, fcntl(control_fd_, F_GETFD) | FD_CLOEXEC);
   if (!progress_file.empty()) {
     progress_fd_ = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   }
