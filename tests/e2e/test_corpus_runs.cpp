@@ -267,6 +267,36 @@ TEST(CorpusRuns, TimeoutFromTheEnvironmentAndUsageErrors) {
   EXPECT_NE(env.err.find("TURNKEY_TIMEOUT_SECONDS=soon"), std::string::npos) << env.err;
 }
 
+// Where turnkey cannot make a pids cgroup (hidden here by an empty tmpfs over the pids hierarchy
+// in a private mount namespace), the watchdog counts the processes itself and still stops a fork
+// storm (the storm stops by itself at 1024 processes, should both fail).
+TEST(CorpusRuns, WithoutCgroupsTheWatchdogStopsAForkStorm) {
+  if (access("/usr/bin/unshare", X_OK) != 0 || geteuid() != 0) {
+    GTEST_SKIP() << "needs root and unshare(1) to hide the cgroup hierarchy";
+  }
+  TempDir dir("tk-nocgroup");
+  fs::create_directories(dir / "pids");
+  const std::string command =
+      "mount -t tmpfs none /sys/fs/cgroup/pids 2>/dev/null || mount -t tmpfs none /sys/fs/cgroup"
+      " || exit 99; exec \"$0\" \"$@\"";
+  RunResult r = run_command(
+      {"/usr/bin/unshare", "-m", "sh", "-c", command, turnkey_binary(),
+       (kHostile / "fork_storm.py").string(), "--max-processes", "64", "--timeout", "60"},
+      {{"HOSTILE_PID_DIR", (dir / "pids").string()},
+       {"TURNKEY_CACHE_DIR", (dir / "cache").string()},
+       {"TURNKEY_BUILD_MONITOR", "False"}},
+      {}, 120);
+  if (r.exit_code == 99) GTEST_SKIP() << "cannot mount over the cgroup hierarchy here";
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.err.find("process_limit (last stage: discover): tried to run more than 64"),
+            std::string::npos)
+      << r.all();
+  std::vector<pid_t> pids = recorded_pids(dir / "pids");
+  EXPECT_GE(pids.size(), 10u);
+  EXPECT_LE(pids.size(), 200u) << "the watchdog let the storm grow";
+  EXPECT_EQ(still_running(pids), "");
+}
+
 // turnkey killed outright (SIGKILL: no handler runs) still takes the user's script with it, in
 // the plain mode and in the isolated mode.
 TEST(CorpusRuns, KilledTurnkeyLeavesNoScriptRunning) {
