@@ -199,7 +199,7 @@ void print_main_help() {
                "  --labels KEY::VALUE...      Only scripts whose '# labels:' line matches all\n"
                "  --python PATH               Interpreter with torch (TURNKEY_PYTHON)\n"
                "  --process-isolation         Each input in its own supervised process\n"
-               "  -j, --jobs N                N inputs at once (isolated; benchmarks one at a time)\n"
+               "  -j, --jobs N                N inputs at once (isolated; one benchmark at a time)\n"
                "  --timeout S                 Per-input timeout (TURNKEY_TIMEOUT_SECONDS, 3600)\n"
                "  --memory-limit SIZE         Per-input memory limit, e.g. 4G\n"
                "  --max-processes N           Per-input process limit (default 512)\n"

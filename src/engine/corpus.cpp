@@ -1,5 +1,6 @@
 #include "turnkey/engine/corpus.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,12 +17,9 @@
 #include <map>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "build.h"
 #include "corpus_internal.h"
 #include "isolation.h"
-#include "worker_link.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -31,6 +29,7 @@
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
+#include "worker_link.h"
 
 namespace turnkey {
 
@@ -118,11 +117,20 @@ int64_t parse_size(const std::string& text) {
   }
   std::string unit = t.substr(used);
   std::transform(unit.begin(), unit.end(), unit.begin(), ::toupper);
-  static const std::map<std::string, double> units = {
-      {"", 1},          {"B", 1},          {"K", 1024.0},     {"KB", 1024.0},
-      {"KIB", 1024.0},  {"M", 1048576.0},  {"MB", 1048576.0}, {"MIB", 1048576.0},
-      {"G", 1073741824.0}, {"GB", 1073741824.0}, {"GIB", 1073741824.0},
-      {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TIB", 1099511627776.0}};
+  static const std::map<std::string, double> units = {{"", 1},
+                                                      {"B", 1},
+                                                      {"K", 1024.0},
+                                                      {"KB", 1024.0},
+                                                      {"KIB", 1024.0},
+                                                      {"M", 1048576.0},
+                                                      {"MB", 1048576.0},
+                                                      {"MIB", 1048576.0},
+                                                      {"G", 1073741824.0},
+                                                      {"GB", 1073741824.0},
+                                                      {"GIB", 1073741824.0},
+                                                      {"T", 1099511627776.0},
+                                                      {"TB", 1099511627776.0},
+                                                      {"TIB", 1099511627776.0}};
   auto it = units.find(unit);
   if (used == 0 || it == units.end() || !(value > 0) || !std::isfinite(value)) {
     throw Error(ErrorKind::InvalidInput,
@@ -204,8 +212,7 @@ Corpus::Corpus(const RunRequest& request, bool write_request)
   limits_.memory_bytes =
       request.global.memory_limit.empty() ? 0 : parse_size(request.global.memory_limit);
   limits_.max_processes = request.global.max_processes > 0 ? request.global.max_processes : 512;
-  json key_parts = {{"sequence", request_to_json(request_)["sequence"]},
-                    {"turnkey", kVersion}};
+  json key_parts = {{"sequence", request_to_json(request_)["sequence"]}, {"turnkey", kVersion}};
   request_key_ = sha256_hex(key_parts.dump());
   request_file_ = inputs_dir_ / "requests" / (request_key_.substr(0, 16) + ".json");
   std::error_code ec;
@@ -213,8 +220,8 @@ Corpus::Corpus(const RunRequest& request, bool write_request)
   if (write_request) {
     fs::create_directories(request_file_.parent_path(), ec);
     if (ec) {
-      throw Error(ErrorKind::Cache, fmt::format("{}: cannot create: {}", inputs_dir_.string(),
-                                                ec.message()));
+      throw Error(ErrorKind::Cache,
+                  fmt::format("{}: cannot create: {}", inputs_dir_.string(), ec.message()));
     }
     write_file_atomic(request_file_, request_to_json(request_).dump(2) + "\n");
   }
@@ -236,9 +243,10 @@ CorpusInput Corpus::input_for(const InputItem& item) const {
 }
 
 std::vector<std::string> Corpus::worker_argv(const CorpusInput& in, int control_fd) const {
-  std::vector<std::string> argv = {exe_.string(), "__worker", "--request", request_file_.string(),
-                                   "--item", item_to_json(in.item).dump(), "--progress",
-                                   in.progress.string()};
+  std::vector<std::string> argv = {exe_.string(), "__worker",
+                                   "--request",   request_file_.string(),
+                                   "--item",      item_to_json(in.item).dump(),
+                                   "--progress",  in.progress.string()};
   if (control_fd >= 0) {
     argv.push_back("--control-fd");
     argv.push_back(std::to_string(control_fd));
@@ -247,8 +255,8 @@ std::vector<std::string> Corpus::worker_argv(const CorpusInput& in, int control_
 }
 
 std::vector<std::string> Corpus::isolate_argv(const CorpusInput& in) const {
-  return {exe_.string(), "__isolate", "--request", request_file_.string(), "--item",
-          item_to_json(in.item).dump()};
+  return {exe_.string(),          "__isolate", "--request",
+          request_file_.string(), "--item",    item_to_json(in.item).dump()};
 }
 
 std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
@@ -501,8 +509,8 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
   while (next < todo.size() || !running.empty()) {
     if (g_stop_signal) {
       for (auto& s : running) {
-        s->proc->terminate("cancelled", fmt::format("turnkey was stopped by signal {}",
-                                                    g_stop_signal.load()));
+        s->proc->terminate("cancelled",
+                           fmt::format("turnkey was stopped by signal {}", g_stop_signal.load()));
         ended_slot(*s);
       }
       running.clear();
@@ -659,11 +667,10 @@ int run_corpus(const RunRequest& request) {
     }
     CorpusInput in = corpus.input_for(item);
     if (auto earlier = corpus.earlier_result(in)) {
-      std::cerr << fmt::format("turnkey: {}: {} in an earlier run, skipped{}\n", item.given,
-                               status_display(earlier->status, earlier->signal),
-                               is_failure_status(earlier->status)
-                                   ? " (--retry-failed runs it again)"
-                                   : "");
+      std::cerr << fmt::format(
+          "turnkey: {}: {} in an earlier run, skipped{}\n", item.given,
+          status_display(earlier->status, earlier->signal),
+          is_failure_status(earlier->status) ? " (--retry-failed runs it again)" : "");
       results.push_back(*earlier);
       continue;
     }
@@ -673,11 +680,12 @@ int run_corpus(const RunRequest& request) {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  std::vector<InputResult> ran = g.use_slurm ? run_on_slurm(corpus, todo)
-                                             : run_local(corpus, todo, items.size());
+  std::vector<InputResult> ran =
+      g.use_slurm ? run_on_slurm(corpus, todo) : run_local(corpus, todo, items.size());
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   results.insert(results.end(), ran.begin(), ran.end());
@@ -699,10 +707,14 @@ struct HiddenArgs {
 HiddenArgs parse_hidden(const std::vector<std::string>& args) {
   HiddenArgs h;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--request") h.request = args[i + 1];
-    else if (args[i] == "--item") h.item = args[i + 1];
-    else if (args[i] == "--progress") h.progress = args[i + 1];
-    else if (args[i] == "--control-fd") h.control_fd = std::atoi(args[i + 1].c_str());
+    if (args[i] == "--request")
+      h.request = args[i + 1];
+    else if (args[i] == "--item")
+      h.item = args[i + 1];
+    else if (args[i] == "--progress")
+      h.progress = args[i + 1];
+    else if (args[i] == "--control-fd")
+      h.control_fd = std::atoi(args[i + 1].c_str());
   }
   if (h.request.empty() || h.item.empty()) {
     throw Error(ErrorKind::InvalidInput, "internal worker entry: --request and --item needed");

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "isolation.h"
 #include "turnkey/engine/engine.h"
@@ -18,7 +17,7 @@ namespace turnkey::engine_internal {
 
 struct CorpusInput {
   InputItem item;
-  std::string key;  // <stem>_<hash8 of path and ::hash filter>
+  std::string key;                              // <stem>_<hash8 of path and ::hash filter>
   std::filesystem::path record, log, progress;  // <cache>/inputs/<key>.{yaml,log,progress.jsonl}
 };
 

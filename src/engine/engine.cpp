@@ -88,7 +88,9 @@ class Engine {
       input_error(item.given, e.what());
     }
     std::string status = outcome_.value("status", "");
-    if (status.empty()) status = outcome_["builds"].empty() && !models_seen_ ? "no_models" : "successful";
+    if (status.empty()) {
+      status = outcome_["builds"].empty() && !models_seen_ ? "no_models" : "successful";
+    }
     outcome_["status"] = status;
     if (link_) link_->event({{"e", "done"}, {"outcome", outcome_}});
     return any_failed_ ? 1 : 0;
@@ -159,10 +161,9 @@ class Engine {
 
   void input_error(const std::string& given, std::string reason) {
     any_failed_ = true;
-    note_failure(reason.rfind("skipped: no Python", 0) == 0 || reason.find("interpreter") != std::string::npos
-                     ? "discovery_failed"
-                     : "invalid_input",
-                 "inputs", reason);
+    const bool no_python = reason.rfind("skipped: no Python", 0) == 0 ||
+                           reason.find("interpreter") != std::string::npos;
+    note_failure(no_python ? "discovery_failed" : "invalid_input", "inputs", reason);
     // Lower layers may already name the file; name it once.
     if (reason.rfind(given + ": ", 0) == 0) reason.erase(0, given.size() + 2);
     std::cout << std::flush;
@@ -301,7 +302,8 @@ class Engine {
                                   {"duration_s", first_s}}})}};
     save_state(build);
     if (outcome_.is_object() && outcome_.contains("builds")) {
-      outcome_["builds"].push_back({{"build", build.build_name}, {"dir", build.dir->path().string()}});
+      outcome_["builds"].push_back(
+          {{"build", build.build_name}, {"dir", build.dir->path().string()}});
     }
     progress({{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
   }
@@ -790,7 +792,8 @@ class Engine {
     if (!filter_matched) {
       any_failed_ = true;
       note_failure("invalid_input", "discover",
-                   fmt::format("no model matches the hash filter ::{}", fmt::join(item.hashes, ",")));
+                   fmt::format("no model matches the hash filter ::{}",
+                               fmt::join(item.hashes, ",")));
       footer.status = fmt::format("No model matches the hash filter ::{}",
                                   fmt::join(item.hashes, ","));
     }

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -17,8 +18,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "turnkey/common/error.h"
 #include "turnkey/common/process.h"
@@ -424,8 +423,8 @@ bool SupervisedProcess::poll() {
     for (pid_t p : live) total += anon_memory_bytes(p);
     if (total > limits_.memory_bytes) {
       terminate("out_of_memory",
-                fmt::format("its processes used {} MiB, over the {} MiB memory limit",
-                            total >> 20, limits_.memory_bytes >> 20));
+                fmt::format("its processes used {} MiB, over the {} MiB memory limit", total >> 20,
+                            limits_.memory_bytes >> 20));
       return true;
     }
   }

@@ -27,9 +27,9 @@ struct Limits {
 // decides), else timeout, out_of_memory, process_limit, cancelled or crashed.
 struct Ended {
   std::string status;
-  int signal = 0;         // with crashed
-  int exit_code = -1;     // when it exited
-  std::string detail;     // one line: "exceeded the 5 s timeout", "killed by signal 11 (...)"
+  int signal = 0;      // with crashed
+  int exit_code = -1;  // when it exited
+  std::string detail;  // one line: "exceeded the 5 s timeout", "killed by signal 11 (...)"
 };
 
 // Makes this process the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER), so a worker's

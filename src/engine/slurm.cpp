@@ -3,6 +3,7 @@
 // statuses land in the shared cache dir exactly as in a local run; this side submits, waits with
 // progress (polling `scontrol show job -o`, not `sbatch --wait`), and records jobs that Slurm
 // cancelled or timed out before the job could write its own result.
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -14,8 +15,6 @@
 #include <iostream>
 #include <map>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "corpus_internal.h"
 #include "turnkey/cache/build_cache.h"
@@ -37,8 +36,10 @@ namespace {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -109,9 +110,11 @@ std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<Co
     for (const std::string& a : corpus.isolate_argv(in)) body += " " + shell_quote(a);
     body += "\n";
     write_file_atomic(script, body);
-    std::vector<std::string> argv = {sbatch, "--parsable", "--job-name", "turnkey-" + in.key,
-                                     "--output", (corpus.inputs_dir() / (in.key + ".slurm.txt")).string(),
-                                     "--time", std::to_string(minutes)};
+    std::vector<std::string> argv = {
+        sbatch,       "--parsable",
+        "--job-name", "turnkey-" + in.key,
+        "--output",   (corpus.inputs_dir() / (in.key + ".slurm.txt")).string(),
+        "--time",     std::to_string(minutes)};
     if (!g.slurm_partition.empty()) argv.insert(argv.end(), {"--partition", g.slurm_partition});
     std::string mem = g.slurm_memory;
     if (mem.empty() && corpus.limits().memory_bytes > 0) {
@@ -178,8 +181,7 @@ std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<Co
       }
       j.done = true;
       ++done;
-      const double duration =
-          std::chrono::duration<double>(Clock::now() - j.submitted).count();
+      const double duration = std::chrono::duration<double>(Clock::now() - j.submitted).count();
       json record;
       try {
         record = json_from_yaml(read_file(j.in->record));
@@ -216,11 +218,10 @@ std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<Co
         r2 = corpus.finalize(*j.in, ended, duration);
       }
       if (is_failure_status(r2.status)) {
-        std::cerr << fmt::format("turnkey: {}: {} (Slurm job {}, last stage: {}){}; log: {}\n",
-                                 r2.given, status_display(r2.status, r2.signal), j.id,
-                                 r2.stage.empty() ? "-" : r2.stage,
-                                 r2.error.empty() ? "" : ": " + first_line(r2.error),
-                                 r2.log.string());
+        std::cerr << fmt::format(
+            "turnkey: {}: {} (Slurm job {}, last stage: {}){}; log: {}\n", r2.given,
+            status_display(r2.status, r2.signal), j.id, r2.stage.empty() ? "-" : r2.stage,
+            r2.error.empty() ? "" : ": " + first_line(r2.error), r2.log.string());
       } else {
         std::cerr << fmt::format("turnkey: {}: {} (Slurm job {})\n", r2.given, r2.status, j.id);
       }

@@ -9,8 +9,10 @@ const std::vector<StatusInfo>& status_table() {
       {"successful", "every model of the input was built (and benchmarked, when asked)", false},
       {"no_models", "the script ran to its end but called no PyTorch model", false},
       {"skipped_by_filter", "not run: its labels did not match --labels", false},
-      {"invalid_input", "not a usable input (missing, unreadable, wrong kind, bad ONNX file, "
-                        "no model matching ::hash)", true},
+      {"invalid_input",
+       "not a usable input (missing, unreadable, wrong kind, bad ONNX file, "
+       "no model matching ::hash)",
+       true},
       {"discovery_failed", "the script raised, exited non-zero, or its interpreter died", true},
       {"export_failed", "torch.onnx.export failed (export-pytorch)", true},
       {"optimization_failed", "ONNX Runtime offline optimization failed (optimize-ort)", true},
@@ -19,12 +21,14 @@ const std::vector<StatusInfo>& status_table() {
        true},
       {"runtime_load_failed", "the runtime could not load the model or is unavailable", true},
       {"runtime_run_failed", "the runtime loaded the model but an inference failed", true},
-      {"numeric_mismatch", "the runtime's outputs differ from the reference beyond tolerance", true},
-      {"timeout", "killed after --timeout / TURNKEY_TIMEOUT_SECONDS (with every process it "
-                  "started)", true},
-      {"out_of_memory", "went over --memory-limit (killed, or its allocation failed)", true},
-      {"process_limit", "started more processes than --max-processes (a fork storm), killed",
+      {"numeric_mismatch", "the runtime's outputs differ from the reference beyond tolerance",
        true},
+      {"timeout",
+       "killed after --timeout / TURNKEY_TIMEOUT_SECONDS (with every process it "
+       "started)",
+       true},
+      {"out_of_memory", "went over --memory-limit (killed, or its allocation failed)", true},
+      {"process_limit", "started more processes than --max-processes (a fork storm), killed", true},
       {"crashed", "its process ended by a signal or without a result (crashed (signal N))", true},
       {"cancelled", "its Slurm job was cancelled, or the run was interrupted", true},
   };

@@ -5,7 +5,6 @@
 // resume and --retry-failed, TURNKEY_TIMEOUT_SECONDS, and a killed turnkey taking its workers and
 // scripts with it.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -92,7 +91,8 @@ std::string write_script(const fs::path& dir, const std::string& name, int width
   fs::create_directories(dir);
   fs::path p = dir / name;
   std::ofstream(p) << "import torch\n\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential("
-                      "torch.nn.Linear(" << width << ", 8), torch.nn.ReLU())\n"
+                      "torch.nn.Linear("
+                   << width << ", 8), torch.nn.ReLU())\n"
                    << "model(torch.randn(1, " << width << "))\n";
   return p.string();
 }
@@ -104,10 +104,10 @@ TEST(CorpusRuns, HostileCorpusEveryInputEndsWithItsStatusAndNothingIsLeftRunning
   ASSERT_GE(expected.size(), 10u);
   std::vector<std::string> args;
   for (const auto& [script, status] : expected) args.push_back((kHostile / script).string());
-  args.insert(args.end(), {"-j", "2", "--timeout", "20", "--memory-limit", "1G",
-                           "--max-processes", "64", "--iterations", "5"});
-  RunResult r = run_turnkey(args, dir / "cache", {{"HOSTILE_PID_DIR", (dir / "pids").string()}},
-                            {}, 280);
+  args.insert(args.end(), {"-j", "2", "--timeout", "20", "--memory-limit", "1G", "--max-processes",
+                           "64", "--iterations", "5"});
+  RunResult r =
+      run_turnkey(args, dir / "cache", {{"HOSTILE_PID_DIR", (dir / "pids").string()}}, {}, 280);
   ASSERT_FALSE(r.timed_out) << r.all();
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_EQ(r.signal, 0);
@@ -128,8 +128,9 @@ TEST(CorpusRuns, HostileCorpusEveryInputEndsWithItsStatusAndNothingIsLeftRunning
       for (const auto& e : fs::directory_iterator(dir / "cache")) {
         if (e.path().filename().string().rfind(stem + "_", 0) == 0 &&
             fs::exists(e.path() / "turnkey_stats.yaml")) {
-          benchmarked = benchmarked || slurp(e.path() / "turnkey_stats.yaml").find(
-                                           "median_latency_ms") != std::string::npos;
+          benchmarked =
+              benchmarked ||
+              slurp(e.path() / "turnkey_stats.yaml").find("median_latency_ms") != std::string::npos;
         }
       }
       EXPECT_TRUE(benchmarked) << script << " was not benchmarked";
@@ -154,8 +155,8 @@ TEST(CorpusRuns, HostileCorpusEveryInputEndsWithItsStatusAndNothingIsLeftRunning
   std::map<std::string, int> counts;
   for (const auto& [script, status] : expected) ++counts[status];
   for (const auto& [status, n] : counts) {
-    std::regex row("\n  " + std::regex_replace(status, std::regex(R"([()])"), R"(\$&)") +
-                   " +" + std::to_string(n) + "\n");
+    std::regex row("\n  " + std::regex_replace(status, std::regex(R"([()])"), R"(\$&)") + " +" +
+                   std::to_string(n) + "\n");
     EXPECT_TRUE(std::regex_search(r.out, row)) << status << " x" << n << " not in\n" << r.out;
   }
   EXPECT_NE(r.out.find("/inputs/infinite_loop_"), std::string::npos) << "log path of a failure";

@@ -27,8 +27,7 @@ TEST(MemoryLimit, RejectsNonsenseWithTheValueInTheMessage) {
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::InvalidInput);
-      EXPECT_NE(std::string(e.what()).find(std::string("--memory-limit ") + bad),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find(std::string("--memory-limit ") + bad), std::string::npos)
           << e.what();
     }
   }
@@ -61,10 +60,10 @@ TEST(Taxonomy, TableNamesEveryStatusOnceAndSaysWhatFails) {
   for (const char* n : {"successful", "no_models", "skipped_by_filter"}) {
     EXPECT_FALSE(is_failure_status(n)) << n;
   }
-  for (const char* n : {"discovery_failed", "export_failed", "optimization_failed", "fp16_failed",
-                        "runtime_load_failed", "runtime_run_failed", "numeric_mismatch",
-                        "timeout", "out_of_memory", "crashed", "process_limit", "cancelled",
-                        "invalid_input"}) {
+  for (const char* n :
+       {"discovery_failed", "export_failed", "optimization_failed", "fp16_failed",
+        "runtime_load_failed", "runtime_run_failed", "numeric_mismatch", "timeout", "out_of_memory",
+        "crashed", "process_limit", "cancelled", "invalid_input"}) {
     EXPECT_TRUE(find_status(n)) << n;
     EXPECT_TRUE(is_failure_status(n)) << n;
   }
