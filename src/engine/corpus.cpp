@@ -430,7 +430,8 @@ int print_summary(const std::vector<InputResult>& results, const fs::path& input
     if (!any_listed) std::cout << "Failed inputs (status, last stage, log):\n";
     any_listed = true;
     std::cout << fmt::format("  {:<22} {:<30} {:<15} {}\n", status_display(r.status, r.signal),
-                             r.given, r.stage.empty() ? "-" : r.stage, r.log.string());
+                             r.given, r.stage.empty() ? "-" : r.stage,
+                             r.log.empty() ? first_line(r.error) : r.log.string());
   }
   std::cout << fmt::format("Logs and records: {}/<input>.log, .yaml\n", inputs_dir.string())
             << std::flush;

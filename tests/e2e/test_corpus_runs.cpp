@@ -268,6 +268,45 @@ TEST(CorpusRuns, TimeoutFromTheEnvironmentAndUsageErrors) {
   EXPECT_NE(env.err.find("TURNKEY_TIMEOUT_SECONDS=soon"), std::string::npos) << env.err;
 }
 
+// Ctrl-C (SIGINT) to a corpus run stops the running input with it, records it as cancelled,
+// still prints the summary, and exits with 128 + 2; a rerun runs the cancelled input again.
+TEST(CorpusRuns, InterruptedRunCancelsItsInputAndARerunRunsItAgain) {
+  TempDir dir("tk-interrupt");
+  fs::create_directories(dir / "pids");
+  const fs::path out = dir / "out.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setenv("HOSTILE_PID_DIR", (dir / "pids").c_str(), 1);
+    setenv("TURNKEY_CACHE_DIR", (dir / "cache").c_str(), 1);
+    setenv("TURNKEY_BUILD_MONITOR", "False", 1);
+    std::string bin = turnkey_binary(), script = (kHostile / "infinite_loop.py").string();
+    execl(bin.c_str(), bin.c_str(), script.c_str(), "--process-isolation", nullptr);
+    _exit(127);
+  }
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 600 && pids.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pids = recorded_pids(dir / "pids");
+  }
+  ASSERT_FALSE(pids.empty()) << "the script never started";
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << slurp(out);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(out);
+  const std::string text = slurp(out);
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n  cancelled +1\n"))) << text;
+  EXPECT_EQ(yaml_string(record_of(dir / "cache", "infinite_loop"), "status"), "cancelled");
+  EXPECT_EQ(still_running(pids), "");
+  RunResult again = run_turnkey({(kHostile / "infinite_loop.py").string(), "--timeout", "2"},
+                                dir / "cache", {}, {}, 120);
+  EXPECT_NE(again.err.find("timeout (last stage: discover)"), std::string::npos) << again.all();
+}
+
 // Where turnkey cannot make a pids cgroup (hidden here by an empty tmpfs over the pids hierarchy
 // in a private mount namespace), the watchdog counts the processes itself and still stops a fork
 // storm (the storm stops by itself at 1024 processes, should both fail).
