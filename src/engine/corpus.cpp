@@ -1,5 +1,6 @@
 #include "turnkey/engine/corpus.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
+#include "turnkey/measure/system_info.h"
 #include "worker_link.h"
 
 namespace turnkey {
@@ -444,12 +446,31 @@ namespace {
 
 // ---- the local loop ----------------------------------------------------------------------------
 
+// Appends one event to a worker's progress file (the parent's notes: paused, pinned to CPUs).
+void append_event(const fs::path& progress, json event) {
+  event["t"] = utc_timestamp_now();
+  event["by"] = "parent";
+  int fd = ::open(progress.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string line = event.dump() + "\n";
+  if (::write(fd, line.data(), line.size()) < 0) {
+  }
+  ::close(fd);
+}
+
+std::string join_cpus(const std::vector<int>& cpus) {
+  std::string out;
+  for (int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
 struct Slot {
   CorpusInput in;
   std::unique_ptr<SupervisedProcess> proc;
   int control_fd = -1;  // parent's end of the benchmark-slot socket
   std::string control_buffer;
   bool wants_benchmark = false, benchmarking = false;
+  int benchmark_threads = 0;
   Clock::time_point waiting_since;
   size_t number = 0;
 };
@@ -482,14 +503,60 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
   become_subreaper();
   std::vector<std::unique_ptr<Slot>> running;
   size_t next = 0;
-  bool benchmark_active = false;
+  // While a benchmark runs, the other workers are either paused (the benchmark asked for as
+  // many cores as there are) or pinned to the CPUs the benchmark does not use.
+  enum class Bench { None, Paused, Pinned } bench = Bench::None;
+  const std::vector<int> all_cpus = allowed_cpus();
+  std::vector<int> build_cpus;
   int sequence = 0;
 
-  auto ended_slot = [&](Slot& s) {
-    if (s.benchmarking) {
-      benchmark_active = false;
-      for (auto& o : running) o->proc->resume();
+  auto grant = [&](Slot& s) {
+    int want = s.benchmark_threads > 0 ? s.benchmark_threads : cpu_facts().physical_cores;
+    if (want <= 0) want = static_cast<int>(all_cpus.size());
+    std::string reply = "go\n";
+    if (want >= static_cast<int>(all_cpus.size())) {
+      bench = Bench::Paused;
+      for (auto& o : running) {
+        if (o.get() == &s || !o->proc->running()) continue;
+        o->proc->pause();
+        append_event(o->in.progress, {{"e", "paused"}, {"for", s.in.item.given}});
+      }
+    } else {
+      bench = Bench::Pinned;
+      std::vector<int> mine(all_cpus.begin(), all_cpus.begin() + want);
+      build_cpus.assign(all_cpus.begin() + want, all_cpus.end());
+      for (auto& o : running) {
+        if (o.get() == &s || !o->proc->running()) continue;
+        o->proc->set_cpus(build_cpus);
+        append_event(o->in.progress,
+                     {{"e", "cpus"}, {"cpus", build_cpus}, {"for", s.in.item.given}});
+      }
+      reply = "go " + join_cpus(mine) + "\n";
     }
+    s.wants_benchmark = false;
+    s.benchmarking = true;
+    s.proc->extend_deadline(seconds_since(s.waiting_since));
+    if (::send(s.control_fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) {
+      // The worker is gone; its end is handled by its poll().
+    }
+  };
+  auto release = [&](Slot& s) {
+    s.benchmarking = false;
+    for (auto& o : running) {
+      if (o.get() == &s || !o->proc->running()) continue;
+      if (bench == Bench::Paused) {
+        o->proc->resume();
+        append_event(o->in.progress, {{"e", "resumed"}});
+      } else if (bench == Bench::Pinned) {
+        o->proc->set_cpus(all_cpus);
+        append_event(o->in.progress, {{"e", "cpus"}, {"cpus", all_cpus}});
+      }
+    }
+    bench = Bench::None;
+  };
+
+  auto ended_slot = [&](Slot& s) {
+    if (s.benchmarking) release(s);
     if (s.control_fd >= 0) ::close(s.control_fd);
     s.control_fd = -1;
     InputResult r = corpus.finalize(s.in, s.proc->ended(), s.proc->elapsed_s());
@@ -517,7 +584,8 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
       running.clear();
       break;
     }
-    while (next < todo.size() && static_cast<int>(running.size()) < jobs && !benchmark_active) {
+    while (next < todo.size() && static_cast<int>(running.size()) < jobs &&
+           bench != Bench::Paused) {
       auto slot = std::make_unique<Slot>();
       slot->in = todo[next];
       slot->number = total - todo.size() + next + 1;
@@ -551,6 +619,10 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
         continue;
       }
       if (child_fd >= 0) ::close(child_fd);
+      if (bench == Bench::Pinned) {
+        slot->proc->set_cpus(build_cpus);
+        append_event(slot->in.progress, {{"e", "cpus"}, {"cpus", build_cpus}});
+      }
       running.push_back(std::move(slot));
     }
 
@@ -576,28 +648,17 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
         s->control_buffer.erase(0, nl + 1);
         if (line.rfind("bench", 0) == 0) {
           s->wants_benchmark = true;
+          s->benchmark_threads = line.size() > 6 ? std::atoi(line.c_str() + 6) : 0;
           s->waiting_since = Clock::now();
         } else if (line == "done" && s->benchmarking) {
-          s->benchmarking = false;
-          benchmark_active = false;
-          for (auto& o : running) o->proc->resume();
+          release(*s);
         }
       }
     }
-    if (!benchmark_active) {
+    if (bench == Bench::None) {
       for (auto& s : running) {
         if (!s->wants_benchmark || !s->proc->running()) continue;
-        // The benchmark gets the machine: every other worker is stopped until it is done.
-        for (auto& o : running) {
-          if (o.get() != s.get()) o->proc->pause();
-        }
-        s->wants_benchmark = false;
-        s->benchmarking = true;
-        benchmark_active = true;
-        s->proc->extend_deadline(seconds_since(s->waiting_since));
-        if (::send(s->control_fd, "go\n", 3, MSG_NOSIGNAL) != 3) {
-          // The worker is gone; its end is handled below.
-        }
+        grant(*s);
         break;
       }
     }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -188,6 +189,17 @@ void write_fd_all(int fd, const char* data, size_t size) {
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
 
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
@@ -459,6 +471,22 @@ void SupervisedProcess::resume() {
   for (pid_t p : members()) ::kill(p, SIGCONT);
   ::kill(-pid_, SIGCONT);
   ::kill(pid_, SIGCONT);
+}
+
+void SupervisedProcess::set_cpus(const std::vector<int>& cpus) {
+  if (done_ || cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  std::vector<pid_t> procs = members();
+  procs.push_back(pid_);
+  for (pid_t p : procs) {
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator(fmt::format("/proc/{}/task", p), ec)) {
+      sched_setaffinity(static_cast<pid_t>(std::atoi(t.path().filename().c_str())), sizeof set,
+                        &set);
+    }
+  }
 }
 
 void SupervisedProcess::extend_deadline(double seconds) {

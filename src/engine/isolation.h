@@ -38,6 +38,9 @@ void become_subreaper();
 // Reaps exited children that are not `keep` (orphans re-parented to us). Never blocks.
 void reap_orphans(const std::vector<pid_t>& keep);
 
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> allowed_cpus();
+
 class SupervisedProcess {
  public:
   SupervisedProcess(const std::vector<std::string>& argv, const Limits& limits,
@@ -61,6 +64,8 @@ class SupervisedProcess {
   // SIGSTOP / SIGCONT to all its processes; the paused time does not count against the timeout.
   void pause();
   void resume();
+  // Pins every thread of every process it runs to `cpus` (new threads and processes inherit it).
+  void set_cpus(const std::vector<int>& cpus);
   // Time spent waiting for something that is not the input's fault (the benchmark slot).
   void extend_deadline(double seconds);
   double elapsed_s() const;

@@ -1,9 +1,11 @@
 #include "worker_link.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <sstream>
 #include <string>
 
 #include "turnkey/cache/build_cache.h"
@@ -20,6 +22,25 @@ void write_all(int fd, const std::string& text) {
     if (n <= 0) return;  // the parent is gone: the worker goes on (and dies with it anyway)
     done += static_cast<size_t>(n);
   }
+}
+
+std::vector<int> current_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
+
+void pin(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  sched_setaffinity(0, sizeof set, &set);
 }
 
 }  // namespace
@@ -50,7 +71,7 @@ void WorkerLink::acquire_benchmark(int threads) {
   if (holding_) return;
   holding_ = true;
   if (control_fd_ < 0) {
-    event({{"e", "benchmark"}, {"phase", "start"}});
+    event({{"e", "benchmark"}, {"phase", "start"}, {"cpus", current_cpus()}});
     return;
   }
   write_all(control_fd_, "bench " + std::to_string(threads) + "\n");
@@ -63,13 +84,25 @@ void WorkerLink::acquire_benchmark(int threads) {
     if (n <= 0 || c == '\n') break;
     reply += c;
   }
-  event({{"e", "benchmark"}, {"phase", "start"}});
+  // "go" (the others are paused) or "go 2,3" (run on these CPUs; the others are kept off them).
+  // The runtime's threads, created after this, inherit the affinity.
+  if (reply.size() > 3 && reply.rfind("go ", 0) == 0) {
+    std::vector<int> cpus;
+    std::stringstream ss(reply.substr(3));
+    std::string item;
+    while (std::getline(ss, item, ',')) cpus.push_back(std::atoi(item.c_str()));
+    saved_cpus_ = current_cpus();
+    pin(cpus);
+  }
+  event({{"e", "benchmark"}, {"phase", "start"}, {"cpus", current_cpus()}});
 }
 
 void WorkerLink::release_benchmark() {
   if (!holding_) return;
   holding_ = false;
   event({{"e", "benchmark"}, {"phase", "end"}});
+  if (!saved_cpus_.empty()) pin(saved_cpus_);
+  saved_cpus_.clear();
   if (control_fd_ >= 0) write_all(control_fd_, "done\n");
 }
 

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace turnkey::engine_internal {
 
@@ -22,11 +22,13 @@ class WorkerLink {
 
   // Appends {"e": ..., ...} with one write(2) (O_APPEND), so a line is never torn by a kill.
   void event(const nlohmann::json& e);
-  // Blocks until the parent grants the benchmark slot (its other workers are paused meanwhile).
+  // Blocks until the parent grants the benchmark slot: then the other workers are paused, or
+  // pinned to other CPUs than the ones this worker is pinned to for the benchmark.
   void acquire_benchmark(int threads);
   void release_benchmark();
 
  private:
+  std::vector<int> saved_cpus_;  // affinity before the benchmark, when the parent pinned it
   int progress_fd_ = -1;
   int control_fd_ = -1;
   bool holding_ = false;

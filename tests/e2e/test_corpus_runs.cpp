@@ -243,6 +243,46 @@ TEST(CorpusRuns, ParallelBuildsBenchmarkOneAtATimeAndRerunsResume) {
   EXPECT_NE(fourth.err.find("] " + scripts[1] + "\n"), std::string::npos) << fourth.err;
 }
 
+// A benchmark that asks for fewer cores than the machine has runs pinned to them while the other
+// inputs' builds go on, pinned to the remaining cores (progress events record both sides).
+TEST(CorpusRuns, ABenchmarkOnOneCoreKeepsBuildsOffThatCore) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs at least 2 CPUs";
+  TempDir dir("tk-pinned");
+  std::vector<std::string> args;
+  for (int i = 0; i < 3; ++i) {
+    args.push_back(write_script(dir / "corpus", "tiny_" + std::to_string(i) + ".py", 8 + i));
+  }
+  args.insert(args.end(), {"-j", "2", "--threads", "1", "--iterations", "2000"});
+  RunResult r = run_turnkey(args, dir / "cache", {}, {}, 280);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  std::set<std::string> benchmark_cpus, build_cpus;
+  int benchmarks = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache" / "inputs")) {
+    if (e.path().string().find(".progress.jsonl") == std::string::npos) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    std::smatch m;
+    while (std::getline(in, line)) {
+      if (!std::regex_search(line, m, std::regex("\"cpus\":\\[([0-9,]*)\\]"))) continue;
+      if (line.find("\"phase\":\"start\"") != std::string::npos) {
+        ++benchmarks;
+        benchmark_cpus.insert(m[1]);
+      } else if (line.find("\"for\"") != std::string::npos) {
+        build_cpus.insert(m[1]);  // pinned away while another input's benchmark ran
+      }
+    }
+  }
+  EXPECT_EQ(benchmarks, 3);
+  ASSERT_EQ(benchmark_cpus.size(), 1u);
+  const std::string mine = *benchmark_cpus.begin();
+  EXPECT_EQ(mine.find(','), std::string::npos) << "a 1-thread benchmark got CPUs " << mine;
+  for (const std::string& cpus : build_cpus) {
+    std::stringstream ss(cpus);
+    std::string c;
+    while (std::getline(ss, c, ',')) EXPECT_NE(c, mine) << "builds shared the benchmark's CPU";
+  }
+}
+
 TEST(CorpusRuns, TimeoutFromTheEnvironmentAndUsageErrors) {
   TempDir dir("tk-timeout");
   const auto t0 = std::chrono::steady_clock::now();
