@@ -535,6 +535,7 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
     }
     s.wants_benchmark = false;
     s.benchmarking = true;
+    s.proc->set_measuring(true);
     s.proc->extend_deadline(seconds_since(s.waiting_since));
     if (::send(s.control_fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) {
       // The worker is gone; its end is handled by its poll().
@@ -542,6 +543,7 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
   };
   auto release = [&](Slot& s) {
     s.benchmarking = false;
+    s.proc->set_measuring(false);
     for (auto& o : running) {
       if (o.get() == &s || !o->proc->running()) continue;
       if (bench == Bench::Paused) {

@@ -63,6 +63,8 @@ class SupervisedProcess {
 
   // SIGSTOP / SIGCONT to all its processes; the paused time does not count against the timeout.
   void pause();
+  // While true (its benchmark runs) the watchdog polls /proc rarely; the timeout still holds.
+  void set_measuring(bool measuring) { measuring_ = measuring; }
   void resume();
   // Pins every thread of every process it runs to `cpus` (new threads and processes inherit it).
   void set_cpus(const std::vector<int>& cpus);
@@ -86,6 +88,7 @@ class SupervisedProcess {
   std::filesystem::path cgroup_;  // empty when no pids cgroup could be made
   std::chrono::steady_clock::time_point start_, deadline_, paused_at_, next_watch_;
   bool paused_ = false;
+  bool measuring_ = false;
   bool done_ = false;
   Ended ended_;
 };
