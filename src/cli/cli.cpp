@@ -20,6 +20,7 @@
 #include "turnkey/common/process.h"
 #include "turnkey/common/version.h"
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/engine/corpus.h"
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
@@ -60,6 +61,28 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--lean-cache", g.lean_cache, "Delete build artifacts, keep logs and yaml/json");
   app.add_option("--python", g.python,
                  "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)");
+  // Corpus runs (docs/corpus_runs.md).
+  app.add_flag("--process-isolation", g.process_isolation,
+               "Each input in its own supervised process (timeout, memory and process limits)");
+  app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)");
+  app.add_option("-j,--jobs", g.jobs,
+                 "Inputs built at once, each isolated; benchmarks still run one at a time")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--timeout", g.timeout_s,
+                 "Seconds per input before it is killed (default: TURNKEY_TIMEOUT_SECONDS, else "
+                 "3600)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--memory-limit", g.memory_limit,
+                 "Memory per input, e.g. 4G: resident memory of all its processes and each "
+                 "process's data size");
+  app.add_option("--max-processes", g.max_processes,
+                 "Processes per input before it is killed as a fork storm (default 512)")
+      ->check(CLI::Range(2, 1000000));
+  app.add_flag("--retry-failed", g.retry_failed,
+               "Rerun inputs that failed in an earlier corpus run (complete ones are skipped)");
+  app.add_option("--slurm-partition", g.slurm_partition, "sbatch --partition for --use-slurm");
+  app.add_option("--slurm-mem", g.slurm_memory,
+                 "sbatch --mem for --use-slurm (default: --memory-limit plus 256M)");
 }
 
 // Adds a tool's options to `app`, storing parsed values into `values` after parsing.
@@ -174,7 +197,15 @@ void print_main_help() {
                "  -d, --cache-dir DIR         Cache directory (TURNKEY_CACHE_DIR, default "
                "~/.cache/turnkey)\n"
                "  --labels KEY::VALUE...      Only scripts whose '# labels:' line matches all\n"
-               "  --python PATH               Interpreter with torch (TURNKEY_PYTHON)\n\n"
+               "  --python PATH               Interpreter with torch (TURNKEY_PYTHON)\n"
+               "  --process-isolation         Each input in its own supervised process\n"
+               "  -j, --jobs N                N inputs at once (isolated; one benchmark at a time)\n"
+               "  --timeout S                 Per-input timeout (TURNKEY_TIMEOUT_SECONDS, 3600)\n"
+               "  --memory-limit SIZE         Per-input memory limit, e.g. 4G\n"
+               "  --max-processes N           Per-input process limit (default 512)\n"
+               "  --retry-failed              Rerun inputs that failed in an earlier corpus run\n"
+               "  --use-slurm                 Each input in its own Slurm job (--slurm-partition,\n"
+               "                              --slurm-mem)\n\n"
                "Classic options: --device, --runtime, --iterations, --warmup, --threads, "
                "--rt-args,\n"
                "  --analyze-only, --build-only, --max-depth, --script-args, --onnx-opset, "
@@ -603,6 +634,13 @@ int cli_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const std::string command_line = join_command_line(argc, argv);
   try {
+    // Hidden entry points of corpus runs (the parent re-runs this binary on one input).
+    if (!args.empty() && args.front() == "__worker") {
+      return corpus_worker_main(std::vector<std::string>(args.begin() + 1, args.end()));
+    }
+    if (!args.empty() && args.front() == "__isolate") {
+      return corpus_isolate_main(std::vector<std::string>(args.begin() + 1, args.end()));
+    }
     validate_environment();
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
       print_main_help();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,9 +32,14 @@ std::vector<char*> to_argv(const std::vector<std::string>& args) {
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) throw Error(ErrorKind::Internal, "spawn_process: empty argv");
   std::vector<char*> cargv = to_argv(argv);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw Error(ErrorKind::Io, fmt::format("fork failed: {}", strerror(errno)));
   if (pid == 0) {
+    if (options.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      if (getppid() != parent) _exit(125);  // the parent died before prctl took effect
+    }
     for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
     for (int fd : options.inherit_fds) {
       int flags = fcntl(fd, F_GETFD);

@@ -109,6 +109,8 @@ ScriptSession::ScriptSession(const ScriptOptions& options) {
   SpawnOptions spawn;
   spawn.env = {{"PYTHONPATH", pythonpath}};
   spawn.inherit_fds = {events[1], commands[0]};
+  // A killed turnkey must not leave the user's script running.
+  spawn.die_with_parent = true;
   if (env_bool("TURNKEY_DEBUG", false)) {
     std::string line = "PYTHONPATH=" + pythonpath;
     for (const std::string& a : argv) line += " " + a;

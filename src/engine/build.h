@@ -38,6 +38,9 @@ struct Build {
 
   std::string chain_key;  // cache key of what the tools so far produced
   bool failed = false;
+  // A tool body that knows its precise failure status (status.h, e.g. "numeric_mismatch") sets
+  // it before throwing; otherwise the engine derives it from the tool and the error.
+  std::string failure_status;
   ModelBlock block;
 };
 

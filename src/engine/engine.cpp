@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "monitor.h"
+#include "worker_link.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/cache_admin.h"
 #include "turnkey/common/env.h"
@@ -22,7 +23,9 @@
 #include "turnkey/common/sha256.h"
 #include "turnkey/common/version.h"
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/engine/corpus.h"
 #include "turnkey/engine/report_printer.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/inputs/inputs.h"
 #include "turnkey/onnx/model_facts.h"
@@ -69,10 +72,29 @@ ToolBody tool_body(const std::string& name) {
 
 class Engine {
  public:
-  explicit Engine(const RunRequest& request)
+  explicit Engine(const RunRequest& request, engine_internal::WorkerLink* link = nullptr)
       : request_(request),
         cache_dir_(resolve_cache_dir(request.global.cache_dir)),
-        monitor_(env_bool("TURNKEY_BUILD_MONITOR", true)) {}
+        monitor_(env_bool("TURNKEY_BUILD_MONITOR", true)),
+        link_(link) {}
+
+  // Worker mode (corpus.h): one input, already expanded by the parent; the outcome goes to the
+  // supervisor as the last progress event.
+  int run_one(const InputItem& item) {
+    outcome_ = {{"status", ""}, {"stage", ""}, {"error", ""}, {"builds", json::array()}};
+    try {
+      run_input(item);
+    } catch (const Error& e) {
+      input_error(item.given, e.what());
+    }
+    std::string status = outcome_.value("status", "");
+    if (status.empty()) {
+      status = outcome_["builds"].empty() && !models_seen_ ? "no_models" : "successful";
+    }
+    outcome_["status"] = status;
+    if (link_) link_->event({{"e", "done"}, {"outcome", outcome_}});
+    return any_failed_ ? 1 : 0;
+  }
 
   int run() {
     std::vector<std::string> args = request_.global.inputs;
@@ -102,6 +124,11 @@ class Engine {
   const RunRequest& request_;
   fs::path cache_dir_;
   engine_internal::Monitor monitor_;
+  engine_internal::WorkerLink* link_ = nullptr;
+  // The input's outcome in worker mode: first failure status, the stage it happened in, and the
+  // builds the input started ({build, dir, status}).
+  json outcome_ = json::object();
+  bool models_seen_ = false;
   bool any_failed_ = false;
   bool header_printed_ = false;
   int labelled_scripts_ = 0;  // scripts that passed the --labels filter
@@ -120,8 +147,23 @@ class Engine {
     print_script_block(std::cout, name, blocks, footer);
   }
 
+  void note_failure(const std::string& status, const std::string& stage, const std::string& error) {
+    if (!outcome_.is_object() || !outcome_.value("status", "").empty()) return;
+    outcome_["status"] = status;
+    outcome_["stage"] = stage;
+    outcome_["error"] = one_line(error);
+    if (int sig = signal_in(error); status == "crashed" && sig > 0) outcome_["signal"] = sig;
+  }
+
+  void progress(const json& event) {
+    if (link_) link_->event(event);
+  }
+
   void input_error(const std::string& given, std::string reason) {
     any_failed_ = true;
+    const bool no_python = reason.rfind("skipped: no Python", 0) == 0 ||
+                           reason.find("interpreter") != std::string::npos;
+    note_failure(no_python ? "discovery_failed" : "invalid_input", "inputs", reason);
     // Lower layers may already name the file; name it once.
     if (reason.rfind(given + ": ", 0) == 0) reason.erase(0, given.size() + 2);
     std::cout << std::flush;
@@ -189,6 +231,7 @@ class Engine {
     if (first == "discover") {
       if (!request_.global.labels.empty() &&
           !labels_match(read_labels(item.path), request_.global.labels)) {
+        note_failure("skipped_by_filter", "inputs", "labels do not match --labels");
         return;  // filtered out by --labels: not an error
       }
       ++labelled_scripts_;
@@ -258,6 +301,11 @@ class Engine {
                                   {"key", first_key},
                                   {"duration_s", first_s}}})}};
     save_state(build);
+    if (outcome_.is_object() && outcome_.contains("builds")) {
+      outcome_["builds"].push_back(
+          {{"build", build.build_name}, {"dir", build.dir->path().string()}});
+    }
+    progress({{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
   }
 
   void save_state(Build& build) {
@@ -379,23 +427,35 @@ class Engine {
       build.state["last_tool"] = spec.name;
       save_state(build);
       monitor_.tool_started(build.build_name, spec.name);
+      progress({{"e", "stage"}, {"stage", spec.name}, {"build", build.build_name}});
       auto t0 = std::chrono::steady_clock::now();
       std::string log;
       bool ok = true;
       std::string error;
       ErrorKind error_kind = ErrorKind::Internal;
+      // Under a corpus parent, a benchmark waits for the benchmark slot: builds of other inputs
+      // are paused while it measures, so it never shares its cores with them.
+      const bool measures = spec.produces == Artifact::Measurement && link_;
       try {
         // Torch runtimes benchmark the live model: no ONNX file is needed before them.
         if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) {
           engine_internal::ensure_facts(build);
         }
+        if (measures) link_->acquire_benchmark(options.value("threads", 0));
         tool_body(spec.name)(build, options, log);
+        if (measures) link_->release_benchmark();
         if (spec.produces == Artifact::OnnxModel) engine_internal::ensure_facts(build);
       } catch (const Error& e) {
+        if (measures) link_->release_benchmark();
         ok = false;
         error = one_line(e.what());
         error_kind = e.kind();
         log += std::string("error: ") + e.what() + "\n";
+      } catch (const std::bad_alloc&) {
+        if (measures) link_->release_benchmark();
+        ok = false;
+        error = "out of memory (std::bad_alloc)";
+        log += "error: " + error + "\n";
       }
       const double seconds = seconds_since(t0);
       json& recorded = build.state["tools"].back();
@@ -448,6 +508,11 @@ class Engine {
             ErrorKind kind = ErrorKind::Internal) {
     build.failed = true;
     const bool mismatch = kind == ErrorKind::NumericMismatch;
+    if (mismatch) build.failure_status = "numeric_mismatch";
+    const std::string status = status_for_failed_tool(tool, reason, build.failure_status);
+    note_failure(status, tool, reason);
+    build.state["status"] = status;
+    build.stats["status"] = status;
     // A numeric mismatch ran to the end: its numbers are kept, but it is not a valid result.
     build.state["build_status"] = mismatch ? "numeric_mismatch" : "failed";
     build.state["error"] = reason;
@@ -461,6 +526,7 @@ class Engine {
   void finish_build(Build& build) {
     if (!build.failed) {
       build.state["build_status"] = "successful";
+      build.state["status"] = "successful";
       if (build.block.status.empty()) build.block.status = "Model successfully built";
     }
     build.state["finished"] = utc_timestamp_now();
@@ -629,6 +695,7 @@ class Engine {
       return;
     }
     const std::string& python = python_;
+    progress({{"e", "stage"}, {"stage", "discover"}});
     json discover_opts = tool_options("discover");
     ScriptOptions so;
     so.python = python;
@@ -643,6 +710,7 @@ class Engine {
     DiscoveryResult disc = session.discover();
     const double discover_s = seconds_since(t0);
     const Labels labels = read_labels(item.path);
+    if (!disc.models.empty()) models_seen_ = true;
 
     auto selected = [&](const DiscoveredModel& m) {
       if (item.hashes.empty()) return true;
@@ -715,6 +783,10 @@ class Engine {
                                (disc.script_status == "exit" && disc.exit_code != 0);
     if (script_failed) {
       any_failed_ = true;
+      note_failure(status_for_failed_tool("discover", disc.error), "discover",
+                   disc.script_status == "exit"
+                       ? fmt::format("the script exited with code {}", disc.exit_code)
+                       : disc.error);
       fs::path log = write_script_log(item, discover_log);
       footer.status = disc.script_status == "exit"
                           ? fmt::format("Script failed: exited with code {}", disc.exit_code)
@@ -729,6 +801,9 @@ class Engine {
     for (const auto& m : disc.models) filter_matched = filter_matched || selected(m);
     if (!filter_matched) {
       any_failed_ = true;
+      note_failure("invalid_input", "discover",
+                   fmt::format("no model matches the hash filter ::{}",
+                               fmt::join(item.hashes, ",")));
       footer.status = fmt::format("No model matches the hash filter ::{}",
                                   fmt::join(item.hashes, ","));
     }
@@ -794,6 +869,7 @@ class Engine {
 
 int run_sequence(const RunRequest& request) {
   if (request.sequence.empty()) throw Error(ErrorKind::InvalidInput, "no tool given");
+  if (is_corpus_run(request.global)) return run_corpus(request);
   validate_environment();
   // Option values are checked before anything runs, so a bad one is one usage error, not a
   // failure of every model.
@@ -810,3 +886,12 @@ int run_sequence(const RunRequest& request) {
 }
 
 }  // namespace turnkey
+
+namespace turnkey::engine_internal {
+
+int run_worker_input(const RunRequest& request, const InputItem& item, WorkerLink& link) {
+  Engine engine(request, &link);
+  return engine.run_one(item);
+}
+
+}  // namespace turnkey::engine_internal

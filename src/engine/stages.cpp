@@ -473,12 +473,14 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     const bool rss_ok = reset_peak_rss(holder);
     loop.rss_before_load_bytes = current_rss_bytes(holder);
     std::unique_ptr<Session> session;
+    build.failure_status = "runtime_load_failed";
     if (live) {
       LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
       session = runtime->load_live(lm, {}, ro);
     } else {
       session = runtime->load(build.onnx_path, build.inputs, ro);
     }
+    build.failure_status = "runtime_run_failed";
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
     const int64_t before = loop.rss_before_load_bytes;
     loop = run_loop(*session, lo);
@@ -486,6 +488,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     loop.peak_rss_load_bytes = load_peak;
     outputs = session->outputs();
   }
+  build.failure_status.clear();
   finish_fingerprint(env);
   LatencyStats st = compute_stats(loop.samples_ms);
 

@@ -14,6 +14,7 @@ namespace turnkey {
 struct SpawnOptions {
   std::vector<std::pair<std::string, std::string>> env;  // set (or override) in the child
   std::vector<int> inherit_fds;  // descriptors the child keeps (their CLOEXEC flag is cleared)
+  bool die_with_parent = false;  // SIGKILL the child when turnkey dies (PR_SET_PDEATHSIG)
 };
 
 // Throws Error(Io) when fork fails; exec failure shows as exit code 127 of the child.

@@ -23,6 +23,16 @@ struct GlobalOptions {
   bool lean_cache = false;
   std::string python;                // interpreter override
   std::string search_dir;            // classic -s: inputs relative to it
+
+  // Corpus runs (docs/corpus_runs.md): each input in its own supervised process.
+  bool process_isolation = false;
+  bool use_slurm = false;
+  int jobs = 1;                      // -j: inputs built at once (> 1 implies isolation)
+  double timeout_s = 0;              // per input; 0 = TURNKEY_TIMEOUT_SECONDS or 3600
+  std::string memory_limit;          // "4G", "512M", ... ("" = none)
+  int max_processes = 0;             // per input; 0 = default (512)
+  bool retry_failed = false;         // resume: run inputs whose earlier result was a failure
+  std::string slurm_partition, slurm_memory;  // sbatch --partition / --mem
 };
 
 struct RunRequest {

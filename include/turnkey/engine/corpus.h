@@ -1,0 +1,34 @@
+// Corpus runs (docs/corpus_runs.md): every input in its own supervised process (locally, up to
+// -j at a time, benchmarks one at a time), or in its own Slurm job; per-input records in
+// <cache>/inputs/ make a rerun resume; a closing summary counts inputs per status.
+// Main thread only (it forks and reaps).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "turnkey/engine/engine.h"
+
+namespace turnkey {
+
+// --process-isolation, --use-slurm or -j above 1.
+bool is_corpus_run(const GlobalOptions& global);
+
+// Runs the request as a corpus run. Exit code as run_sequence.
+int run_corpus(const RunRequest& request);
+
+// "512M", "4G", "1.5GiB", "1000000" (bytes) -> bytes; K/M/G/T are powers of 1024.
+// Throws Error(InvalidInput) naming the value.
+int64_t parse_size(const std::string& text);
+
+// The per-input timeout: --timeout, else TURNKEY_TIMEOUT_SECONDS, else 3600.
+double corpus_timeout_s(const GlobalOptions& global);
+
+// Hidden entry points of the turnkey binary, run by the corpus parent (never by users):
+//   turnkey __worker --request FILE --item JSON --progress FILE [--control-fd N]
+//   turnkey __isolate --request FILE --item JSON     (the body of one Slurm job)
+int corpus_worker_main(const std::vector<std::string>& args);
+int corpus_isolate_main(const std::vector<std::string>& args);
+
+}  // namespace turnkey

@@ -1,0 +1,75 @@
+// Internal to the engine: what the local corpus loop (corpus.cpp), the Slurm loop (slurm.cpp) and
+// the worker share: per-input files, the worker command line, resume and the finalization that
+// turns however a worker ended into one status in the input record and its build states.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isolation.h"
+#include "turnkey/engine/engine.h"
+#include "turnkey/inputs/inputs.h"
+
+namespace turnkey::engine_internal {
+
+struct CorpusInput {
+  InputItem item;
+  std::string key;                              // <stem>_<hash8 of path and ::hash filter>
+  std::filesystem::path record, log, progress;  // <cache>/inputs/<key>.{yaml,log,progress.jsonl}
+};
+
+struct InputResult {
+  std::string given;
+  std::string status;
+  int signal = 0;
+  std::string stage, error;
+  std::filesystem::path log;
+  bool earlier = false;  // taken from an earlier run's record (resume)
+};
+
+class Corpus {
+ public:
+  // `write_request`: the parent stores the request for its workers; a worker/job reads it.
+  Corpus(const RunRequest& request, bool write_request);
+
+  const RunRequest& request() const { return request_; }
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
+  const std::filesystem::path& inputs_dir() const { return inputs_dir_; }
+  const Limits& limits() const { return limits_; }
+
+  CorpusInput input_for(const InputItem& item) const;
+  std::vector<std::string> worker_argv(const CorpusInput& in, int control_fd) const;
+  std::vector<std::string> isolate_argv(const CorpusInput& in) const;
+
+  // An earlier run's result for this input when it is complete and still valid (same request,
+  // same input content, builds still there) and not a failure to retry.
+  std::optional<InputResult> earlier_result(const CorpusInput& in) const;
+
+  // Reads the worker's progress, decides the input's status, marks builds the worker left
+  // unfinished with it (and the last stage reached), and writes the input record.
+  InputResult finalize(const CorpusInput& in, const Ended& ended, double duration_s) const;
+
+ private:
+  RunRequest request_;
+  std::filesystem::path cache_dir_, inputs_dir_, request_file_, exe_;
+  std::string request_key_;
+  Limits limits_;
+};
+
+// Request <-> JSON (the worker's copy of what the user asked for).
+nlohmann::json request_to_json(const RunRequest& request);
+RunRequest request_from_json(const nlohmann::json& j);
+nlohmann::json item_to_json(const InputItem& item);
+InputItem item_from_json(const nlohmann::json& j);
+
+// Prints the closing summary table; returns the exit code (1 when any input failed).
+int print_summary(const std::vector<InputResult>& results, const std::filesystem::path& inputs_dir,
+                  double wall_s);
+
+// The Slurm loop (slurm.cpp): one job per input, waits with progress, collects results.
+std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<CorpusInput>& todo);
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,14 @@
+# Allocates (and touches) memory until something stops it.
+import os
+
+
+def note_pid(pid=None):
+    folder = os.environ.get("HOSTILE_PID_DIR")
+    if folder:
+        with open(os.path.join(folder, "pids.txt"), "a") as f:
+            f.write("%d\n" % (pid or os.getpid()))
+
+note_pid()
+chunks = []
+while True:
+    chunks.append(b"x" * (32 << 20))
