@@ -13,6 +13,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/dnn.hpp>
 
 #include "turnkey/plugin/turnkey_plugin.h"
@@ -44,10 +45,18 @@ void set_message(char* buffer, size_t size, const std::string& text) {
 
 // cv::Exception::what() is "OpenCV(4.6.0) /path/file.cpp:123: error: (-215:...) ..." over
 // several lines; its `err` is the part a user can act on.
+// Nested errors (the ONNX importer's) carry another "OpenCV(4.6.0) /path/x.cpp:92: error: "
+// prefix inside `err`: the source location is no use to a user, the assertion is.
 std::string describe(const cv::Exception& e) {
   std::string text = e.err.empty() ? e.what() : e.err;
   size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);
+  for (size_t at = text.find("OpenCV("); at != std::string::npos; at = text.find("OpenCV(", at)) {
+    size_t end = text.find(": error: ", at);
+    if (end == std::string::npos) break;
+    text.erase(at, end + 9 - at);
+  }
+  if (text.rfind("> ", 0) == 0) text.erase(0, 2);
   return e.func.empty() ? text : text + " (in " + e.func + ")";
 }
 
@@ -115,6 +124,17 @@ turnkey_session* plugin_load(const turnkey_load_request* request, char* error, s
                       "' (opencv-dnn takes none)");
       return nullptr;
     }
+    for (size_t i = 0; i < request->input_count; ++i) {
+      const turnkey_tensor& t = request->inputs[i];
+      if (mat_type(t.dtype) < 0) {
+        set_message(error, error_size,
+                    std::string("input '") + t.name + "' is " + dtype_label(t.dtype) +
+                        ", which OpenCV DNN " CV_VERSION " cannot take");
+        return nullptr;
+      }
+    }
+    // OpenCV logs import problems on stderr before it throws; the exception says the same.
+    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
     auto* session = new turnkey_session();
     try {
       session->net = cv::dnn::readNetFromONNX(request->onnx_path);
@@ -124,11 +144,6 @@ turnkey_session* plugin_load(const turnkey_load_request* request, char* error, s
       for (size_t i = 0; i < request->input_count; ++i) {
         const turnkey_tensor& t = request->inputs[i];
         const int type = mat_type(t.dtype);
-        if (type < 0) {
-          throw std::runtime_error(std::string("input '") + t.name + "' is " +
-                                   dtype_label(t.dtype) + ", which OpenCV DNN " CV_VERSION
-                                   " cannot take");
-        }
         std::vector<int> dims(t.shape, t.shape + t.rank);
         if (dims.empty()) dims.push_back(1);  // a scalar as a one-element tensor
         cv::Mat view(static_cast<int>(dims.size()), dims.data(), type, const_cast<void*>(t.data));

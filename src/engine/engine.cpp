@@ -84,6 +84,16 @@ class Engine {
     }
     std::vector<InputItem> items = expand_inputs(args);
     if (items.empty()) throw Error(ErrorKind::InvalidInput, "no inputs given");
+    const json discover_opts = tool_options("discover");
+    if (items.size() > 1 && (!discover_opts.value("build_name", "").empty() ||
+                             !discover_opts.value("attach", "").empty())) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{}: give one input, not {}",
+                              discover_opts.value("attach", "").empty()
+                                  ? "--build-name names one build"
+                                  : "--attach serves one script",
+                              items.size()));
+    }
     for (const InputItem& item : items) {
       try {
         run_input(item);
@@ -487,7 +497,9 @@ class Engine {
     const onnx_model::ModelFacts& facts = *build.facts;
     const json load_options = tool_options("load-onnx");
     build.input_shapes = load_options.value("input_shapes", "");
-    build.build_name = claim_build_name(item.path, facts.sha256.substr(0, 8));
+    const std::string forced_name = tool_options("discover").value("build_name", "");
+    build.build_name = forced_name.empty() ? claim_build_name(item.path, facts.sha256.substr(0, 8))
+                                           : forced_name;
     std::string first_key = sha256_hex(fmt::format("load-onnx|{}|{}", facts.sha256, build.input_shapes));
     BuildLock lock(cache_dir_ / build.build_name, [&] { waiting_for(build.build_name); });
     open_build(build, cache_dir_, item, "load-onnx", first_key, seconds_since(t0));

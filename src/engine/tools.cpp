@@ -22,7 +22,9 @@ const std::vector<ToolSpec>& tool_specs() {
         {"--max-depth", "max_depth", T::Int,
          "Also discover sub-modules down to this depth (0 = top-level models only)", 0},
         {"--build-name", "build_name", T::String,
-         "Build name for the one model built (default <script>_<hash8>)", ""},
+         "Build name for the one model built (default <script>_<hash8>; classic grammar: also for "
+         "one ONNX file)",
+         ""},
         {"--attach", "attach", T::String,
          "E,C: take the models from the calling Python process over these inherited pipes "
          "(used by the Python API, docs/python_api.md)",

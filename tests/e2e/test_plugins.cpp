@@ -12,6 +12,7 @@
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/plugin/plugin_host.h"
 #include "turnkey/runtime/runtime.h"
@@ -25,6 +26,41 @@ using nlohmann::json;
 const fs::path kTestPlugins = TURNKEY_TEST_PLUGIN_DIR;
 const fs::path kBuildPlugins = TURNKEY_BUILD_PLUGIN_DIR;
 
+// small_conv_net with its Gemm as PyTorch exports nn.Linear (weight [out, in], transB=1) and
+// an explicit kernel_shape: OpenCV 4.6 cannot import a Gemm with transB=0 and a bias, nor a Conv
+// without kernel_shape. input [1,3,32,32] -> Conv -> Relu
+// -> GlobalAveragePool -> Flatten -> Gemm -> output [1,10].
+void conv_gemm_net(const fs::path& path) {
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "input", onnx::TensorProto::FLOAT, {1, 3, 32, 32});
+  add_output(g, "output", onnx::TensorProto::FLOAT, {1, 10});
+  add_float_initializer(g, "conv.weight", {8, 3, 3, 3}, 1);
+  add_float_initializer(g, "conv.bias", {8}, 2);
+  add_float_initializer(g, "fc.weight", {10, 8}, 3);
+  add_float_initializer(g, "fc.bias", {10}, 4);
+  onnx::NodeProto* conv = add_node(g, "Conv", {"input", "conv.weight", "conv.bias"}, {"conv"});
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  onnx::AttributeProto* kernel = conv->add_attribute();  // OpenCV does not infer it
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(3);
+  kernel->add_ints(3);
+  add_node(g, "Relu", {"conv"}, {"relu"});
+  add_node(g, "GlobalAveragePool", {"relu"}, {"pool"});
+  add_node(g, "Flatten", {"pool"}, {"flat"});
+  onnx::NodeProto* gemm = add_node(g, "Gemm", {"flat", "fc.weight", "fc.bias"}, {"output"});
+  onnx::AttributeProto* trans_b = gemm->add_attribute();
+  trans_b->set_name("transB");
+  trans_b->set_type(onnx::AttributeProto::INT);
+  trans_b->set_i(1);
+  check_model_or_throw(model);
+  save_model(model, path);
+}
+
 class Plugins : public ::testing::Test {
  protected:
   TempDir dir{"tk-e2e-plugins"};
@@ -33,7 +69,7 @@ class Plugins : public ::testing::Test {
   fs::path model(const std::string& name) {
     fs::path p = dir / (name + ".onnx");
     if (!fs::exists(p)) {
-      if (name == "conv") small_conv_net(p);
+      if (name == "conv") conv_gemm_net(p);
       else if (name == "linear") linear_relu(p);
       else if (name == "gather") int64_gather(p);
     }
