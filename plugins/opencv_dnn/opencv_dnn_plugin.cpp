@@ -7,14 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/dnn.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "turnkey/plugin/turnkey_plugin.h"
 
@@ -62,35 +61,54 @@ std::string describe(const cv::Exception& e) {
 
 int mat_type(int32_t dtype) {
   switch (dtype) {
-    case TURNKEY_DTYPE_FLOAT32: return CV_32F;
-    case TURNKEY_DTYPE_FLOAT16: return CV_16F;
-    case TURNKEY_DTYPE_FLOAT64: return CV_64F;
-    case TURNKEY_DTYPE_INT8: return CV_8S;
-    case TURNKEY_DTYPE_UINT8: return CV_8U;
-    case TURNKEY_DTYPE_INT16: return CV_16S;
-    case TURNKEY_DTYPE_INT32: return CV_32S;
-    default: return -1;  // int64 and bool: OpenCV 4.6 Mats have no such depth
+    case TURNKEY_DTYPE_FLOAT32:
+      return CV_32F;
+    case TURNKEY_DTYPE_FLOAT16:
+      return CV_16F;
+    case TURNKEY_DTYPE_FLOAT64:
+      return CV_64F;
+    case TURNKEY_DTYPE_INT8:
+      return CV_8S;
+    case TURNKEY_DTYPE_UINT8:
+      return CV_8U;
+    case TURNKEY_DTYPE_INT16:
+      return CV_16S;
+    case TURNKEY_DTYPE_INT32:
+      return CV_32S;
+    default:
+      return -1;  // int64 and bool: OpenCV 4.6 Mats have no such depth
   }
 }
 
 int32_t abi_dtype(int depth) {
   switch (depth) {
-    case CV_32F: return TURNKEY_DTYPE_FLOAT32;
-    case CV_16F: return TURNKEY_DTYPE_FLOAT16;
-    case CV_64F: return TURNKEY_DTYPE_FLOAT64;
-    case CV_8S: return TURNKEY_DTYPE_INT8;
-    case CV_8U: return TURNKEY_DTYPE_UINT8;
-    case CV_16S: return TURNKEY_DTYPE_INT16;
-    case CV_32S: return TURNKEY_DTYPE_INT32;
-    default: return 0;
+    case CV_32F:
+      return TURNKEY_DTYPE_FLOAT32;
+    case CV_16F:
+      return TURNKEY_DTYPE_FLOAT16;
+    case CV_64F:
+      return TURNKEY_DTYPE_FLOAT64;
+    case CV_8S:
+      return TURNKEY_DTYPE_INT8;
+    case CV_8U:
+      return TURNKEY_DTYPE_UINT8;
+    case CV_16S:
+      return TURNKEY_DTYPE_INT16;
+    case CV_32S:
+      return TURNKEY_DTYPE_INT32;
+    default:
+      return 0;
   }
 }
 
 const char* dtype_label(int32_t dtype) {
   switch (dtype) {
-    case TURNKEY_DTYPE_INT64: return "int64";
-    case TURNKEY_DTYPE_BOOL: return "bool";
-    default: return "this dtype";
+    case TURNKEY_DTYPE_INT64:
+      return "int64";
+    case TURNKEY_DTYPE_BOOL:
+      return "bool";
+    default:
+      return "this dtype";
   }
 }
 
@@ -113,8 +131,8 @@ int plugin_probe(char* reason, size_t reason_size) {
 turnkey_session* plugin_load(const turnkey_load_request* request, char* error, size_t error_size) {
   try {
     if (std::strcmp(request->device, "x86") != 0) {
-      set_message(error, error_size, std::string("device '") + request->device +
-                                         "' is not supported (x86 only)");
+      set_message(error, error_size,
+                  std::string("device '") + request->device + "' is not supported (x86 only)");
       return nullptr;
     }
     for (size_t i = 0; i < request->option_count; ++i) {

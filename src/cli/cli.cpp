@@ -23,8 +23,8 @@
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
-#include "turnkey/report/report_cli.h"
 #include "turnkey/plugin/plugin_host.h"
+#include "turnkey/report/report_cli.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {

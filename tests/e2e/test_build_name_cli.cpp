@@ -22,9 +22,8 @@ class BuildNameCli : public ::testing::Test {
 
 TEST_F(BuildNameCli, OnnxFileLandsUnderTheGivenName) {
   linear_relu(dir / "linear.onnx");
-  RunResult r = run_turnkey({(dir / "linear.onnx").string(), "--build-name", "my_onnx",
-                             "--iterations", "3"},
-                            cache());
+  RunResult r = run_turnkey(
+      {(dir / "linear.onnx").string(), "--build-name", "my_onnx", "--iterations", "3"}, cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json state = json_from_yaml(slurp(cache() / "my_onnx" / "my_onnx_state.yaml"));
   EXPECT_EQ(state["build_name"], "my_onnx");
@@ -39,8 +38,7 @@ TEST_F(BuildNameCli, OnnxFileLandsUnderTheGivenName) {
 
 TEST_F(BuildNameCli, ScriptWithTwoModelsBuildsOnlyTheFirstUnderTheName) {
   const fs::path script = fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/scripts/two_models.py";
-  RunResult r = run_turnkey({script.string(), "--build-name", "only_one", "--build-only"},
-                            cache());
+  RunResult r = run_turnkey({script.string(), "--build-name", "only_one", "--build-only"}, cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.out.find("Not built: --build-name only_one names one build and two_models.py has "
                        "more models (select one with two_models.py::HASH)"),
@@ -55,9 +53,8 @@ TEST_F(BuildNameCli, ScriptWithTwoModelsBuildsOnlyTheFirstUnderTheName) {
 TEST_F(BuildNameCli, MisuseIsAUsageErrorOrAnInputError) {
   linear_relu(dir / "a.onnx");
   linear_relu(dir / "b.onnx");
-  RunResult two = run_turnkey({(dir / "a.onnx").string(), (dir / "b.onnx").string(),
-                               "--build-name", "same"},
-                              cache());
+  RunResult two = run_turnkey(
+      {(dir / "a.onnx").string(), (dir / "b.onnx").string(), "--build-name", "same"}, cache());
   EXPECT_EQ(two.exit_code, 2) << two.all();
   EXPECT_EQ(two.err, "turnkey: error: --build-name names one build: give one input, not 2\n");
 
@@ -69,8 +66,7 @@ TEST_F(BuildNameCli, MisuseIsAUsageErrorOrAnInputError) {
   write_bytes(script, "print('never runs')\n");
   RunResult attach = run_turnkey({script.string(), "--attach", "97,98"}, cache());
   EXPECT_EQ(attach.exit_code, 1) << attach.all();
-  EXPECT_NE(attach.err.find("--attach 97,98: expected two open descriptors E,C"),
-            std::string::npos)
+  EXPECT_NE(attach.err.find("--attach 97,98: expected two open descriptors E,C"), std::string::npos)
       << attach.err;
   EXPECT_EQ(attach.out.find("never runs"), std::string::npos) << attach.out;
 }

@@ -69,9 +69,12 @@ class Plugins : public ::testing::Test {
   fs::path model(const std::string& name) {
     fs::path p = dir / (name + ".onnx");
     if (!fs::exists(p)) {
-      if (name == "conv") conv_gemm_net(p);
-      else if (name == "linear") linear_relu(p);
-      else if (name == "gather") int64_gather(p);
+      if (name == "conv")
+        conv_gemm_net(p);
+      else if (name == "linear")
+        linear_relu(p);
+      else if (name == "gather")
+        int64_gather(p);
     }
     return p;
   }
@@ -95,17 +98,16 @@ TEST_F(Plugins, SystemInfoListsTheExamplePluginAsAvailable) {
       r.out, std::regex(R"(\n  opencv-dnn\s+OpenCV DNN 4\.\d+\.\d+ on x86: available\n)")))
       << r.out;
   // Found in <build>/plugins, next to the binary, without any configuration.
-  EXPECT_NE(r.out.find((kBuildPlugins / "libturnkey_opencv_dnn.so").string() +
-                       ": runtime opencv-dnn"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find((kBuildPlugins / "libturnkey_opencv_dnn.so").string() + ": runtime opencv-dnn"),
+      std::string::npos)
       << r.out;
   EXPECT_EQ(r.err.find("refused"), std::string::npos) << r.err;
 }
 
 TEST_F(Plugins, ExamplePluginBenchmarksAnOnnxFile) {
-  RunResult r = run_turnkey({model("conv").string(), "--runtime", "opencv-dnn", "--iterations",
-                             "20"},
-                            cache());
+  RunResult r = run_turnkey(
+      {model("conv").string(), "--runtime", "opencv-dnn", "--iterations", "20"}, cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(Successfully benchmarked on .+ \(opencv-dnn v4\.\d+\.\d+\))")))
@@ -134,7 +136,8 @@ TEST_F(Plugins, WhatTheExamplePluginCannotRunFailsThatInputOnly) {
   EXPECT_EQ(stats_of("linear").value("build_status", ""), "successful");
 }
 
-// ---- refusals: one line on stderr, and the run goes on --------------------------------------------
+// ---- refusals: one line on stderr, and the run goes on
+// --------------------------------------------
 
 TEST_F(Plugins, PluginBuiltForAnotherAbiIsRefusedAndTheRunGoesOn) {
   const fs::path lib = kTestPlugins / "wrong_abi" / "libtk_test_plugin_wrong_abi.so";
@@ -149,8 +152,7 @@ TEST_F(Plugins, PluginBuiltForAnotherAbiIsRefusedAndTheRunGoesOn) {
   EXPECT_EQ(count_occurrences(r.err, "refused"), 1) << r.err;  // once per process
   EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
 
-  RunResult info = run_turnkey({"system-info"}, cache(),
-                               {{"TURNKEY_PLUGIN_PATH", lib.string()}});
+  RunResult info = run_turnkey({"system-info"}, cache(), {{"TURNKEY_PLUGIN_PATH", lib.string()}});
   ASSERT_EQ(info.exit_code, 0) << info.all();
   EXPECT_NE(info.out.find(lib.string() + ": refused: built for turnkey plugin ABI version 99"),
             std::string::npos)
@@ -185,8 +187,7 @@ TEST_F(Plugins, BrokenLibrariesAndBadPathEntriesAreRefusedWithTheirReason) {
       << r.err;
   // The built-in runtime keeps its name; the example plugin still loads.
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  ort\s+ONNX Runtime 1\.)"))) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  opencv-dnn\s+.*: available\n)")))
-      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  opencv-dnn\s+.*: available\n)"))) << r.out;
 }
 
 // ---- a plugin that fails: that benchmark fails with its message ------------------------------
@@ -209,8 +210,8 @@ TEST_F(Plugins, PluginErrorsFailTheBenchmarkWithThePluginsMessage) {
             std::string::npos)
       << load.out;
 
-  RunResult run = run_turnkey({model("linear").string(), "--runtime", "test-plugin",
-                               "--rt-args", "fail_at=run", "--iterations", "3"},
+  RunResult run = run_turnkey({model("linear").string(), "--runtime", "test-plugin", "--rt-args",
+                               "fail_at=run", "--iterations", "3"},
                               cache(), env);
   EXPECT_EQ(run.exit_code, 1) << run.all();
   EXPECT_NE(run.out.find("Failed at benchmark: test-plugin: test-plugin refuses to run"),
@@ -218,17 +219,15 @@ TEST_F(Plugins, PluginErrorsFailTheBenchmarkWithThePluginsMessage) {
       << run.out;
   EXPECT_EQ(stats_of("linear").value("error", ""), "test-plugin: test-plugin refuses to run");
 
-  RunResult ok = run_turnkey({model("linear").string(), "--runtime", "test-plugin",
-                              "--iterations", "3"},
-                             cache(), env);
+  RunResult ok = run_turnkey(
+      {model("linear").string(), "--runtime", "test-plugin", "--iterations", "3"}, cache(), env);
   EXPECT_EQ(ok.exit_code, 0) << ok.all();
   EXPECT_NE(ok.out.find("(test-plugin v1.0-test)"), std::string::npos) << ok.out;
 }
 
 TEST_F(Plugins, UnavailablePluginSaysWhy) {
   const std::vector<std::pair<std::string, std::string>> env = {
-      {"TURNKEY_PLUGIN_PATH", (kTestPlugins / "good").string()},
-      {"TEST_PLUGIN_UNAVAILABLE", "1"}};
+      {"TURNKEY_PLUGIN_PATH", (kTestPlugins / "good").string()}, {"TEST_PLUGIN_UNAVAILABLE", "1"}};
   RunResult info = run_turnkey({"system-info"}, cache(), env);
   EXPECT_TRUE(std::regex_search(
       info.out, std::regex(R"(\n  test-plugin\s+.*unavailable: TEST_PLUGIN_UNAVAILABLE is set\n)")))
@@ -240,7 +239,8 @@ TEST_F(Plugins, UnavailablePluginSaysWhy) {
       << r.out;
 }
 
-// ---- in-process: what crosses the ABI ------------------------------------------------------------
+// ---- in-process: what crosses the ABI
+// ------------------------------------------------------------
 
 std::vector<HostTensor> inputs_for(const fs::path& model) {
   onnx_model::ModelFacts facts = onnx_model::load_facts(model);

@@ -108,8 +108,8 @@ static const char* const devices[] = {"x86", NULL};
 
 static const turnkey_plugin plugin = {
     TEST_PLUGIN_ABI, sizeof(turnkey_plugin), TEST_PLUGIN_NAME, "Test plugin (copies inputs)",
-    devices, test_version, test_probe, test_load, test_run, test_output_count, test_output,
-    test_destroy,
+    devices,         test_version,           test_probe,       test_load,
+    test_run,        test_output_count,      test_output,      test_destroy,
 };
 
 TURNKEY_PLUGIN_EXPORT const turnkey_plugin* turnkey_plugin_entry(void) { return &plugin; }

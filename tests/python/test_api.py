@@ -55,7 +55,8 @@ class Api(unittest.TestCase):
         self.assertEqual(perf.throughput_units, "inferences per second (IPS)")
         self.assertGreater(perf.mean_latency, 0)
         # Throughput counts the batch (2 here): batch * 1000 / mean latency.
-        self.assertAlmostEqual(perf.throughput, 2 * 1000 / perf.mean_latency, delta=perf.throughput * 1e-6)
+        self.assertAlmostEqual(perf.throughput, 2 * 1000 / perf.mean_latency,
+                               delta=perf.throughput * 1e-6)
         low, high = perf.median_latency_ci
         self.assertLessEqual(low, perf.median_latency)
         self.assertLessEqual(perf.median_latency, high)

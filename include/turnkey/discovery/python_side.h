@@ -97,7 +97,6 @@ class ScriptSession {
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 
-  bool attached() const { return attached_; }
   // Attach mode only (a no-op otherwise): tells the calling Python process where the build of
   // model `id` went and how it ended (the `built` command of docs/protocol.md). Never throws.
   void report_built(int id, const nlohmann::json& fields);

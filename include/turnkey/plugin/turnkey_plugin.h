@@ -57,12 +57,12 @@ typedef enum turnkey_dtype {
  * load() (copy what you keep). For outputs, everything is owned by the plugin and valid until
  * the next run() or destroy() of that session. */
 typedef struct turnkey_tensor {
-  const char* name;       /* the ONNX graph input/output name */
-  int32_t dtype;          /* a turnkey_dtype */
+  const char* name; /* the ONNX graph input/output name */
+  int32_t dtype;    /* a turnkey_dtype */
   int32_t rank;
-  const int64_t* shape;   /* rank entries */
+  const int64_t* shape; /* rank entries */
   const void* data;
-  uint64_t size_bytes;    /* element count * element size */
+  uint64_t size_bytes; /* element count * element size */
 } turnkey_tensor;
 
 /* One `--rt-args key=value`. */
@@ -73,12 +73,12 @@ typedef struct turnkey_option {
 
 /* What turnkey asks a runtime to load. */
 typedef struct turnkey_load_request {
-  const char* onnx_path;           /* the ONNX model to run */
-  const char* device;              /* one of the plugin's devices, e.g. "x86" */
-  int32_t threads;                 /* intra-op threads; 0 = the runtime's choice */
-  const turnkey_tensor* inputs;    /* one per graph input, in graph order, named */
+  const char* onnx_path;        /* the ONNX model to run */
+  const char* device;           /* one of the plugin's devices, e.g. "x86" */
+  int32_t threads;              /* intra-op threads; 0 = the runtime's choice */
+  const turnkey_tensor* inputs; /* one per graph input, in graph order, named */
   size_t input_count;
-  const turnkey_option* options;   /* --rt-args, in the order given */
+  const turnkey_option* options; /* --rt-args, in the order given */
   size_t option_count;
 } turnkey_load_request;
 

@@ -1,6 +1,7 @@
 // A runtime provided by a plugin library (include/turnkey/plugin/turnkey_plugin.h): the adapter
 // from the C ABI to Runtime/Session, and the loader that finds, checks and registers plugins.
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "turnkey/common/error.h"
 #include "turnkey/plugin/plugin_host.h"
@@ -27,32 +26,52 @@ constexpr size_t kMessageBytes = 1024;
 
 int32_t to_abi(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return TURNKEY_DTYPE_FLOAT32;
-    case DType::Float16: return TURNKEY_DTYPE_FLOAT16;
-    case DType::Float64: return TURNKEY_DTYPE_FLOAT64;
-    case DType::Int8: return TURNKEY_DTYPE_INT8;
-    case DType::Uint8: return TURNKEY_DTYPE_UINT8;
-    case DType::Int16: return TURNKEY_DTYPE_INT16;
-    case DType::Int32: return TURNKEY_DTYPE_INT32;
-    case DType::Int64: return TURNKEY_DTYPE_INT64;
-    case DType::Bool: return TURNKEY_DTYPE_BOOL;
-    case DType::Unknown: break;
+    case DType::Float32:
+      return TURNKEY_DTYPE_FLOAT32;
+    case DType::Float16:
+      return TURNKEY_DTYPE_FLOAT16;
+    case DType::Float64:
+      return TURNKEY_DTYPE_FLOAT64;
+    case DType::Int8:
+      return TURNKEY_DTYPE_INT8;
+    case DType::Uint8:
+      return TURNKEY_DTYPE_UINT8;
+    case DType::Int16:
+      return TURNKEY_DTYPE_INT16;
+    case DType::Int32:
+      return TURNKEY_DTYPE_INT32;
+    case DType::Int64:
+      return TURNKEY_DTYPE_INT64;
+    case DType::Bool:
+      return TURNKEY_DTYPE_BOOL;
+    case DType::Unknown:
+      break;
   }
   return 0;
 }
 
 DType from_abi(int32_t dtype) {
   switch (dtype) {
-    case TURNKEY_DTYPE_FLOAT32: return DType::Float32;
-    case TURNKEY_DTYPE_FLOAT16: return DType::Float16;
-    case TURNKEY_DTYPE_FLOAT64: return DType::Float64;
-    case TURNKEY_DTYPE_INT8: return DType::Int8;
-    case TURNKEY_DTYPE_UINT8: return DType::Uint8;
-    case TURNKEY_DTYPE_INT16: return DType::Int16;
-    case TURNKEY_DTYPE_INT32: return DType::Int32;
-    case TURNKEY_DTYPE_INT64: return DType::Int64;
-    case TURNKEY_DTYPE_BOOL: return DType::Bool;
-    default: return DType::Unknown;
+    case TURNKEY_DTYPE_FLOAT32:
+      return DType::Float32;
+    case TURNKEY_DTYPE_FLOAT16:
+      return DType::Float16;
+    case TURNKEY_DTYPE_FLOAT64:
+      return DType::Float64;
+    case TURNKEY_DTYPE_INT8:
+      return DType::Int8;
+    case TURNKEY_DTYPE_UINT8:
+      return DType::Uint8;
+    case TURNKEY_DTYPE_INT16:
+      return DType::Int16;
+    case TURNKEY_DTYPE_INT32:
+      return DType::Int32;
+    case TURNKEY_DTYPE_INT64:
+      return DType::Int64;
+    case TURNKEY_DTYPE_BOOL:
+      return DType::Bool;
+    default:
+      return DType::Unknown;
   }
 }
 
@@ -145,14 +164,15 @@ class PluginRuntime final : public Runtime {
       rt_args.push_back({key.c_str(), value.c_str()});
     }
     const std::string path = onnx_path.string();
-    turnkey_load_request request{path.c_str(),    options.device.c_str(), options.threads,
-                                 tensors.data(),  tensors.size(),         rt_args.data(),
+    turnkey_load_request request{path.c_str(),   options.device.c_str(), options.threads,
+                                 tensors.data(), tensors.size(),         rt_args.data(),
                                  rt_args.size()};
     char error[kMessageBytes] = {0};
     turnkey_session* session = plugin_->load(&request, error, sizeof error);
     if (!session) {
-      throw Error(ErrorKind::Runtime,
-                  fmt::format("{}: {}", name(), message_of(error, "load failed (no reason given)")));
+      throw Error(
+          ErrorKind::Runtime,
+          fmt::format("{}: {}", name(), message_of(error, "load failed (no reason given)")));
     }
     return std::make_unique<PluginSession>(plugin_, session, name());
   }
@@ -166,8 +186,8 @@ class PluginRuntime final : public Runtime {
 bool valid_runtime_name(const char* name) {
   if (!name || !*name || std::strlen(name) > 64) return false;
   for (const char* c = name; *c; ++c) {
-    bool ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' ||
-              *c == '.';
+    bool ok =
+        (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
     if (!ok) return false;
   }
   return true;
@@ -246,7 +266,8 @@ const Runtime* load_one(const fs::path& library, const std::set<std::string>& ta
   }
   // From here on the library stays loaded: turnkey never unloads plugins (their strings and
   // code must stay valid), and a refused one costs only its mapping.
-  auto entry = reinterpret_cast<turnkey_plugin_entry_fn>(dlsym(handle, TURNKEY_PLUGIN_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<turnkey_plugin_entry_fn>(dlsym(handle, TURNKEY_PLUGIN_ENTRY_SYMBOL));
   if (!entry) {
     record.problem = fmt::format("not a turnkey plugin: it exports no {}() (see docs/plugins.md)",
                                  TURNKEY_PLUGIN_ENTRY_SYMBOL);
@@ -265,9 +286,9 @@ const Runtime* load_one(const fs::path& library, const std::set<std::string>& ta
     return nullptr;
   }
   if (plugin->struct_size < sizeof(turnkey_plugin)) {
-    record.problem = fmt::format("its turnkey_plugin struct is {} bytes, ABI version {} needs {}",
-                                 plugin->struct_size, TURNKEY_PLUGIN_ABI_VERSION,
-                                 sizeof(turnkey_plugin));
+    record.problem =
+        fmt::format("its turnkey_plugin struct is {} bytes, ABI version {} needs {}",
+                    plugin->struct_size, TURNKEY_PLUGIN_ABI_VERSION, sizeof(turnkey_plugin));
     return nullptr;
   }
   if (!valid_runtime_name(plugin->name)) {
@@ -276,9 +297,10 @@ const Runtime* load_one(const fs::path& library, const std::set<std::string>& ta
   }
   if (!plugin->version || !plugin->probe || !plugin->load || !plugin->run || !plugin->destroy ||
       !plugin->devices || !plugin->devices[0]) {
-    record.problem = fmt::format("runtime '{}' leaves a required function or its device list "
-                                 "empty",
-                                 plugin->name);
+    record.problem = fmt::format(
+        "runtime '{}' leaves a required function or its device list "
+        "empty",
+        plugin->name);
     return nullptr;
   }
   if (taken.count(plugin->name)) {
