@@ -139,7 +139,8 @@ class _Output:
 def _flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=None,
                cache_dir=None, rebuild=None, sequence=None, onnx_opset=None, rt_args=None,
                build_only=False, analyze_only=False, lean_cache=False, max_depth=None,
-               script_args=None, labels=None, input_shapes=None, python=None, build_name=None):
+               script_args=None, labels=None, input_shapes=None, python=None, build_name=None,
+               process_isolation=False, use_slurm=False, timeout=None):
     """The classic grammar's options for the values given (None = turnkey's default)."""
     args = []
     if build_name is not None:
@@ -152,7 +153,8 @@ def _flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=
                         ("--threads", threads), ("--cache-dir", cache_dir),
                         ("--rebuild", rebuild), ("--sequence", sequence),
                         ("--onnx-opset", onnx_opset), ("--max-depth", max_depth),
-                        ("--input-shapes", input_shapes), ("--python", python)):
+                        ("--input-shapes", input_shapes), ("--python", python),
+                        ("--timeout", timeout)):
         if value is not None:
             args.append("%s=%s" % (flag, os.fspath(value) if flag == "--cache-dir" else value))
     if script_args is not None:
@@ -165,7 +167,8 @@ def _flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=
         args.append("--labels")
         args.extend(labels)
     for flag, on in (("--build-only", build_only), ("--analyze-only", analyze_only),
-                     ("--lean-cache", lean_cache)):
+                     ("--lean-cache", lean_cache), ("--process-isolation", process_isolation),
+                     ("--use-slurm", use_slurm)):
         if on:
             args.append(flag)
     return args
@@ -435,7 +438,8 @@ def benchmark_files(input_files, runtime=None, device=None, iterations=None, cac
                     rebuild=None, sequence=None, onnx_opset=None, rt_args=None, warmup=None,
                     threads=None, build_only=False, analyze_only=False, lean_cache=False,
                     max_depth=None, script_args=None, labels=None, input_shapes=None,
-                    python=None, monitor=None):
+                    python=None, process_isolation=False, use_slurm=False, timeout=None,
+                    monitor=None):
     """`turnkey INPUT_FILES ...` with the CLI's options: scripts, ONNX files, globs, .txt lists
     (`script.py::HASH` filters too). turnkey prints its results; they land in the cache.
 
@@ -450,7 +454,9 @@ def benchmark_files(input_files, runtime=None, device=None, iterations=None, cac
                        sequence=sequence, onnx_opset=onnx_opset, rt_args=rt_args,
                        build_only=build_only, analyze_only=analyze_only,
                        lean_cache=lean_cache, max_depth=max_depth, script_args=script_args,
-                       labels=labels, input_shapes=input_shapes, python=python)
+                       labels=labels, input_shapes=input_shapes, python=python,
+                       process_isolation=process_isolation, use_slurm=use_slurm,
+                       timeout=timeout)
     gate = threading.Lock()
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=_environment(monitor))
