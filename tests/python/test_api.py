@@ -6,6 +6,8 @@ set): `python3 tests/python/test_api.py`. The builds are named after this file, 
 any user script are.
 """
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -50,7 +52,11 @@ class Api(unittest.TestCase):
     def test_benchmark_model_returns_measured_performance(self):
         model = tiny()
         inputs = {"x": torch.ones(2, 8)}
-        perf = benchmark_model(model, inputs, iterations=7, cache_dir=self.cache)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):  # as in a notebook: through sys.stdout
+            perf = benchmark_model(model, inputs, iterations=7, cache_dir=self.cache)
+        self.assertIn("Successfully benchmarked on", printed.getvalue())
+        self.assertIn("Build dir:      %s" % perf.build_dir, printed.getvalue())
         self.assertEqual(perf.latency_units, "milliseconds (ms)")
         self.assertEqual(perf.throughput_units, "inferences per second (IPS)")
         self.assertGreater(perf.mean_latency, 0)
@@ -107,6 +113,18 @@ class Api(unittest.TestCase):
         self.assertIn("BUILD %s" % builds[0], api.stdout)
         with open(os.path.join(self.cache, builds[0], "log_export-pytorch.txt")) as f:
             self.assertIn("reused from cache", f.read())
+
+    def test_interactive_session_builds_are_named_interactive(self):
+        code = ("import torch\n"
+                "from turnkeyml import build_model\n"
+                "torch.manual_seed(0)\n"
+                "s = build_model(torch.nn.Linear(3, 2), torch.ones(1, 3), cache_dir=%r)\n"
+                "print('BUILD', s['build_name'], s['build_status'])\n" % self.cache)
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=300, env=dict(os.environ, TURNKEY_BUILD_MONITOR="False"))
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertRegex(run.stdout, r"BUILD interactive_[0-9a-f]{8} successful")
+        self.assertTrue(os.path.isfile(os.path.join(self.cache, "api_inputs", "interactive.py")))
 
     def test_failures_raise_with_turnkeys_one_line_reason(self):
         with self.assertRaises(TurnkeyError) as caught:
