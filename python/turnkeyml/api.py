@@ -93,8 +93,11 @@ def turnkey_binary():
             raise TurnkeyError("TURNKEY_BIN=%s: not an executable file" % env)
         return env
     python_dir = os.path.dirname(_PACKAGE_DIR)
-    candidates = [os.path.join(os.path.dirname(python_dir), "build", "turnkey"),  # <repo>/python
-                  os.path.join(python_dir, "..", "..", "bin", "turnkey")]  # <prefix>/share/...
+    candidates = [
+        os.path.join(os.path.dirname(python_dir), "build", "turnkey"),  # python_dir: <repo>/python
+        # python_dir: <prefix>/share/turnkey/python
+        os.path.join(python_dir, "..", "..", "..", "bin", "turnkey"),
+    ]
     for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.normpath(candidate)
