@@ -24,6 +24,7 @@
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
+#include "turnkey/plugin/plugin_host.h"
 #include "turnkey/report/report_cli.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -386,6 +387,20 @@ std::string python_versions(const std::string& override_python) {
   return fmt::format("{} (Python {}): torch {}, onnx {}", python, parts[0], parts[1], parts[2]);
 }
 
+// The plugin libraries looked at (docs/plugins.md), loaded or refused, and where we looked.
+void print_plugins(std::ostream& out) {
+  const std::vector<PluginRecord>& records = plugin_records();
+  std::vector<std::string> path;
+  for (const fs::path& p : plugin_search_path()) path.push_back(p.string());
+  out << fmt::format("Plugins:          {}\n",
+                     records.empty() ? "none found" : std::to_string(records.size()) + " found");
+  for (const PluginRecord& r : records) {
+    out << fmt::format("  {}: {}\n", r.library.string(),
+                       r.problem.empty() ? "runtime " + r.runtime_name : "refused: " + r.problem);
+  }
+  out << fmt::format("  searched: {}\n", fmt::join(path, ":"));
+}
+
 int cmd_system_info(const std::vector<std::string>& args) {
   CLI::App app("Print facts about this machine and the software turnkey found",
                "turnkey system-info");
@@ -407,6 +422,7 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("Load average", fmt::format("{:.2f}", m.load_average_1m));
   line("Python", python_versions(python));
   print_runtimes_and_devices();
+  print_plugins(std::cout);
   return 0;
 }
 

@@ -83,7 +83,30 @@ fs::path python_package_dir() {
   return TURNKEY_SOURCE_PYTHON_DIR;
 }
 
+std::pair<int, int> parse_attach_fds(const std::string& value) {
+  int e = -1, c = -1;
+  char extra = 0;
+  if (std::sscanf(value.c_str(), "%d,%d%c", &e, &c, &extra) != 2 || e < 0 || c < 0 || e == c ||
+      fcntl(e, F_GETFD) < 0 || fcntl(c, F_GETFD) < 0) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--attach {}: expected two open descriptors E,C (the Python API "
+                            "passes them)",
+                            value));
+  }
+  return {e, c};
+}
+
 ScriptSession::ScriptSession(const ScriptOptions& options) {
+  if (options.attach_event_fd >= 0) {
+    // The caller is the Python process: nothing to start. Our children (none today) must not
+    // hold its pipes open.
+    attached_ = true;
+    event_fd_ = options.attach_event_fd;
+    command_fd_ = options.attach_command_fd;
+    fcntl(event_fd_, F_SETFD, FD_CLOEXEC);
+    fcntl(command_fd_, F_SETFD, FD_CLOEXEC);
+    return;
+  }
   int events[2], commands[2];
   if (pipe2(events, O_CLOEXEC) != 0 || pipe2(commands, O_CLOEXEC) != 0) {
     throw Error(ErrorKind::Io, fmt::format("pipe failed: {}", strerror(errno)));
@@ -249,7 +272,7 @@ DiscoveryResult ScriptSession::discover() {
     command_fd_ = -1;
     ::close(event_fd_);
     event_fd_ = -1;
-    while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    while (pid_ > 0 && waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
     }
     closed_ = true;
     if (result.script_status.empty() || result.script_status == "crashed") {
@@ -341,9 +364,22 @@ std::string ScriptSession::close() {
   }
   ::close(event_fd_);
   event_fd_ = -1;
+  if (attached_) return "detached from the calling Python process";
   while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
   }
   return describe_wait_status(wait_status_);
+}
+
+void ScriptSession::report_built(int id, const json& fields) {
+  if (!attached_ || closed_ || command_fd_ < 0) return;
+  json message = fields;
+  message["type"] = "built";
+  message["id"] = id;
+  try {
+    send(message);
+  } catch (const Error&) {
+    // The caller is gone; the build itself is in the cache either way.
+  }
 }
 
 }  // namespace turnkey

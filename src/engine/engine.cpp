@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -105,6 +106,16 @@ class Engine {
     }
     std::vector<InputItem> items = expand_inputs(args);
     if (items.empty()) throw Error(ErrorKind::InvalidInput, "no inputs given");
+    const json discover_opts = tool_options("discover");
+    if (items.size() > 1 && (!discover_opts.value("build_name", "").empty() ||
+                             !discover_opts.value("attach", "").empty())) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{}: give one input, not {}",
+                              discover_opts.value("attach", "").empty()
+                                  ? "--build-name names one build"
+                                  : "--attach serves one script",
+                              items.size()));
+    }
     for (const InputItem& item : items) {
       try {
         run_input(item);
@@ -561,7 +572,9 @@ class Engine {
     const onnx_model::ModelFacts& facts = *build.facts;
     const json load_options = tool_options("load-onnx");
     build.input_shapes = load_options.value("input_shapes", "");
-    build.build_name = claim_build_name(item.path, facts.sha256.substr(0, 8));
+    const std::string forced_name = tool_options("discover").value("build_name", "");
+    build.build_name = forced_name.empty() ? claim_build_name(item.path, facts.sha256.substr(0, 8))
+                                           : forced_name;
     std::string first_key = sha256_hex(fmt::format("load-onnx|{}|{}", facts.sha256, build.input_shapes));
     BuildLock lock(cache_dir_ / build.build_name, [&] { waiting_for(build.build_name); });
     open_build(build, cache_dir_, item, "load-onnx", first_key, seconds_since(t0));
@@ -680,8 +693,12 @@ class Engine {
 
   void run_script(const InputItem& item) {
     const std::string script_name = item.path.filename().string();
+    json discover_opts = tool_options("discover");
+    // --attach (the Python API): the models live in the process that started us.
+    const std::string attach = discover_opts.value("attach", "");
+    const std::string forced_name = discover_opts.value("build_name", "");
     // Looked up once per run: every script needs the same interpreter.
-    if (python_.empty() && python_error_.empty()) {
+    if (attach.empty() && python_.empty() && python_error_.empty()) {
       try {
         python_ = find_python(request_.global.python);
       } catch (const Error& e) {
@@ -690,14 +707,16 @@ class Engine {
         return;
       }
     }
-    if (!python_error_.empty()) {
+    if (attach.empty() && !python_error_.empty()) {
       input_error(item.given, "skipped: no Python interpreter with torch (see above)");
       return;
     }
-    const std::string& python = python_;
+    const std::string python = attach.empty() ? python_ : "the calling Python process";
     progress({{"e", "stage"}, {"stage", "discover"}});
-    json discover_opts = tool_options("discover");
     ScriptOptions so;
+    if (!attach.empty()) {
+      std::tie(so.attach_event_fd, so.attach_command_fd) = parse_attach_fds(attach);
+    }
     so.python = python;
     so.script = fs::absolute(item.path).lexically_normal();
     so.script_args = discover_opts.value("script_args", "");
@@ -730,13 +749,23 @@ class Engine {
     if (!disc.traceback.empty()) discover_log += "\n" + disc.traceback;
 
     std::vector<ModelBlock> blocks;
+    int builds_started = 0;
     for (const DiscoveredModel& m : disc.models) {
       Build build;
       build.block = model_block(m);
-      if (build_anything && selected(m)) {
+      if (build_anything && selected(m) && !forced_name.empty() && builds_started > 0) {
+        // --build-name names one build: a second model would overwrite the first.
+        any_failed_ = true;
+        build.block.status = fmt::format(
+            "Not built: --build-name {} names one build and {} has more models (select one "
+            "with {}::HASH)",
+            forced_name, script_name, script_name);
+      } else if (build_anything && selected(m)) {
+        ++builds_started;
         build.model = &m;
         build.session = disc.ready ? &session : nullptr;
-        build.build_name = claim_build_name(item.path, m.hash8());
+        build.build_name =
+            forced_name.empty() ? claim_build_name(item.path, m.hash8()) : forced_name;
         const std::string first_key =
             sha256_hex(fmt::format("discover|{}|torch {}", m.hash, disc.torch_version));
         BuildLock lock(cache_dir_ / build.build_name, [&] { waiting_for(build.build_name); });
@@ -772,6 +801,11 @@ class Engine {
           run_tools(build, "discover");
         }
         finish_build(build);
+        session.report_built(m.id, {{"build_name", build.build_name},
+                                    {"build_dir", build.dir->path().string()},
+                                    {"status", build.state.value("build_status", "failed")},
+                                    {"error", build.state.value("error", "")},
+                                    {"failed_tool", build.state.value("failed_tool", "")}});
       }
       blocks.push_back(std::move(build.block));
     }

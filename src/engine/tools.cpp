@@ -20,7 +20,15 @@ const std::vector<ToolSpec>& tool_specs() {
        {{"--script-args", "script_args", T::String,
          "Arguments for the script, split like a shell (no shell involved)", ""},
         {"--max-depth", "max_depth", T::Int,
-         "Also discover sub-modules down to this depth (0 = top-level models only)", 0}},
+         "Also discover sub-modules down to this depth (0 = top-level models only)", 0},
+        {"--build-name", "build_name", T::String,
+         "Build name for the one model built (default <script>_<hash8>; classic grammar: also for "
+         "one ONNX file)",
+         ""},
+        {"--attach", "attach", T::String,
+         "E,C: take the models from the calling Python process over these inherited pipes "
+         "(used by the Python API, docs/python_api.md)",
+         ""}},
        A::None, A::PyTorchModel, false},
       {"load-onnx",
        ToolGroup::First,

@@ -5,6 +5,7 @@
 #include "torchscript/torchscript_runtime.h"
 #include "turnkey/common/process.h"
 #include "turnkey/runtime/runtime.h"
+#include "turnkey/plugin/plugin_host.h"
 
 namespace turnkey {
 
@@ -12,7 +13,13 @@ namespace turnkey {
 const std::vector<const Runtime*>& runtime_registry() {
   static const std::vector<const Runtime*> registry = {
       &ort_runtime(), &torch_eager_runtime(), &torchscript_runtime(), &torch_compiled_runtime()};
-  return registry;
+  // Plugin runtimes (docs/plugins.md) follow the built-in ones, loaded once on first use.
+  static const std::vector<const Runtime*> with_plugins = [] {
+    std::vector<const Runtime*> all = registry;
+    for (const Runtime* r : load_plugin_runtimes(registry)) all.push_back(r);
+    return all;
+  }();
+  return with_plugins;
 }
 
 const Runtime* find_runtime(const std::string& name) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,7 +71,16 @@ struct ScriptOptions {
   std::filesystem::path script;
   std::string script_args;  // split like a shell by the Python side, no shell involved
   int max_depth = 0;
+  // Attach mode (the Python API, docs/python_api.md): no interpreter is started; the Python
+  // process that started turnkey speaks the protocol on these inherited descriptors (event pipe
+  // read end, command pipe write end). -1 = start `python` on `script` as usual.
+  int attach_event_fd = -1;
+  int attach_command_fd = -1;
 };
+
+// "E,C" of `discover --attach`: two descriptor numbers, each open in this process. Throws
+// Error(InvalidInput) naming the value otherwise.
+std::pair<int, int> parse_attach_fds(const std::string& value);
 
 class ScriptSession {
  public:
@@ -96,6 +106,10 @@ class ScriptSession {
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 
+  // Attach mode only (a no-op otherwise): tells the calling Python process where the build of
+  // model `id` went and how it ended (the `built` command of docs/protocol.md). Never throws.
+  void report_built(int id, const nlohmann::json& fields);
+
  private:
   std::optional<nlohmann::json> read_event();  // nullopt at end of file
   void send(const nlohmann::json& command);
@@ -105,6 +119,7 @@ class ScriptSession {
   int command_fd_ = -1;
   std::string buffer_;
   bool closed_ = false;
+  bool attached_ = false;
   int wait_status_ = 0;
 };
 

@@ -34,15 +34,19 @@ class Channel:
                     written = os.write(self._event_fd, view)
                     view = view[written:]
         except OSError as error:
-            # The core is gone: nobody will read what the script finds. Raising would hand the
-            # error to the user's code (we may be inside a module call), so stop here.
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:
-                    pass
-            os.write(2, ("turnkey: event pipe closed (%s); stopping\n" % error).encode())
-            exit_now(1)
+            self.pipe_closed(error)
+
+    def pipe_closed(self, error):
+        """The core is gone: nobody will read what the script finds. Raising would hand the
+        error to the user's code (we may be inside a module call), so stop here. (The Python
+        API, which started the core itself, raises instead.)"""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os.write(2, ("turnkey: event pipe closed (%s); stopping\n" % error).encode())
+        exit_now(1)
 
     def receive(self):
         """The next command as a dict, None at end of file. Raises ValueError on a bad line."""

@@ -1,0 +1,1 @@
+"""Helpers shared with users' code: `labels.load_from_cache`."""
