@@ -284,39 +284,13 @@ def _describe_model(model, inputs, script):
 
 
 def _serve(channel, entry, gate):
-    """Answers turnkey's commands until it says exit (or goes away); returns the `built`
-    reports."""
-    from .discovery import export
+    """Answers turnkey's commands (export, timing, tracing of `entry`, id 0) until it says exit
+    (or goes away); returns the `built` reports."""
+    from .discovery.commands import serve
 
     built = []
-    while True:
-        try:
-            command = channel.receive()
-        except (ValueError, UnicodeDecodeError) as error:
-            channel.send("error", error="bad command: %s" % error)
-            continue
-        if command is None or command.get("type") == "exit":
-            return built
-        if command.get("type") == "built":
-            built.append(command)
-            continue
-        if command.get("type") != "export":
-            channel.send("error", error="unknown command type %r" % command.get("type"))
-            continue
-        reply = {"id": command.get("id"), "ok": False}
-        try:
-            if command.get("id") != 0:
-                raise ValueError("no model with id %r" % (command.get("id"),))
-            with gate:
-                export.export(entry, command["path"], int(command["opset"]),
-                              command["io_dir"], reply)
-            reply["ok"] = True
-        except Exception as error:  # the export's failure is turnkey's to report
-            import traceback
-            reply.update(error="%s: %s" % (type(error).__name__,
-                                           (str(error).strip().splitlines() or [""])[0]),
-                         traceback=traceback.format_exc())
-        channel.send("exported", **reply)
+    serve(channel, [entry], gate=gate, notices={"built": built.append})
+    return built
 
 
 def _run_attached(model, inputs, options, monitor):

@@ -190,17 +190,6 @@ void write_fd_all(int fd, const char* data, size_t size) {
 
 }  // namespace
 
-std::vector<int> allowed_cpus() {
-  std::vector<int> out;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  }
-  return out;
-}
-
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 void reap_orphans(const std::vector<pid_t>& keep) {

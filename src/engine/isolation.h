@@ -38,9 +38,6 @@ void become_subreaper();
 // Reaps exited children that are not `keep` (orphans re-parented to us). Never blocks.
 void reap_orphans(const std::vector<pid_t>& keep);
 
-// The CPUs this process may run on (sched_getaffinity), ascending.
-std::vector<int> allowed_cpus();
-
 class SupervisedProcess {
  public:
   SupervisedProcess(const std::vector<std::string>& argv, const Limits& limits,

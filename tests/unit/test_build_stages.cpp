@@ -684,5 +684,37 @@ TEST(CompareModels, NeedsShapesForSymbolicDims) {
   EXPECT_TRUE(build::compare_models(dir / "s.onnx", dir / "s.onnx", options).within);
 }
 
+TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
+  auto tensor = [](std::vector<float> v) {
+    HostTensor t;
+    t.name = "y";
+    t.dtype = DType::Float32;
+    t.shape = {static_cast<int64_t>(v.size())};
+    t.data.resize(v.size() * 4);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+  };
+  const build::Tolerance tol{1e-3, 0.9999};
+  build::Comparison same = build::compare_outputs({tensor({1, -2, 3})}, {tensor({1, -2, 3})}, tol);
+  EXPECT_TRUE(same.within);
+  EXPECT_EQ(same.outputs[0].max_abs_error, 0);
+  build::Comparison close =
+      build::compare_outputs({tensor({1, -2, 3})}, {tensor({1.0001f, -2, 3})}, tol);
+  EXPECT_TRUE(close.within);
+  build::Comparison altered =
+      build::compare_outputs({tensor({1, -2, 3})}, {tensor({1.5f, -2.75f, 4.75f})}, tol);
+  EXPECT_FALSE(altered.within);
+  EXPECT_NEAR(altered.outputs[0].max_abs_error, 1.75, 1e-6);
+  EXPECT_NEAR(altered.worst_rel_error, 1.75 / 3, 1e-6);
+  build::Comparison shape = build::compare_outputs({tensor({1, 2})}, {tensor({1, 2, 3})}, tol);
+  EXPECT_FALSE(shape.within);
+  try {
+    build::compare_outputs({tensor({1})}, {tensor({1}), tensor({2})}, tol);
+    FAIL() << "a different output count was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NumericMismatch);
+  }
+}
+
 }  // namespace
 }  // namespace turnkey

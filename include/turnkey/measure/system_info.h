@@ -37,7 +37,7 @@ std::vector<int> parse_cpu_list(const std::string& text);
 
 // How many other threads want a CPU right now: the mean of `samples` reads of procs_running in
 // /proc/stat, `interval_ms` apart, minus this reading thread. Blocks samples * interval_ms.
-double runnable_other_threads(int samples = 5, int interval_ms = 20);
+double runnable_other_threads(int samples = 3, int interval_ms = 5);
 
 // The environment a measurement ran in, recorded with every result.
 struct EnvironmentFingerprint {

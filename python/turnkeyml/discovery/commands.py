@@ -1,0 +1,109 @@
+"""The command loop of the Python side (docs/protocol.md, C++ -> Python): export, timing of live
+models (torch-eager, torch-compiled), tracing (torchscript), reference outputs. One loop for the
+runner (a script turnkey started) and for the Python API (turnkey attached to the caller)."""
+
+import contextlib
+import traceback
+
+from .protocol import PROTOCOL_VERSION
+
+
+def one_line(error):
+    message = (str(error).strip().splitlines() or [""])[0]
+    return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
+
+
+def serve(channel, entries, gate=None, notices=None):
+    """Answers commands until `exit` or end of file (returns 0), or a protocol version mismatch
+    (returns 1). Each reply carries `ok`; a failure is `ok: false` with a one-line `error` and
+    the traceback, never an exit. `gate` (a lock) is held while a command runs; `notices` maps
+    command types that get no reply (the API's `built`) to a function of the command."""
+    gate = gate if gate is not None else contextlib.nullcontext()
+    notices = notices or {}
+    modules = {}  # imported once there is work (torch.onnx, onnx)
+    state = {"bench": None}
+
+    def entry_of(command):
+        entry_id = command.get("id")
+        if not isinstance(entry_id, int) or not 0 <= entry_id < len(entries):
+            raise ValueError("no model with id %r" % (entry_id,))
+        return entries[entry_id]
+
+    def module(name):
+        if name not in modules:
+            if name == "export":
+                from . import export as loaded
+            else:
+                from . import timing as loaded
+            modules[name] = loaded
+        return modules[name]
+
+    def do_export(command, reply):
+        module("export").export(entry_of(command), command["path"], int(command["opset"]),
+                                command["io_dir"], reply)
+
+    def do_bench_prepare(command, reply):
+        state["bench"] = None
+        state["bench"] = module("timing").Bench(entry_of(command), command.get("mode", "eager"),
+                                                command.get("threads", 0),
+                                                command.get("cpus") or [])
+        reply["threads"] = state["bench"].threads
+
+    def do_bench_run(command, reply):
+        if state["bench"] is None:
+            raise ValueError("bench_run before a successful bench_prepare")
+        n = command.get("n")
+        if not isinstance(n, int) or n < 1:
+            raise ValueError("n must be a positive integer, got %r" % (n,))
+        reply["samples_ns"] = state["bench"].run(n, bool(command.get("empty")))
+
+    def do_bench_outputs(command, reply):
+        if state["bench"] is None:
+            raise ValueError("bench_outputs before a successful bench_prepare")
+        reply["outputs"] = state["bench"].save_outputs(command["io_dir"])
+
+    def do_reference(command, reply):
+        reply["inputs"], reply["outputs"] = module("timing").reference_io(entry_of(command),
+                                                                          command["io_dir"])
+
+    def do_trace(command, reply):
+        reply["inputs"] = module("timing").trace(entry_of(command), command["path"],
+                                                 command["io_dir"])
+        reply["path"] = command["path"]
+
+    handlers = {
+        "export": ("exported", do_export),
+        "bench_prepare": ("bench_ready", do_bench_prepare),
+        "bench_run": ("bench_samples", do_bench_run),
+        "bench_outputs": ("bench_outputs", do_bench_outputs),
+        "reference": ("reference_saved", do_reference),
+        "trace": ("traced", do_trace),
+    }
+    while True:
+        try:
+            command = channel.receive()
+        except (ValueError, UnicodeDecodeError) as error:
+            channel.send("error", error="bad command: %s" % one_line(error))
+            continue
+        if command is None or command.get("type") == "exit":
+            return 0
+        if command.get("v") != PROTOCOL_VERSION:
+            channel.send("error", error="protocol version mismatch: Python side speaks %d, "
+                         "core speaks %s" % (PROTOCOL_VERSION, command.get("v")))
+            return 1
+        if command.get("type") in notices:
+            notices[command["type"]](command)
+            continue
+        handler = handlers.get(command.get("type"))
+        if handler is None:
+            channel.send("error", error="unknown command type %r" % command.get("type"))
+            continue
+        reply_type, function = handler
+        reply = {"id": command.get("id"), "ok": False}
+        try:
+            with gate:
+                function(command, reply)
+            reply["ok"] = True
+        except Exception as error:  # the command's failure is the core's to report
+            reply.update(error=one_line(error), traceback=traceback.format_exc())
+        channel.send(reply_type, **reply)

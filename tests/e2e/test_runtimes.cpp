@@ -1,0 +1,203 @@
+// End-to-end (issue 5): every runtime through the built binary, the trust fields every result
+// carries (statistics, harness overhead, peak memory, environment, correctness), the stop rules,
+// and the failures a user can provoke with options.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "e2e_util.h"
+#include "support/onnx_factory.h"
+#include "support/temp_dir.h"
+#include "turnkey/cache/build_cache.h"
+
+namespace turnkey::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kSource = TURNKEY_SOURCE_DIR;
+
+class Runtimes : public ::testing::Test {
+ protected:
+  TempDir dir{"tk-e2e-runtimes"};
+  fs::path cache() const { return dir.path() / "cache"; }
+
+  json stats_of(const std::string& stem) const {
+    for (const auto& e : fs::directory_iterator(cache())) {
+      if (e.path().filename().string().rfind(stem + "_", 0) == 0) {
+        return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+      }
+    }
+    ADD_FAILURE() << "no build for " << stem;
+    return json::object();
+  }
+};
+
+TEST_F(Runtimes, SystemInfoAndBenchmarkHelpSayWhatIsAvailableAndWhy) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"system-info"}, std::vector<std::string>{"benchmark", "-h"}}) {
+    RunResult r = run_turnkey(args, cache());
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  ort +.*: available\n)"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  torch-eager +.*: available\n)")))
+        << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  torchscript +.*: available\n)")))
+        << r.out;
+    // torch 1.x here: the reason names what is needed and what was found.
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex(R"(\n  torch-compiled +.*unavailable: needs PyTorch >= 2\.0, found 1\.)")))
+        << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  x86 +.*: available\n)"))) << r.out;
+    EXPECT_TRUE(
+        std::regex_search(r.out, std::regex(R"(\n  nvidia +.*unavailable: no NVIDIA GPU found)")))
+        << r.out;
+  }
+}
+
+TEST_F(Runtimes, EveryRuntimeBenchmarksAScriptAndRecordsTrustFields) {
+  const fs::path script = kSource / "examples" / "cli" / "scripts" / "hello_world.py";
+  for (const std::string runtime : {"ort", "torch-eager", "torchscript"}) {
+    SCOPED_TRACE(runtime);
+    RunResult r = run_turnkey({script.string(), "--runtime", runtime, "--iterations", "40"},
+                              cache());
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex("Successfully benchmarked on .+ \\(" + runtime + " v")))
+        << r.out;
+    EXPECT_NE(r.out.find("Correctness:    max abs error"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Peak memory:"), std::string::npos) << r.out;
+    json s = stats_of("hello_world");
+    EXPECT_EQ(s["runtime"], runtime);
+    EXPECT_EQ(s["iterations"], 40);
+    EXPECT_EQ(s["stop_rule"], "iterations");
+    for (const char* key : {"median_latency_ms", "mean_latency_ms", "cv", "p95_latency_ms",
+                            "cold_latency_ms", "harness_overhead_ms", "median_ci_low_ms"}) {
+      ASSERT_TRUE(s[key].is_number()) << key;
+    }
+    EXPECT_GT(s["median_latency_ms"].get<double>(), 0);
+    EXPECT_GT(s["harness_overhead_ms"].get<double>(), 0);
+    // The overhead is the same loop around an empty call: far below the model's median.
+    EXPECT_LT(s["harness_overhead_ms"].get<double>(), s["median_latency_ms"].get<double>());
+    EXPECT_GE(s["warmup_rounds"].get<int>(), 1);
+    EXPECT_GE(s["warmup_iterations"].get<int>(), 10);
+    EXPECT_GT(s["peak_memory_run_bytes"].get<int64_t>(), 10'000'000);
+    EXPECT_GE(s["peak_memory_load_bytes"].get<int64_t>(),
+              s["memory_before_load_bytes"].get<int64_t>());
+    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+    EXPECT_LT(s["max_abs_error"].get<double>(), 1e-5);
+    EXPECT_GT(s["min_cosine"].get<double>(), 0.9999);
+    const json& env = s["environment"];
+    EXPECT_FALSE(env["cpu_model"].get<std::string>().empty());
+    EXPECT_GE(env["threads"].get<int>(), 1);
+    EXPECT_TRUE(env["load_average_1m"].is_number());
+    EXPECT_TRUE(s["measurement_flags"].is_array());
+    EXPECT_EQ(s["noisy"].get<bool>(), !s["measurement_flags"].empty());
+  }
+  // torchscript's options: frozen and optimized for inference, still correct.
+  RunResult r = run_turnkey({script.string(), "--runtime", "torchscript", "--iterations", "20",
+                             "--rt-args", "optimize=true"},
+                            cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_TRUE(stats_of("hello_world")["correctness"]["within"].get<bool>());
+}
+
+TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "altered_export.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "20"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from PyTorch's: max abs error)")))
+      << r.out;
+  EXPECT_EQ(r.out.find("Mean Latency:"), std::string::npos) << "a mismatch shows no latency";
+  json s = stats_of("altered_export");
+  EXPECT_EQ(s["build_status"], "numeric_mismatch");
+  EXPECT_FALSE(s["correctness"]["within"].get<bool>());
+  EXPECT_GT(s["max_rel_error"].get<double>(), 0.1);
+
+  // The report keeps the row, says why, and leaves its latency empty.
+  RunResult rep = run_turnkey({"report", "-d", cache().string(), "-r", (dir.path() / "rep").string()},
+                              cache());
+  ASSERT_EQ(rep.exit_code, 0) << rep.all();
+  fs::path csv;
+  for (const auto& e : fs::directory_iterator(dir.path() / "rep")) {
+    if (e.path().extension() == ".csv") csv = e.path();
+  }
+  const std::string text = slurp(csv);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(altered_export_[0-9a-f]{8},[^\n]*)")))
+      << text;
+  EXPECT_NE(m.str().find(",numeric_mismatch,"), std::string::npos) << m.str();
+  EXPECT_EQ(m.str().find(s["median_latency_ms"].dump()), std::string::npos) << m.str();
+
+  // torch-eager runs the live model, which is what PyTorch computes: no mismatch.
+  RunResult eager = run_turnkey({script.string(), "--runtime", "torch-eager", "--iterations", "20"},
+                                cache());
+  EXPECT_EQ(eager.exit_code, 0) << eager.all();
+}
+
+TEST_F(Runtimes, DurationAndAdaptiveStopRules) {
+  const fs::path model = dir.path() / "linear.onnx";
+  linear_relu(model);
+  RunResult r = run_turnkey({model.string(), "--duration", "0.3"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of("linear");
+  EXPECT_EQ(s["stop_rule"], "duration");
+  EXPECT_GE(s["timed_s"].get<double>(), 0.3);
+  EXPECT_GT(s["iterations"].get<int64_t>(), 100);  // a microsecond model fills 0.3 s
+
+  r = run_turnkey({model.string(), "--adaptive", "--ci-target", "5", "--min-iterations", "20"},
+                  cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  s = stats_of("linear");
+  EXPECT_EQ(s["stop_rule"], "adaptive");
+  EXPECT_GE(s["iterations"].get<int64_t>(), 20);
+  const double half_pct = (s["median_ci_high_ms"].get<double>() - s["median_ci_low_ms"].get<double>()) /
+                          2 / s["median_latency_ms"].get<double>() * 100;
+  const std::string reason = s["stop_reason"];
+  if (reason.rfind("95% CI", 0) == 0) {
+    EXPECT_LE(half_pct, 5.0 + 1e-9) << reason;
+  } else {
+    EXPECT_NE(reason.find("max "), std::string::npos) << reason;  // a cap, said so
+  }
+}
+
+TEST_F(Runtimes, BadMeasurementOptionsFailTheBuildWithOneLine) {
+  const fs::path model = dir.path() / "linear.onnx";
+  linear_relu(model);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--pin", "9999"}, "--pin '9999': CPU 9999 is not available to this process"},
+      {{"--pin", "1-0"}, "runs backwards"},
+      {{"--device", "nvidia"}, "device nvidia: unavailable: no NVIDIA GPU found"},
+      {{"--device", "tpu"}, "unknown device 'tpu'"},
+      {{"--runtime", "torch-eager"}, "torch-eager needs a PyTorch model from a script"},
+      {{"--runtime", "torch-compiled"}, "torch-compiled: unavailable: needs PyTorch >= 2.0"},
+      {{"--duration", "0"}, "--duration 0: must be more than 0"},
+      {{"--adaptive", "--duration", "1"}, "--adaptive and --duration exclude each other"},
+      {{"--adaptive", "--ci-target", "0"}, "--ci-target 0: must be a percentage"},
+      {{"--rt-args", "nonsense=1"}, "unknown runtime argument 'nonsense'"},
+  };
+  for (const auto& [options, reason] : cases) {
+    std::vector<std::string> args = {model.string(), "--iterations", "5"};
+    args.insert(args.end(), options.begin(), options.end());
+    RunResult r = run_turnkey(args, cache());
+    EXPECT_EQ(r.exit_code, 1) << r.all();
+    EXPECT_NE(r.out.find(reason), std::string::npos) << "want: " << reason << "\n" << r.all();
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Runtimes, PinAndThreadsAreHonouredAndRecorded) {
+  const fs::path model = dir.path() / "linear.onnx";
+  linear_relu(model);
+  RunResult r =
+      run_turnkey({model.string(), "--iterations", "20", "--pin", "0", "--threads", "1"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of("linear");
+  EXPECT_EQ(s["threads"], 1);
+  EXPECT_EQ(s["environment"]["pinned_cpus"], json::array({0}));
+  EXPECT_EQ(s["environment"]["threads"], 1);
+}
+
+}  // namespace
+}  // namespace turnkey::test
