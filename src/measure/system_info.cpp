@@ -54,11 +54,11 @@ CpuFacts read_cpu_facts() {
     f.logical_cpus = static_cast<int>(cpuinfo_get_processors_count());
   }
   // ISA flags from the kernel's list, filtered to the ones that matter for inference kernels.
-  std::string flags = " " + proc_value("/proc/cpuinfo", "flags", ':') + " ";
+  std::string flags = fmt::format(" {} ", proc_value("/proc/cpuinfo", "flags", ':'));
   for (const char* flag : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                            "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni",
                            "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "sve"}) {
-    if (flags.find(std::string(" ") + flag + " ") != std::string::npos) {
+    if (flags.find(fmt::format(" {} ", flag)) != std::string::npos) {
       f.isa_flags.push_back(flag);
     }
   }
@@ -86,7 +86,7 @@ MachineFacts machine_facts() {
   if (!mem.empty()) m.memory_bytes = std::stoll(mem) * 1024;
   m.os = proc_value("/etc/os-release", "PRETTY_NAME", '=');
   struct utsname u {};
-  if (uname(&u) == 0) m.kernel = std::string(u.sysname) + " " + u.release;
+  if (uname(&u) == 0) m.kernel = fmt::format("{} {}", u.sysname, u.release);
   m.governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   std::ifstream load("/proc/loadavg");
   if (load) load >> m.load_average_1m;
