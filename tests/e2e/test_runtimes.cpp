@@ -136,6 +136,14 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   EXPECT_EQ(eager.exit_code, 0) << eager.all();
 }
 
+TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "transformer_fastpath.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "10"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of("transformer_fastpath");
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
 TEST_F(Runtimes, DurationAndAdaptiveStopRules) {
   const fs::path model = dir.path() / "linear.onnx";
   linear_relu(model);

@@ -151,9 +151,13 @@ def export(entry, path, opset, io_dir, reply):
                         target = _FlatCall(module, args, kwargs)
                         target.training = False
                         feed = tuple(inputs.tensors_of((args, kwargs)))
-                    torch.onnx.export(target, feed, tmp_path, opset_version=opset,
-                                      input_names=list(entry.input_names),
-                                      output_names=output_names, do_constant_folding=True)
+                    # Grad on while tracing: with it off, eval-mode nn.TransformerEncoder
+                    # layers take their fused fast path (aten::_transformer_encoder_layer_fwd),
+                    # which has no ONNX export.
+                    with torch.enable_grad():
+                        torch.onnx.export(target, feed, tmp_path, opset_version=opset,
+                                          input_names=list(entry.input_names),
+                                          output_names=output_names, do_constant_folding=True)
             finally:
                 for m, training in flags:
                     m.training = training
