@@ -82,6 +82,20 @@ class Api(unittest.TestCase):
         # The model is left as it was given (export switches to eval mode and back).
         self.assertTrue(model.training)
 
+    def test_torch_runtimes_through_the_api(self):
+        model = tiny()
+        for runtime in ("torch-eager", "torchscript"):
+            with contextlib.redirect_stdout(io.StringIO()):
+                perf = benchmark_model(model, {"x": torch.ones(2, 8)}, runtime=runtime,
+                                       iterations=9, cache_dir=self.cache)
+            self.assertEqual(perf.runtime, runtime)
+            self.assertEqual(perf.iterations, 9)
+            self.assertGreater(perf.median_latency, 0)
+            with open(os.path.join(perf.build_dir, "turnkey_stats.yaml")) as f:
+                stats = yaml.safe_load(f)
+            self.assertTrue(stats["correctness"]["within"], stats["correctness"])
+        self.assertTrue(model.training)  # eval only while timed, then put back
+
     def test_build_model_with_build_name_lands_in_the_cache_under_that_name(self):
         state = build_model(tiny(), (torch.ones(1, 8),), build_name="my_api_build",
                             cache_dir=self.cache, sequence="optimize-fp32", monitor=False)

@@ -34,7 +34,10 @@ class Bench:
     def __init__(self, entry, mode, threads, cpus):
         self.mode = mode
         module = entry.module
-        module.eval()  # benchmarks measure inference (export does the same)
+        # Benchmarks measure inference in eval mode (as export does); the module's own training
+        # flags are put back after every batch, outside the timed region.
+        self._flags = [(m, m.training) for m in module.modules()]
+        self._module = module
         if threads and threads > 0:
             torch.set_num_threads(int(threads))
         if cpus:
@@ -58,11 +61,16 @@ class Bench:
         clock = time.perf_counter_ns
         samples = [0] * n
         out = None
-        with torch.inference_mode():
-            for i in range(n):
-                start = clock()
-                out = call()
-                samples[i] = clock() - start
+        self._module.eval()
+        try:
+            with torch.inference_mode():
+                for i in range(n):
+                    start = clock()
+                    out = call()
+                    samples[i] = clock() - start
+        finally:
+            for m, training in self._flags:
+                m.training = training
         if not empty:
             self._last = out
         return samples
@@ -82,12 +90,17 @@ def reference_io(entry, io_dir):
     """Saves the captured inputs (flat, in call order) and the eager outputs for them as
     input_N.pb / output_N.pb: the correctness reference when no export ran."""
     module = entry.module
-    module.eval()
+    flags = [(m, m.training) for m in module.modules()]
     args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
                                       lambda t: t.clone())
     flat_in = inputs.tensors_of((args, kwargs))
-    with torch.no_grad():
-        out = module(*args, **kwargs)
+    try:
+        module.eval()
+        with torch.no_grad():
+            out = module(*args, **kwargs)
+    finally:
+        for m, training in flags:
+            m.training = training
     saved_in, saved_out = [], []
     for n, tensor in enumerate(flat_in):
         path = os.path.join(io_dir, "input_%d.pb" % n)
