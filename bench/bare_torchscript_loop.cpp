@@ -19,12 +19,18 @@ namespace {
 c10::ScalarType to_torch(turnkey::DType d) {
   using turnkey::DType;
   switch (d) {
-    case DType::Float32: return torch::kFloat32;
-    case DType::Float64: return torch::kFloat64;
-    case DType::Int64: return torch::kInt64;
-    case DType::Int32: return torch::kInt32;
-    case DType::Bool: return torch::kBool;
-    default: break;
+    case DType::Float32:
+      return torch::kFloat32;
+    case DType::Float64:
+      return torch::kFloat64;
+    case DType::Int64:
+      return torch::kInt64;
+    case DType::Int32:
+      return torch::kInt32;
+    case DType::Bool:
+      return torch::kBool;
+    default:
+      break;
   }
   std::fprintf(stderr, "bare_torchscript_loop: unsupported input type\n");
   std::exit(2);
@@ -46,9 +52,9 @@ int main(int argc, char** argv) {
   std::vector<c10::IValue> inputs;
   for (int i = 5; i < argc; ++i) {
     turnkey::HostTensor t = turnkey::onnx_model::read_tensor_pb(argv[i]);
-    inputs.emplace_back(torch::from_blob(t.data.data(), t.shape,
-                                         torch::TensorOptions().dtype(to_torch(t.dtype)))
-                            .clone());
+    inputs.emplace_back(
+        torch::from_blob(t.data.data(), t.shape, torch::TensorOptions().dtype(to_torch(t.dtype)))
+            .clone());
   }
   c10::IValue out;
   for (int i = 0; i < warmup; ++i) {

@@ -1,5 +1,6 @@
 #include "turnkey/measure/loop.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <cmath>
 #include <fstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "turnkey/common/error.h"
 #include "turnkey/measure/statistics.h"
@@ -98,8 +97,8 @@ std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
   if (session.times_itself()) {
     std::vector<double> samples = session.run_timed(n, empty_call);
     if (static_cast<int64_t>(samples.size()) != n) {
-      throw Error(ErrorKind::Runtime, fmt::format("the runtime returned {} samples for {} calls",
-                                                  samples.size(), n));
+      throw Error(ErrorKind::Runtime,
+                  fmt::format("the runtime returned {} samples for {} calls", samples.size(), n));
     }
     return samples;
   }
@@ -135,19 +134,19 @@ LoopResult run_loop(Session& session, const LoopOptions& o) {
     double previous_median = -1;
     for (;;) {
       // A round: at least the asked warm-up calls, and enough to fill ~min_warmup_s / 2.
-      int64_t n = std::max<int64_t>(
-          o.warmup_iterations, static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
-      n = std::clamp<int64_t>(n, 1, std::max<int64_t>(1, o.max_warmup_iterations -
-                                                             r.warmup_iterations));
+      int64_t n = std::max<int64_t>(o.warmup_iterations,
+                                    static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
+      n = std::clamp<int64_t>(n, 1,
+                              std::max<int64_t>(1, o.max_warmup_iterations - r.warmup_iterations));
       std::vector<double> round = timed_calls(session, n);
       r.warmup_iterations += n;
       ++r.warmup_rounds;
       const double median = median_of(round);
       estimate_ms = std::max(median, 1e-6);
-      const bool enough = r.warmup_iterations >= o.warmup_iterations &&
-                          seconds_since(start) >= o.min_warmup_s;
-      const bool steady = previous_median > 0 &&
-                          std::abs(median - previous_median) <= o.steady_tolerance * previous_median;
+      const bool enough =
+          r.warmup_iterations >= o.warmup_iterations && seconds_since(start) >= o.min_warmup_s;
+      const bool steady = previous_median > 0 && std::abs(median - previous_median) <=
+                                                     o.steady_tolerance * previous_median;
       previous_median = median;
       if (enough && steady) break;
       if (r.warmup_rounds >= o.max_warmup_rounds || seconds_since(start) >= o.max_warmup_s ||
@@ -211,9 +210,9 @@ LoopResult run_loop(Session& session, const LoopOptions& o) {
         int64_t next = std::max<int64_t>(count / 2, 1);
         next = std::min(next, o.max_iterations - count);
         if (per_call_s > 0) {
-          next = std::min(next, std::max<int64_t>(
-                                    1, static_cast<int64_t>((o.max_duration_s - elapsed) /
-                                                            per_call_s)));
+          next = std::min(next,
+                          std::max<int64_t>(
+                              1, static_cast<int64_t>((o.max_duration_s - elapsed) / per_call_s)));
         }
         n = next;
       }

@@ -4,8 +4,8 @@
 #include "torch_eager/torch_eager_runtime.h"
 #include "torchscript/torchscript_runtime.h"
 #include "turnkey/common/process.h"
-#include "turnkey/runtime/runtime.h"
 #include "turnkey/plugin/plugin_host.h"
+#include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
 

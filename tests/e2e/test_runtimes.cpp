@@ -46,7 +46,8 @@ TEST_F(Runtimes, SystemInfoAndBenchmarkHelpSayWhatIsAvailableAndWhy) {
         << r.out;
     // torch 1.x here: the reason names what is needed and what was found.
     EXPECT_TRUE(std::regex_search(
-        r.out, std::regex(R"(\n  torch-compiled +.*unavailable: needs PyTorch >= 2\.0, found 1\.)")))
+        r.out,
+        std::regex(R"(\n  torch-compiled +.*unavailable: needs PyTorch >= 2\.0, found 1\.)")))
         << r.out;
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  x86 +.*: available\n)"))) << r.out;
     EXPECT_TRUE(
@@ -59,11 +60,11 @@ TEST_F(Runtimes, EveryRuntimeBenchmarksAScriptAndRecordsTrustFields) {
   const fs::path script = kSource / "examples" / "cli" / "scripts" / "hello_world.py";
   for (const std::string runtime : {"ort", "torch-eager", "torchscript"}) {
     SCOPED_TRACE(runtime);
-    RunResult r = run_turnkey({script.string(), "--runtime", runtime, "--iterations", "40"},
-                              cache());
+    RunResult r =
+        run_turnkey({script.string(), "--runtime", runtime, "--iterations", "40"}, cache());
     ASSERT_EQ(r.exit_code, 0) << r.all();
-    EXPECT_TRUE(std::regex_search(
-        r.out, std::regex("Successfully benchmarked on .+ \\(" + runtime + " v")))
+    EXPECT_TRUE(
+        std::regex_search(r.out, std::regex("Successfully benchmarked on .+ \\(" + runtime + " v")))
         << r.out;
     EXPECT_NE(r.out.find("Correctness:    max abs error"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Peak memory:"), std::string::npos) << r.out;
@@ -107,7 +108,9 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   RunResult r = run_turnkey({script.string(), "--iterations", "20"}, cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from PyTorch's: max abs error)")))
+      r.out,
+      std::regex(
+          R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from PyTorch's: max abs error)")))
       << r.out;
   EXPECT_EQ(r.out.find("Mean Latency:"), std::string::npos) << "a mismatch shows no latency";
   json s = stats_of("altered_export");
@@ -116,8 +119,8 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   EXPECT_GT(s["max_rel_error"].get<double>(), 0.1);
 
   // The report keeps the row, says why, and leaves its latency empty.
-  RunResult rep = run_turnkey({"report", "-d", cache().string(), "-r", (dir.path() / "rep").string()},
-                              cache());
+  RunResult rep =
+      run_turnkey({"report", "-d", cache().string(), "-r", (dir.path() / "rep").string()}, cache());
   ASSERT_EQ(rep.exit_code, 0) << rep.all();
   fs::path csv;
   for (const auto& e : fs::directory_iterator(dir.path() / "rep")) {
@@ -131,8 +134,8 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   EXPECT_EQ(m.str().find(s["median_latency_ms"].dump()), std::string::npos) << m.str();
 
   // torch-eager runs the live model, which is what PyTorch computes: no mismatch.
-  RunResult eager = run_turnkey({script.string(), "--runtime", "torch-eager", "--iterations", "20"},
-                                cache());
+  RunResult eager =
+      run_turnkey({script.string(), "--runtime", "torch-eager", "--iterations", "20"}, cache());
   EXPECT_EQ(eager.exit_code, 0) << eager.all();
 }
 
@@ -160,8 +163,9 @@ TEST_F(Runtimes, DurationAndAdaptiveStopRules) {
   s = stats_of("linear");
   EXPECT_EQ(s["stop_rule"], "adaptive");
   EXPECT_GE(s["iterations"].get<int64_t>(), 20);
-  const double half_pct = (s["median_ci_high_ms"].get<double>() - s["median_ci_low_ms"].get<double>()) /
-                          2 / s["median_latency_ms"].get<double>() * 100;
+  const double half_pct =
+      (s["median_ci_high_ms"].get<double>() - s["median_ci_low_ms"].get<double>()) / 2 /
+      s["median_latency_ms"].get<double>() * 100;
   const std::string reason = s["stop_reason"];
   if (reason.rfind("95% CI", 0) == 0) {
     EXPECT_LE(half_pct, 5.0 + 1e-9) << reason;

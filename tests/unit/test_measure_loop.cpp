@@ -1,7 +1,6 @@
 // The measurement driver on a real ONNX Runtime session: stop rules, warm-up accounting, the
 // empty-call overhead loop, peak RSS, and the option checks users hit first.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "support/onnx_factory.h"

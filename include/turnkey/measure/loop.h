@@ -48,8 +48,8 @@ struct LoopOptions {
 };
 
 struct LoopResult {
-  double cold_ms = 0;              // the very first call, before warm-up
-  int64_t warmup_iterations = 0;   // calls discarded after the cold one (as many as really ran)
+  double cold_ms = 0;             // the very first call, before warm-up
+  int64_t warmup_iterations = 0;  // calls discarded after the cold one (as many as really ran)
   int warmup_rounds = 0;
   bool warmup_steady = true;       // false when a cap ended the warm-up first
   std::vector<double> samples_ms;  // one per timed call

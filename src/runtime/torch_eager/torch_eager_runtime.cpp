@@ -1,11 +1,10 @@
 #include "torch_eager_runtime.h"
 
+#include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "turnkey/common/process.h"
 #include "turnkey/discovery/python_side.h"

@@ -1,16 +1,16 @@
 #include "torchscript_runtime.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 
 #ifdef TURNKEY_HAVE_LIBTORCH
+#include <ATen/Parallel.h>
 #include <torch/script.h>
 #include <torch/version.h>
-#include <ATen/Parallel.h>
 #endif
 
 namespace turnkey {
@@ -31,32 +31,52 @@ bool parse_bool_arg(const std::string& key, const std::string& value) {
 
 c10::ScalarType to_torch(DType d) {
   switch (d) {
-    case DType::Float32: return torch::kFloat32;
-    case DType::Float16: return torch::kFloat16;
-    case DType::Float64: return torch::kFloat64;
-    case DType::Int8: return torch::kInt8;
-    case DType::Uint8: return torch::kUInt8;
-    case DType::Int16: return torch::kInt16;
-    case DType::Int32: return torch::kInt32;
-    case DType::Int64: return torch::kInt64;
-    case DType::Bool: return torch::kBool;
-    case DType::Unknown: break;
+    case DType::Float32:
+      return torch::kFloat32;
+    case DType::Float16:
+      return torch::kFloat16;
+    case DType::Float64:
+      return torch::kFloat64;
+    case DType::Int8:
+      return torch::kInt8;
+    case DType::Uint8:
+      return torch::kUInt8;
+    case DType::Int16:
+      return torch::kInt16;
+    case DType::Int32:
+      return torch::kInt32;
+    case DType::Int64:
+      return torch::kInt64;
+    case DType::Bool:
+      return torch::kBool;
+    case DType::Unknown:
+      break;
   }
   throw Error(ErrorKind::InvalidInput, "torchscript: an input has an unknown element type");
 }
 
 DType from_torch(c10::ScalarType t) {
   switch (t) {
-    case torch::kFloat32: return DType::Float32;
-    case torch::kFloat16: return DType::Float16;
-    case torch::kFloat64: return DType::Float64;
-    case torch::kInt8: return DType::Int8;
-    case torch::kUInt8: return DType::Uint8;
-    case torch::kInt16: return DType::Int16;
-    case torch::kInt32: return DType::Int32;
-    case torch::kInt64: return DType::Int64;
-    case torch::kBool: return DType::Bool;
-    default: return DType::Unknown;
+    case torch::kFloat32:
+      return DType::Float32;
+    case torch::kFloat16:
+      return DType::Float16;
+    case torch::kFloat64:
+      return DType::Float64;
+    case torch::kInt8:
+      return DType::Int8;
+    case torch::kUInt8:
+      return DType::Uint8;
+    case torch::kInt16:
+      return DType::Int16;
+    case torch::kInt32:
+      return DType::Int32;
+    case torch::kInt64:
+      return DType::Int64;
+    case torch::kBool:
+      return DType::Bool;
+    default:
+      return DType::Unknown;
   }
 }
 
@@ -180,7 +200,8 @@ class TorchScriptRuntime final : public Runtime {
     json reply = model.session->request({{"type", "trace"},
                                          {"id", model.model_id},
                                          {"path", module_path.string()},
-                                         {"io_dir", io_dir.string()}},
+                                         { "io_dir",
+                                           io_dir.string() }},
                                         "traced", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime,
