@@ -40,8 +40,10 @@ class Bench:
         self._module = module
         if threads and threads > 0:
             torch.set_num_threads(int(threads))
-        if cpus:
-            _pin_all_threads(set(int(c) for c in cpus))
+        # Pinned only while a batch runs (every thread of the process: torch's pools exist
+        # already), then put back, so later work of the script's process is not confined.
+        self._cpus = set(int(c) for c in cpus) if cpus else None
+        self._unpinned = os.sched_getaffinity(0)
         args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
                                           lambda t: t.clone())
         target = module
@@ -62,6 +64,8 @@ class Bench:
         samples = [0] * n
         out = None
         self._module.eval()
+        if self._cpus:
+            _pin_all_threads(self._cpus)
         try:
             with torch.inference_mode():
                 for i in range(n):
@@ -71,6 +75,8 @@ class Bench:
         finally:
             for m, training in self._flags:
                 m.training = training
+            if self._cpus:
+                _pin_all_threads(self._unpinned)
         if not empty:
             self._last = out
         return samples
