@@ -1,5 +1,7 @@
 #include "isolation.h"
 
+#include "turnkey/measure/system_info.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -88,19 +90,9 @@ bool environ_has(pid_t pid, const std::string& entry) {
 // shares copy-on-write with its parent are not counted once per process; RssAnon on kernels
 // without Pss_Anon.
 int64_t anon_memory_bytes(pid_t pid) {
-  {
-    std::ifstream in(fmt::format("/proc/{}/smaps_rollup", pid));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("Pss_Anon:", 0) == 0) return std::atoll(line.c_str() + 9) * 1024;
-    }
-  }
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("RssAnon:", 0) == 0) return std::atoll(line.c_str() + 8) * 1024;
-  }
-  return 0;
+  int64_t pss = proc_kib_as_bytes(fmt::format("/proc/{}/smaps_rollup", pid), "Pss_Anon");
+  if (pss >= 0) return pss;
+  return std::max<int64_t>(0, proc_kib_as_bytes(fmt::format("/proc/{}/status", pid), "RssAnon"));
 }
 
 // Workers being supervised: reap_orphans must leave them to their own SupervisedProcess.

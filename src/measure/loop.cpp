@@ -11,6 +11,7 @@
 
 #include "turnkey/common/error.h"
 #include "turnkey/measure/statistics.h"
+#include "turnkey/measure/system_info.h"
 
 namespace turnkey {
 
@@ -35,22 +36,6 @@ double median_of(std::vector<double> v) {
   return percentile_sorted(v, 0.5);
 }
 
-int64_t status_kib(pid_t pid, const char* key) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  std::string line;
-  const std::string prefix = std::string(key) + ":";
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      try {
-        return std::stoll(line.substr(prefix.size()));
-      } catch (const std::exception&) {
-        return 0;
-      }
-    }
-  }
-  return 0;
-}
-
 }  // namespace
 
 bool reset_peak_rss(pid_t pid) {
@@ -60,8 +45,12 @@ bool reset_peak_rss(pid_t pid) {
   return static_cast<bool>(out);
 }
 
-int64_t peak_rss_bytes(pid_t pid) { return status_kib(pid, "VmHWM") * 1024; }
-int64_t current_rss_bytes(pid_t pid) { return status_kib(pid, "VmRSS") * 1024; }
+int64_t peak_rss_bytes(pid_t pid) {
+  return std::max<int64_t>(0, proc_kib_as_bytes(fmt::format("/proc/{}/status", pid), "VmHWM"));
+}
+int64_t current_rss_bytes(pid_t pid) {
+  return std::max<int64_t>(0, proc_kib_as_bytes(fmt::format("/proc/{}/status", pid), "VmRSS"));
+}
 
 void validate_loop_options(const LoopOptions& o) {
   auto bad = [](const std::string& what) { throw Error(ErrorKind::InvalidInput, what); };

@@ -93,6 +93,16 @@ MachineFacts machine_facts() {
   return m;
 }
 
+int64_t proc_kib_as_bytes(const std::string& path, const std::string& key) {
+  const std::string v = proc_value(path.c_str(), key + ":", ':');
+  if (v.empty()) return -1;
+  try {
+    return std::stoll(v) * 1024;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
   cpu_set_t set;

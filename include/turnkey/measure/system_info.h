@@ -28,6 +28,10 @@ struct MachineFacts {
 const CpuFacts& cpu_facts();
 MachineFacts machine_facts();  // load average re-read on every call
 
+// The "Key:   N kB" value of a /proc file (/proc/<pid>/status, smaps_rollup, meminfo) in bytes;
+// -1 when the file or key is absent or unreadable. Never blocks.
+int64_t proc_kib_as_bytes(const std::string& path, const std::string& key);
+
 // The CPUs this process may run on (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
 
