@@ -320,6 +320,11 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
         if (p.is_string()) (std::string(key) == "inputs" ? r.inputs : r.outputs).push_back(p.get<std::string>());
       }
     }
+    if (e.contains("exporter_fixes") && e["exporter_fixes"].is_array()) {
+      for (const auto& f : e["exporter_fixes"]) {
+        if (f.is_string()) r.exporter_fixes.push_back(f.get<std::string>());
+      }
+    }
     return r;
   }
 }

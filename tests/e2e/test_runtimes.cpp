@@ -3,6 +3,7 @@
 // and the failures a user can provoke with options.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 
 #include "e2e_util.h"
@@ -145,6 +146,35 @@ TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json s = stats_of("transformer_fastpath");
   EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
+// torch 1.13 / torchvision 0.14 export these wrongly or not at all; turnkey's exporter fixes
+// (python/turnkeyml/discovery/exporter_fixes.py) make both match PyTorch, and say so in the stats.
+TEST_F(Runtimes, ExporterFixesExportRoiAlignAndInPlaceZeroFaithfully) {
+  const fs::path scripts = kSource / "tests" / "data" / "scripts";
+  RunResult r = run_turnkey({(scripts / "roi_heads.py").string(),
+                             (scripts / "inplace_zero.py").string(), "--iterations", "5"},
+                            cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  std::map<std::string, int> builds;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    const std::string name = e.path().filename().string();
+    if (!fs::exists(e.path() / "turnkey_stats.yaml")) continue;
+    const json s = json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+    const std::string stem = name.substr(0, name.rfind('_'));
+    ++builds[stem];
+    EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << name << s["correctness"].dump();
+    // aligned=False (torchvision's R-CNN heads) was sampled half a pixel off without the fix.
+    const json expected = stem == "roi_heads" ? json::array({"roi_align_opset16"})
+                                              : json::array({"aten_zero"});
+    EXPECT_EQ(s["exporter_fixes"], expected) << name;
+    EXPECT_NE(slurp(e.path() / "log_export-pytorch.txt").find("turnkey's exporter fixes in this "
+                                                              "graph: "),
+              std::string::npos)
+        << name;
+  }
+  EXPECT_EQ(builds["roi_heads"], 2);  // aligned=True and aligned=False
+  EXPECT_EQ(builds["inplace_zero"], 1);
 }
 
 TEST_F(Runtimes, DurationAndAdaptiveStopRules) {

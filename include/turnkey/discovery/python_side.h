@@ -64,6 +64,8 @@ struct ExportResult {
   std::string error, traceback, log;
   int opset = 0;
   double export_s = 0;
+  // turnkey's own symbolic functions the graph used (python/turnkeyml/discovery/exporter_fixes.py)
+  std::vector<std::string> exporter_fixes;
 };
 
 struct ScriptOptions {

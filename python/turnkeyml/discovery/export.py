@@ -9,7 +9,7 @@ import warnings
 
 import torch
 
-from . import inputs
+from . import exporter_fixes, inputs
 
 onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
 
@@ -154,6 +154,8 @@ def export(entry, path, opset, io_dir, reply):
                     # Grad on while tracing: with it off, eval-mode nn.TransformerEncoder
                     # layers take their fused fast path (aten::_transformer_encoder_layer_fwd),
                     # which has no ONNX export.
+                    log.extend(exporter_fixes.apply(opset))
+                    exporter_fixes.reset()
                     with torch.enable_grad():
                         torch.onnx.export(target, feed, tmp_path, opset_version=opset,
                                           input_names=list(entry.input_names),
@@ -186,6 +188,7 @@ def export(entry, path, opset, io_dir, reply):
         pb = os.path.join(io_dir, "output_%d.pb" % n)
         _save_tensor(pb, name, tensor)
         reply["outputs"].append(pb)
+    reply["exporter_fixes"] = exporter_fixes.used()
     reply["input_names"] = graph_inputs
     reply["output_names"] = graph_outputs
     reply["export_s"] = time.perf_counter() - start

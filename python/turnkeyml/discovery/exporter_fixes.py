@@ -1,0 +1,108 @@
+"""Symbolic functions that torch.onnx.export lacks, or gets wrong, in the PyTorch and torchvision
+releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14).
+
+Each fix is registered only where the installed exporter has no symbolic of its own for that op
+and opset, so a newer torch or torchvision keeps its own. A fix records when the exporter calls
+it, and the export reply names the fixes a graph used (`exporter_fixes`), so a user can see that
+an ONNX file holds nodes turnkey wrote rather than the exporter.
+"""
+
+import torch
+
+_applied = {}  # (op name, opset it is registered at) -> fix name
+_used = set()  # fix names called since the last reset()
+
+
+def _has_own_symbolic(op, first, opset):
+    """Whether the installed exporter (or a library such as torchvision) registered a symbolic
+    for `op` at an opset from `first` to `opset`: the function it dispatches to at `opset`
+    differs from the one at `first - 1`."""
+    try:
+        from torch.onnx._internal import registration
+    except ImportError:  # another exporter generation: assume it has its own symbolics
+        return True
+    group = registration.registry.get_function_group(op)
+    return group is not None and group.get(opset) is not group.get(first - 1)
+
+
+def _roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+               aligned):
+    """torchvision::roi_align at opset >= 16, where RoiAlign has coordinate_transformation_mode.
+
+    torchvision 0.14 registers its symbolic for opset 11 only and writes no mode; at opset 16
+    and later the ONNX default mode is half_pixel, which is aligned=True. torchvision's R-CNN
+    heads use aligned=False (output_half_pixel), so exporting them at opset 17 with torchvision's
+    symbolic samples every region half a pixel off.
+    """
+    from torch.onnx import symbolic_helper as helper
+    from torch.onnx.symbolic_opset11 import select, squeeze
+
+    _used.add("roi_align_opset16")
+    spatial_scale = helper._get_const(spatial_scale, "f", "spatial_scale")
+    pooled_height = helper._get_const(pooled_height, "i", "pooled_height")
+    pooled_width = helper._get_const(pooled_width, "i", "pooled_width")
+    sampling_ratio = helper._get_const(sampling_ratio, "i", "sampling_ratio")
+    aligned = helper._get_const(aligned, "b", "aligned")
+    long = lambda values: g.op("Constant", value_t=torch.tensor(values, dtype=torch.long))
+    batch_indices = g.op("Cast", squeeze(g, select(g, rois, 1, long([0])), 1),
+                         to_i=torch.onnx.TensorProtoDataType.INT64)
+    boxes = select(g, rois, 1, long([1, 2, 3, 4]))
+    # torchvision's -1 ("adaptive: ceil(roi size / output size)") is ONNX's 0.
+    sampling_ratio = max(int(sampling_ratio), 0)
+    return g.op("RoiAlign", input, boxes, batch_indices,
+                coordinate_transformation_mode_s="half_pixel" if aligned else "output_half_pixel",
+                spatial_scale_f=float(spatial_scale), output_height_i=int(pooled_height),
+                output_width_i=int(pooled_width), sampling_ratio_i=sampling_ratio)
+
+
+def _zero(g, self):
+    """aten::zero, what tracing makes of an in-place `tensor.zero_()` (torchvision's Swin V2
+    zeroes the key bias that way): zeros of self's shape and type."""
+    from torch.onnx import _type_utils, symbolic_helper
+
+    _used.add("aten_zero")
+    shape = g.op("Shape", self)
+    scalar = symbolic_helper._try_get_scalar_type(self)
+    if scalar is not None:
+        dtype = _type_utils.JitScalarType.from_name(scalar).dtype()
+        return g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=dtype))
+    zeros = g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=torch.float))
+    if symbolic_helper.GLOBALS.export_onnx_opset_version >= 15:
+        return g.op("CastLike", zeros, self)
+    return zeros
+
+
+# name, op, first opset the fix is for, the symbolic, needs: module that must be imported.
+# Adding or changing a fix: bump kExporterFixesRevision in src/engine/stages.cpp (cache keys).
+_FIXES = (
+    ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision"),
+    ("aten_zero", "aten::zero", 9, _zero, None),
+)
+
+
+def apply(opset):
+    """Registers the fixes the installed exporter needs at `opset` (once per process). Returns
+    one line per fix it could not check or register (the export goes on without that fix)."""
+    import sys
+
+    problems = []
+    for fix, op, first, symbolic, needs in _FIXES:
+        if opset < first or (op, first) in _applied or (needs and needs not in sys.modules):
+            continue
+        try:
+            if _has_own_symbolic(op, first, opset):
+                continue
+            torch.onnx.register_custom_op_symbolic(op, symbolic, first)
+            _applied[(op, first)] = fix
+        except Exception as e:  # an exporter whose registry we do not know: do without the fix
+            problems.append("exporter fix %s not applied: %s: %s" % (fix, type(e).__name__, e))
+    return problems
+
+
+def reset():
+    _used.clear()
+
+
+def used():
+    """The fixes called since the last reset(), sorted."""
+    return sorted(_used)
