@@ -280,6 +280,10 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   build::Comparison c = build::compare_models(reference, output, compare);
   log += fmt::format("against float32: worst relative error {:.3g}, worst cosine {:.6f}\n",
                      c.worst_rel_error, c.worst_cosine);
+  if (const std::string ties = build::describe_ties(c); !ties.empty()) {
+    log += "rows ordered by a score: " + ties + (c.inconclusive ? " (inconclusive)\n" : "\n");
+    build.stats["fp16_ties"] = ties;
+  }
   build.stats["fp16_worst_rel_error"] = c.worst_rel_error;
   build.stats["fp16_worst_cosine"] = c.worst_cosine;
   build.stats["fp16_keep_io_types"] = fp16.keep_io_types;
@@ -614,6 +618,9 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                             {"max_rel_error", d.rel_error},
                             {"cosine", d.cosine},
                             {"within", d.within}});
+      if (d.mismatches > 0) per_output.back()["mismatched_elements"] = d.mismatches;
+      if (d.reordered_rows > 0) per_output.back()["reordered_rows"] = d.reordered_rows;
+      if (d.substituted_rows > 0) per_output.back()["substituted_rows"] = d.substituted_rows;
     }
     double worst_abs = 0;
     for (const auto& d : c.outputs) worst_abs = std::max(worst_abs, d.max_abs_error);
@@ -634,8 +641,26 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                                     tol.max_rel_error, tol.min_cosine)
                       : compare_error;
     mismatch = !within;
-    std::string verdict = within ? "within_tolerance" : "outside_tolerance";
-    s["correctness"]["verdict"] = verdict;
+    for (const auto& d : c.outputs) {
+      if (!d.within && d.mismatches > 0) {
+        correctness += fmt::format("; '{}': {} elements differ", d.name, d.mismatches);
+      }
+    }
+    const std::string ties = build::describe_ties(c);
+    if (within && c.inconclusive) {
+      // Which of several tied rows a runtime keeps is its own choice; a wrong output that kept
+      // the scores right would look the same, so this is neither a pass nor a mismatch.
+      correctness = fmt::format("inconclusive: {} (either choice is right where scores tie); the "
+                                "rows that match: {}",
+                                ties, correctness);
+    } else if (!ties.empty()) {
+      correctness += "; " + ties;
+    }
+    s["correctness"]["verdict"] = !within          ? "outside_tolerance"
+                                  : c.inconclusive ? "inconclusive"
+                                  : ties.empty()   ? "within_tolerance"
+                                                   : "within_tolerance_up_to_ties";
+    if (!ties.empty()) s["correctness"]["ties"] = ties;
   } else {
     s["correctness"] = {{"reference", "none (no PyTorch outputs: an ONNX input)"},
                         {"verdict", "not_checked"}};

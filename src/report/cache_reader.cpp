@@ -61,6 +61,10 @@ const std::vector<Column>& columns() {
       {"min_cosine", Number, "smallest cosine similarity to PyTorch's outputs over the outputs"},
       {"measurement_flags", Text,
        "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
+      // schema_version 3
+      {"correctness", Text,
+       "outputs against PyTorch's: within_tolerance, within_tolerance_up_to_ties, inconclusive, "
+       "outside_tolerance or not_checked"},
   };
   return kColumns;
 }
@@ -312,6 +316,16 @@ Row read_build_dir(const fs::path& build_dir, const std::string& label) {
       if (f.is_string()) flags += (flags.empty() ? "" : "; ") + f.get<std::string>();
     }
     if (!flags.empty()) row.cells["measurement_flags"] = flags;
+  }
+  if (stats.is_object() && stats.contains("correctness") && stats["correctness"].is_object()) {
+    const json& c = stats["correctness"];
+    if (c.contains("verdict") && c["verdict"].is_string()) {
+      row.cells["correctness"] = c["verdict"].get<std::string>();
+    } else if (c.contains("within") && c["within"].is_boolean()) {  // stats before schema 3
+      row.cells["correctness"] = c["within"].get<bool>() ? "within_tolerance" : "outside_tolerance";
+    } else {
+      row.cells["correctness"] = "not_checked";
+    }
   }
   take(row, "std_ms", stats, "std_latency_ms", "stats", problems);
   take(row, "finished_utc", state, "finished", "state", problems);

@@ -401,7 +401,7 @@ std::string results_table(const std::vector<Row>& rows) {
       {"iterations", true},    {"median ms", true},  {"95% CI of median ms", false},
       {"mean ms", true},       {"p90 ms", true},     {"p99 ms", true},
       {"throughput /s", true}, {"parameters", true}, {"status", false},
-      {"last stage", false},   {"error", false}};
+      {"correctness", false},  {"last stage", false}, {"error", false}};
   std::string h =
       "<div class=\"table-wrap\"><table id=\"results-table\" class=\"sortable\" "
       "data-initial-sort=\"1\">\n<thead><tr>";
@@ -440,6 +440,7 @@ std::string results_table(const std::vector<Row>& rows) {
     h += td_num(r.number("parameters"), cell_text(r.cells.value("parameters", json())));
     h += fmt::format("<td data-v=\"{}\">{}</td>", html_escape(r.text("status")),
                      status_badge(r.text("status")));
+    h += td_text(r.text("correctness"));
     h += td_text(r.text("last_stage"));
     h += td_text(r.text("error"), "error");
     h += "</tr>\n";

@@ -177,6 +177,40 @@ TEST_F(Runtimes, ExporterFixesExportRoiAlignAndInPlaceZeroFaithfully) {
   EXPECT_EQ(builds["inplace_zero"], 1);
 }
 
+// Rows sorted by score where scores tie: another order is the same result; another row of the
+// same score is inconclusive (reported, with its latency); both are in the stats and the report.
+TEST_F(Runtimes, TiedScoresAreMatchedUpToTheirOrderAndOtherTiedRowsAreInconclusive) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "tied_scores.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("4 rows in another order among tied scores"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("Correctness:    inconclusive: [^\n]*1 row other than the reference's, "
+                        "with tied scores")))
+      << r.out;
+  std::map<std::string, std::string> verdicts;  // model variable -> verdict
+  for (const auto& e : fs::directory_iterator(cache())) {
+    if (!fs::exists(e.path() / "turnkey_stats.yaml")) continue;
+    const json s = json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+    const std::string state = slurp(e.path() / (e.path().filename().string() + "_state.yaml"));
+    verdicts[state.find("whole_groups") != std::string::npos ? "whole_groups" : "cut_in_group"] =
+        s["correctness"]["verdict"];
+    EXPECT_GT(s["median_latency_ms"].get<double>(), 0);
+  }
+  EXPECT_EQ(verdicts["whole_groups"], "within_tolerance_up_to_ties");
+  EXPECT_EQ(verdicts["cut_in_group"], "inconclusive");
+
+  r = run_turnkey({"report", "-r", (dir.path() / "rep").string()}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  std::string csv;
+  for (const auto& e : fs::directory_iterator(dir.path() / "rep")) {
+    if (e.path().extension() == ".csv") csv = slurp(e.path());
+  }
+  EXPECT_NE(csv.find(",successful,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",within_tolerance_up_to_ties\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",inconclusive\r\n"), std::string::npos) << csv;
+}
+
 TEST_F(Runtimes, DurationAndAdaptiveStopRules) {
   const fs::path model = dir.path() / "linear.onnx";
   linear_relu(model);

@@ -718,5 +718,129 @@ TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
   }
 }
 
+// Detections as torchvision returns them: rows sorted by score, with boxes and labels of the
+// same result (`output[0][...]`).
+struct Detections {
+  std::vector<float> boxes;  // 4 per row
+  std::vector<int64_t> labels;
+  std::vector<float> scores;  // sorted, descending
+
+  std::vector<HostTensor> tensors(const std::string& result = "output[0]") const {
+    const auto rows = static_cast<int64_t>(scores.size());
+    auto make = [&](const std::string& key, DType dtype, std::vector<int64_t> shape,
+                    const void* data, size_t bytes) {
+      HostTensor t;
+      t.name = result + "['" + key + "']";
+      t.dtype = dtype;
+      t.shape = std::move(shape);
+      t.data.resize(bytes);
+      std::memcpy(t.data.data(), data, bytes);
+      return t;
+    };
+    return {make("boxes", DType::Float32, {rows, 4}, boxes.data(), boxes.size() * 4),
+            make("labels", DType::Int64, {rows}, labels.data(), labels.size() * 8),
+            make("scores", DType::Float32, {rows}, scores.data(), scores.size() * 4)};
+  }
+  void swap_rows(size_t a, size_t b) {
+    for (int k = 0; k < 4; ++k) std::swap(boxes[a * 4 + k], boxes[b * 4 + k]);
+    std::swap(labels[a], labels[b]);
+    std::swap(scores[a], scores[b]);
+  }
+};
+
+Detections five_detections() {
+  return {{10, 10, 50, 50, 20, 30, 80, 90, 0, 0, 100, 100, 5, 5, 15, 25, 60, 60, 200, 210},
+          {3, 7, 7, 1, 9},
+          {0.9f, 0.75f, 0.7499f, 0.5f, 0.2f}};
+}
+
+TEST(CompareOutputs, RowsSwappedAmongTiedScoresAreTheSameDetections) {
+  const build::Tolerance tol{1e-3, 0.9999};
+  const Detections ref = five_detections();
+  Detections cand = ref;
+  cand.swap_rows(1, 2);  // 0.75 and 0.7499 tie within 1e-3 of the largest score
+  std::swap(cand.scores[1], cand.scores[2]);  // sorted again, as a runtime returns them
+  build::Comparison c = build::compare_outputs(ref.tensors(), cand.tensors(), tol);
+  EXPECT_TRUE(c.within);
+  EXPECT_FALSE(c.inconclusive);
+  EXPECT_EQ(c.reordered_rows, 2);
+  EXPECT_EQ(c.substituted_rows, 0);
+  EXPECT_EQ(c.outputs[0].max_abs_error, 0);  // boxes compared row to matched row
+  EXPECT_EQ(build::describe_ties(c), "2 rows in another order among tied scores");
+}
+
+TEST(CompareOutputs, RowsSwappedAcrossDistinctScoresAreAMismatch) {
+  const build::Tolerance tol{1e-3, 0.9999};
+  const Detections ref = five_detections();
+  Detections cand = ref;
+  cand.swap_rows(0, 3);  // 0.9 and 0.5: an order no tie explains
+  std::swap(cand.scores[0], cand.scores[3]);
+  build::Comparison c = build::compare_outputs(ref.tensors(), cand.tensors(), tol);
+  EXPECT_FALSE(c.within);
+  EXPECT_EQ(c.reordered_rows, 0);
+  EXPECT_EQ(build::describe_ties(c), "");
+}
+
+TEST(CompareOutputs, OtherRowsWithTiedScoresAreInconclusiveAndOthersAMismatch) {
+  const build::Tolerance tol{1e-3, 0.9999};
+  const Detections ref = five_detections();
+  Detections tied = ref;  // the runtime kept another box of (almost) the same score
+  tied.boxes[2 * 4] = 33;
+  tied.labels[2] = 4;
+  tied.scores[2] = 0.74985f;
+  build::Comparison c = build::compare_outputs(ref.tensors(), tied.tensors(), tol);
+  EXPECT_TRUE(c.within);
+  EXPECT_TRUE(c.inconclusive);
+  EXPECT_EQ(c.substituted_rows, 1);
+  EXPECT_EQ(c.outputs[1].substituted_rows, 1);
+  EXPECT_EQ(build::describe_ties(c),
+            "1 row other than the reference's, with tied scores");
+
+  Detections wrong = ref;  // another box where no score ties: a wrong output
+  wrong.boxes[0] = 33;
+  wrong.labels[0] = 4;
+  c = build::compare_outputs(ref.tensors(), wrong.tensors(), tol);
+  EXPECT_FALSE(c.within);
+  EXPECT_FALSE(c.inconclusive);
+
+  Detections moved = ref;  // same labels and scores, the box of the untied top score moved
+  moved.boxes[1] += 40;
+  c = build::compare_outputs(ref.tensors(), moved.tensors(), tol);
+  EXPECT_FALSE(c.within);
+
+  // Where the score ties with its neighbour's, a moved box could be another detection of that
+  // score: not a pass, but not provably wrong either.
+  moved = ref;
+  moved.boxes[1 * 4 + 1] += 40;
+  c = build::compare_outputs(ref.tensors(), moved.tensors(), tol);
+  EXPECT_TRUE(c.within);
+  EXPECT_TRUE(c.inconclusive);
+}
+
+TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
+  const build::Tolerance tol{1e-3, 0.9999};
+  // Two images with five detections each: a swap in image 1 is matched within image 1 only.
+  const Detections ref = five_detections();
+  Detections cand = ref;
+  cand.swap_rows(1, 2);
+  std::swap(cand.scores[1], cand.scores[2]);
+  std::vector<HostTensor> two_ref = ref.tensors("output[0]"), two_cand = ref.tensors("output[0]");
+  for (HostTensor& t : ref.tensors("output[1]")) two_ref.push_back(std::move(t));
+  for (HostTensor& t : cand.tensors("output[1]")) two_cand.push_back(std::move(t));
+  build::Comparison c = build::compare_outputs(two_ref, two_cand, tol);
+  EXPECT_TRUE(c.within);
+  EXPECT_EQ(c.reordered_rows, 2);
+  EXPECT_EQ(c.outputs[0].reordered_rows, 0);  // image 0 untouched
+  EXPECT_EQ(c.outputs[3].reordered_rows, 2);
+
+  // Unsorted scores order nothing: the same swap is a mismatch.
+  Detections unsorted = ref;
+  std::swap(unsorted.scores[0], unsorted.scores[4]);
+  Detections unsorted_cand = unsorted;
+  unsorted_cand.swap_rows(1, 2);
+  c = build::compare_outputs(unsorted.tensors(), unsorted_cand.tensors(), tol);
+  EXPECT_FALSE(c.within);
+}
+
 }  // namespace
 }  // namespace turnkey

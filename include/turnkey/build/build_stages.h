@@ -158,11 +158,29 @@ struct OutputDiff {
   double cosine = 1;             // 1 when both are all zeros
   int64_t mismatches = 0;        // non-float outputs: elements that differ
   bool within = true;
+  // Rows ordered by a score (detections after NMS, top-k): the errors above are over rows
+  // matched up to their order among tied scores (see Comparison). 0 and 0 when no row moved.
+  int64_t reordered_rows = 0;    // same row as the reference's, at another tied position
+  int64_t substituted_rows = 0;  // a different row whose score ties with the reference's
 };
 
+// Outputs ordered by a score (a rank-1 float output whose reference values are sorted, and the
+// outputs of the same result with the same leading dimension: boxes, labels, masks of one
+// image) leave the order, and the choice, among rows whose scores tie within the tolerance to
+// the implementation. When elementwise comparison fails there, rows are matched again:
+//  - a candidate row equal (within tolerance) to a reference row whose position holds a score
+//    tied with its own is the same row, reordered: that is still within tolerance;
+//  - rows left unmatched are paired in order; a pair whose scores tie, where the reference's
+//    score also ties with a neighbouring row's (so several rows had that score to choose
+//    from), is a substitution, which cannot tell tie-breaking from a wrong output that kept the
+//    scores right: `inconclusive`.
+// Any other unmatched pair leaves the outputs outside the tolerance.
 struct Comparison {
   std::vector<OutputDiff> outputs;  // in the reference's output order
-  bool within = true;               // every output within the tolerance
+  bool within = true;               // every output within the tolerance (up to reordered ties)
+  bool inconclusive = false;        // within only up to substitutions among tied scores
+  int64_t reordered_rows = 0;       // over all groups of rows ordered by a score
+  int64_t substituted_rows = 0;
   double worst_rel_error = 0;
   double worst_cosine = 1;
 };
@@ -192,5 +210,10 @@ Comparison compare_models(const std::filesystem::path& reference,
 // reference's. Throws Error(NumericMismatch) when the counts differ.
 Comparison compare_outputs(const std::vector<HostTensor>& reference,
                            const std::vector<HostTensor>& candidate, const Tolerance& tolerance);
+
+// "" when no row moved, else what the ties did, for a log or a status line:
+// "2 rows in another order among tied scores; 3 rows other than the reference's, with tied
+// scores" (the second part makes the comparison inconclusive).
+std::string describe_ties(const Comparison& comparison);
 
 }  // namespace turnkey::build

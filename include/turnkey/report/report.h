@@ -15,7 +15,7 @@
 
 namespace turnkey::report {
 
-inline constexpr int kSchemaVersion = 2;  // 2: columns after duplicate_of (issue 5)
+inline constexpr int kSchemaVersion = 3;  // 2: columns after duplicate_of; 3: correctness
 
 enum class CellType { Text, Integer, Number };
 
