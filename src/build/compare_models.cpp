@@ -479,6 +479,7 @@ Comparison compare_aligned(const std::vector<Output>& ref, const std::vector<Out
       diffs[k].reordered_rows = m.reordered;
       diffs[k].substituted_rows = m.substituted;
     }
+    result.ordered_rows += g.rows;
     result.reordered_rows += m.reordered;
     result.substituted_rows += m.substituted;
   }
@@ -541,15 +542,15 @@ Comparison compare_models(const fs::path& reference, const fs::path& candidate,
 }
 
 std::string describe_ties(const Comparison& comparison) {
+  const int64_t total = comparison.ordered_rows;
   std::string out;
   if (comparison.reordered_rows > 0) {
-    out = fmt::format("{} row{} in another order among tied scores", comparison.reordered_rows,
-                      comparison.reordered_rows == 1 ? "" : "s");
+    out = fmt::format("{} of {} rows in another order among tied scores",
+                      comparison.reordered_rows, total);
   }
   if (comparison.substituted_rows > 0) {
-    out += fmt::format("{}{} row{} other than the reference's, with tied scores",
-                       out.empty() ? "" : "; ", comparison.substituted_rows,
-                       comparison.substituted_rows == 1 ? "" : "s");
+    out += fmt::format("{}{} of {} rows other than the reference's, with tied scores",
+                       out.empty() ? "" : "; ", comparison.substituted_rows, total);
   }
   return out;
 }

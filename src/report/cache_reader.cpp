@@ -321,7 +321,7 @@ Row read_build_dir(const fs::path& build_dir, const std::string& label) {
     const json& c = stats["correctness"];
     if (c.contains("verdict") && c["verdict"].is_string()) {
       row.cells["correctness"] = c["verdict"].get<std::string>();
-    } else if (c.contains("within") && c["within"].is_boolean()) {  // stats before schema 3
+    } else if (c.contains("within") && c["within"].is_boolean()) {  // stats without a verdict
       row.cells["correctness"] = c["within"].get<bool>() ? "within_tolerance" : "outside_tolerance";
     } else {
       row.cells["correctness"] = "not_checked";

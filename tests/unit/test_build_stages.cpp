@@ -766,7 +766,7 @@ TEST(CompareOutputs, RowsSwappedAmongTiedScoresAreTheSameDetections) {
   EXPECT_EQ(c.reordered_rows, 2);
   EXPECT_EQ(c.substituted_rows, 0);
   EXPECT_EQ(c.outputs[0].max_abs_error, 0);  // boxes compared row to matched row
-  EXPECT_EQ(build::describe_ties(c), "2 rows in another order among tied scores");
+  EXPECT_EQ(build::describe_ties(c), "2 of 5 rows in another order among tied scores");
 }
 
 TEST(CompareOutputs, RowsSwappedAcrossDistinctScoresAreAMismatch) {
@@ -794,7 +794,7 @@ TEST(CompareOutputs, OtherRowsWithTiedScoresAreInconclusiveAndOthersAMismatch) {
   EXPECT_EQ(c.substituted_rows, 1);
   EXPECT_EQ(c.outputs[1].substituted_rows, 1);
   EXPECT_EQ(build::describe_ties(c),
-            "1 row other than the reference's, with tied scores");
+            "1 of 5 rows other than the reference's, with tied scores");
 
   Detections wrong = ref;  // another box where no score ties: a wrong output
   wrong.boxes[0] = 33;

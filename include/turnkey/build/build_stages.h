@@ -179,8 +179,9 @@ struct Comparison {
   std::vector<OutputDiff> outputs;  // in the reference's output order
   bool within = true;               // every output within the tolerance (up to reordered ties)
   bool inconclusive = false;        // within only up to substitutions among tied scores
-  int64_t reordered_rows = 0;       // over all groups of rows ordered by a score
-  int64_t substituted_rows = 0;
+  int64_t ordered_rows = 0;         // rows of the groups matched again (failed elementwise)
+  int64_t reordered_rows = 0;       // of those
+  int64_t substituted_rows = 0;     // of those
   double worst_rel_error = 0;
   double worst_cosine = 1;
 };
@@ -211,9 +212,9 @@ Comparison compare_models(const std::filesystem::path& reference,
 Comparison compare_outputs(const std::vector<HostTensor>& reference,
                            const std::vector<HostTensor>& candidate, const Tolerance& tolerance);
 
-// "" when no row moved, else what the ties did, for a log or a status line:
-// "2 rows in another order among tied scores; 3 rows other than the reference's, with tied
-// scores" (the second part makes the comparison inconclusive).
+// "" when no row moved, else what the ties did, for a log or a status line: "2 of 100 rows in
+// another order among tied scores; 3 of 100 rows other than the reference's, with tied scores"
+// (the second part makes the comparison inconclusive).
 std::string describe_ties(const Comparison& comparison);
 
 }  // namespace turnkey::build
