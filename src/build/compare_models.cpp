@@ -310,15 +310,16 @@ Output from_host(const HostTensor& t) {
   return out;
 }
 
-
 // ---- rows ordered by a score (build_stages.h, Comparison) -------------------------------------
 
 size_t element_count(const Output& o) {
-  return is_float_type(o.type) ? o.values.size() : (o.elem_bytes ? o.bytes.size() / o.elem_bytes : 0);
+  return is_float_type(o.type) ? o.values.size()
+                               : (o.elem_bytes ? o.bytes.size() / o.elem_bytes : 0);
 }
 
 size_t row_width(const Output& o) {
-  return o.shape.empty() || o.shape[0] <= 0 ? 0 : element_count(o) / static_cast<size_t>(o.shape[0]);
+  return o.shape.empty() || o.shape[0] <= 0 ? 0
+                                            : element_count(o) / static_cast<size_t>(o.shape[0]);
 }
 
 // The largest difference an element may have: what diff() allows relative to max|reference|.
@@ -362,8 +363,8 @@ std::vector<RowGroup> row_groups(const std::vector<Output>& ref, const std::vect
       continue;
     }
     const size_t bracket = r.name.rfind('[');
-    RowGroup& g =
-        groups[{bracket == std::string::npos ? std::string() : r.name.substr(0, bracket), r.shape[0]}];
+    RowGroup& g = groups[{bracket == std::string::npos ? std::string() : r.name.substr(0, bracket),
+                          r.shape[0]}];
     g.rows = r.shape[0];
     g.members.push_back(k);
     const auto finite = [](const std::vector<double>& v) {
@@ -383,8 +384,8 @@ std::vector<RowGroup> row_groups(const std::vector<Output>& ref, const std::vect
 }
 
 struct RowMatch {
-  bool explained = false;          // every row matched, or substituted among tied scores
-  std::vector<int64_t> cand_row;   // per reference row: its candidate row, -1 if substituted
+  bool explained = false;         // every row matched, or substituted among tied scores
+  std::vector<int64_t> cand_row;  // per reference row: its candidate row, -1 if substituted
   int64_t reordered = 0, substituted = 0;
 };
 
@@ -445,7 +446,8 @@ Output take_rows(const Output& o, const std::vector<size_t>& rows) {
   out.shape[0] = static_cast<int64_t>(rows.size());
   if (is_float_type(o.type)) {
     out.values.clear();
-    for (size_t r : rows) out.values.insert(out.values.end(), o.values.begin() + r * w, o.values.begin() + (r + 1) * w);
+    for (size_t r : rows)
+      out.values.insert(out.values.end(), o.values.begin() + r * w, o.values.begin() + (r + 1) * w);
   } else {
     out.bytes.clear();
     for (size_t r : rows) out.bytes.append(o.bytes, r * w * o.elem_bytes, w * o.elem_bytes);
@@ -461,7 +463,8 @@ Comparison compare_aligned(const std::vector<Output>& ref, const std::vector<Out
   for (size_t k = 0; k < ref.size(); ++k) diffs.push_back(diff(ref[k], cand[k], tol));
   Comparison result;
   for (const RowGroup& g : row_groups(ref, cand)) {
-    if (std::all_of(g.members.begin(), g.members.end(), [&](size_t k) { return diffs[k].within; })) {
+    if (std::all_of(g.members.begin(), g.members.end(),
+                    [&](size_t k) { return diffs[k].within; })) {
       continue;
     }
     std::vector<double> abs_tol(ref.size(), 0);
@@ -545,8 +548,8 @@ std::string describe_ties(const Comparison& comparison) {
   const int64_t total = comparison.ordered_rows;
   std::string out;
   if (comparison.reordered_rows > 0) {
-    out = fmt::format("{} of {} rows in another order among tied scores",
-                      comparison.reordered_rows, total);
+    out = fmt::format("{} of {} rows in another order among tied scores", comparison.reordered_rows,
+                      total);
   }
   if (comparison.substituted_rows > 0) {
     out += fmt::format("{}{} of {} rows other than the reference's, with tied scores",

@@ -650,11 +650,9 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     if (within && c.inconclusive) {
       // Which of several tied rows a runtime keeps is its own choice; a wrong output that kept
       // the scores right would look the same, so this is neither a pass nor a mismatch.
-      correctness = fmt::format("inconclusive: {} (a runtime may keep any of tied rows); {}: {}",
-                                ties,
-                                c.substituted_rows == c.ordered_rows ? "the other outputs"
-                                                                     : "the rest",
-                                correctness);
+      correctness = fmt::format(
+          "inconclusive: {} (a runtime may keep any of tied rows); {}: {}", ties,
+          c.substituted_rows == c.ordered_rows ? "the other outputs" : "the rest", correctness);
     } else if (!ties.empty()) {
       correctness += "; " + ties;
     }

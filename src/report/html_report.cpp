@@ -396,11 +396,11 @@ std::string results_table(const std::vector<Row>& rows) {
     bool num;
   };
   const std::vector<Col> cols = {
-      {"cache", false},        {"build", false},     {"model", false},
-      {"class", false},        {"runtime", false},   {"device", false},
-      {"iterations", true},    {"median ms", true},  {"95% CI of median ms", false},
-      {"mean ms", true},       {"p90 ms", true},     {"p99 ms", true},
-      {"throughput /s", true}, {"parameters", true}, {"status", false},
+      {"cache", false},        {"build", false},      {"model", false},
+      {"class", false},        {"runtime", false},    {"device", false},
+      {"iterations", true},    {"median ms", true},   {"95% CI of median ms", false},
+      {"mean ms", true},       {"p90 ms", true},      {"p99 ms", true},
+      {"throughput /s", true}, {"parameters", true},  {"status", false},
       {"correctness", false},  {"last stage", false}, {"error", false}};
   std::string h =
       "<div class=\"table-wrap\"><table id=\"results-table\" class=\"sortable\" "

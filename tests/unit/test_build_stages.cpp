@@ -793,8 +793,7 @@ TEST(CompareOutputs, OtherRowsWithTiedScoresAreInconclusiveAndOthersAMismatch) {
   EXPECT_TRUE(c.inconclusive);
   EXPECT_EQ(c.substituted_rows, 1);
   EXPECT_EQ(c.outputs[1].substituted_rows, 1);
-  EXPECT_EQ(build::describe_ties(c),
-            "1 of 5 rows other than the reference's, with tied scores");
+  EXPECT_EQ(build::describe_ties(c), "1 of 5 rows other than the reference's, with tied scores");
 
   Detections wrong = ref;  // another box where no score ties: a wrong output
   wrong.boxes[0] = 33;
