@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -337,10 +338,27 @@ LoopOptions loop_options(const json& opts) {
 }
 
 // Tolerance of a runtime's outputs against PyTorch's: fp32 builds are held to 1e-3 relative error
-// and cosine 0.9999; fp16 builds to the fp16 conversion's own tolerance (docs/measurement.md).
-build::Tolerance output_tolerance(const Build& build) {
-  if (build.stats.contains("fp16_worst_rel_error")) return build::Tolerance{};
-  return build::Tolerance{1e-3, 0.9999};
+// and cosine 0.9999; fp16 builds to the fp16 conversion's own tolerance (docs/measurement.md);
+// --max-rel-error / --min-cosine replace either bound.
+build::Tolerance output_tolerance(const Build& build, const json& opts) {
+  build::Tolerance tol = build.stats.contains("fp16_worst_rel_error") ? build::Tolerance{}
+                                                                      : build::Tolerance{1e-3, 0.9999};
+  const auto given = [&](const char* key) { return opts.contains(key) && !opts[key].is_null(); };
+  if (given("max_rel_error")) {
+    tol.max_rel_error = opts["max_rel_error"].get<double>();
+    if (!std::isfinite(tol.max_rel_error) || tol.max_rel_error < 0) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--max-rel-error {}: expected a number >= 0", tol.max_rel_error));
+    }
+  }
+  if (given("min_cosine")) {
+    tol.min_cosine = opts["min_cosine"].get<double>();
+    if (!(tol.min_cosine >= -1 && tol.min_cosine <= 1)) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--min-cosine {}: expected a number from -1 to 1", tol.min_cosine));
+    }
+  }
+  return tol;
 }
 
 std::vector<int> parse_cpu_list_option(const std::string& text) {
@@ -438,6 +456,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     log += "graph optimizations off: the model was optimized by optimize-ort\n";
   }
   const LoopOptions lo = loop_options(opts);
+  const build::Tolerance tol = output_tolerance(build, opts);  // checked before anything runs
   const CpuFacts& cpu = cpu_facts();
   // Threads the runtime will use: the option, else the runtime's own argument, else the
   // physical cores (or the pinned CPUs).
@@ -603,7 +622,6 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   std::string correctness;
   bool mismatch = false;
   if (!build.output_pbs.empty()) {
-    const build::Tolerance tol = output_tolerance(build);
     build::Comparison c;
     std::string compare_error;
     try {

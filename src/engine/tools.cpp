@@ -100,7 +100,15 @@ const std::vector<ToolSpec>& tool_specs() {
          "Runtime arguments key=value (ort: threads, inter_op_threads, "
          "graph_optimization_level=disabled|basic|extended|all, execution_mode; torchscript: "
          "freeze=true, optimize=true)",
-         json::array()}},
+         json::array()},
+        {"--max-rel-error", "max_rel_error", T::Float,
+         "Correctness: largest |runtime - PyTorch| / max|PyTorch| per output (default 1e-3, "
+         "1e-2 after convert-fp16)",
+         nullptr},
+        {"--min-cosine", "min_cosine", T::Float,
+         "Correctness: smallest cosine similarity to PyTorch's outputs (default 0.9999, 0.999 "
+         "after convert-fp16)",
+         nullptr}},
        A::OnnxModel, A::Measurement, false, true},
       {"version", ToolGroup::Management, "Print the turnkey version", {}},
       {"cache", ToolGroup::Management,

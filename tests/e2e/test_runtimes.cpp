@@ -153,6 +153,17 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   RunResult eager =
       run_turnkey({script.string(), "--runtime", "torch-eager", "--iterations", "20"}, cache());
   EXPECT_EQ(eager.exit_code, 0) << eager.all();
+
+  // A user who knows the model's outputs may widen the tolerance: then it is a result, and the
+  // stats say which tolerance it met.
+  const double rel = s["max_rel_error"].get<double>();
+  RunResult loose = run_turnkey({script.string(), "--iterations", "5", "--max-rel-error",
+                                 std::to_string(rel * 2), "--min-cosine", "0"},
+                                cache());
+  EXPECT_EQ(loose.exit_code, 0) << loose.all();
+  s = stats_of("altered_export");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance");
+  EXPECT_DOUBLE_EQ(s["correctness"]["tolerance_min_cosine"].get<double>(), 0);
 }
 
 TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
@@ -271,6 +282,8 @@ TEST_F(Runtimes, BadMeasurementOptionsFailTheBuildWithOneLine) {
       {{"--adaptive", "--duration", "1"}, "--adaptive and --duration exclude each other"},
       {{"--adaptive", "--ci-target", "0"}, "--ci-target 0: must be a percentage"},
       {{"--rt-args", "nonsense=1"}, "unknown runtime argument 'nonsense'"},
+      {{"--max-rel-error", "-1"}, "--max-rel-error -1: expected a number >= 0"},
+      {{"--min-cosine", "1.5"}, "--min-cosine 1.5: expected a number from -1 to 1"},
   };
   for (const auto& [options, reason] : cases) {
     std::vector<std::string> args = {model.string(), "--iterations", "5"};
