@@ -47,8 +47,15 @@ void record_facts(json& s, const onnx_model::ModelFacts& facts) {
   s["onnx_opset"] = facts.opset;
   s["onnx_ir_version"] = facts.ir_version;
   s["onnx_producer"] = facts.producer;
-  s["parameters"] = facts.parameters;
-  s["parameter_bytes"] = facts.parameter_bytes;
+  // What the file holds: the exporter stores identical weights once (untrained models, or a
+  // TransformerEncoder's deep-copied layers), so this can be far below the model's count.
+  s["onnx_parameters"] = facts.parameters;
+  s["onnx_parameter_bytes"] = facts.parameter_bytes;
+  // The model's own count (PyTorch's, from discovery) stays; an ONNX input has only the file's.
+  if (!s.contains("parameters")) {
+    s["parameters"] = facts.parameters;
+    s["parameter_bytes"] = facts.parameter_bytes;
+  }
   s["onnx_node_count"] = facts.node_count;
   s["onnx_ops"] = facts.op_histogram;
   if (!facts.checker_note.empty()) s["onnx_checker_note"] = facts.checker_note;

@@ -172,6 +172,11 @@ TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json s = stats_of("transformer_fastpath");
   EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  // The encoder deep-copies its layer, so both layers have the same random weights and the ONNX
+  // file stores them once; the model still has both: 2 x (3168 attention in-projection + 1056
+  // out-projection + 2112 + 2080 feed-forward + 2 x 64 norms) = 17088.
+  EXPECT_EQ(s["parameters"], 17088);
+  EXPECT_LT(s["onnx_parameters"].get<int64_t>(), 17088);
 }
 
 // torch 1.13 / torchvision 0.14 export these wrongly or not at all; turnkey's exporter fixes
