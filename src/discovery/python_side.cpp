@@ -23,6 +23,17 @@ using nlohmann::json;
 
 namespace {
 
+// How the Python side ended, to follow "the Python side": "exited with code 1", "was killed by
+// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. The status taxonomy reads
+// "killed by signal N" from it (engine/status.cpp).
+std::string how_it_ended(int wait_status) {
+  std::string how = describe_wait_status(wait_status);
+  if (!WIFSIGNALED(wait_status)) return how;
+  how = "was " + how;
+  if (WTERMSIG(wait_status) == SIGKILL) how += ", as the kernel does when memory runs out";
+  return how;
+}
+
 bool has_torch(const std::string& python) {
   // find_spec does not import torch (which takes ~1 s), so the probe stays cheap.
   CaptureResult r = run_capture(
@@ -276,9 +287,9 @@ DiscoveryResult ScriptSession::discover() {
     }
     closed_ = true;
     if (result.script_status.empty() || result.script_status == "crashed") {
-      std::string how = describe_wait_status(wait_status_);
       result.error = result.error.empty()
-                         ? fmt::format("the Python side {} before the script finished", how)
+                         ? fmt::format("the Python side {} before the script finished",
+                                       how_it_ended(wait_status_))
                          : result.error;
       result.script_status = "crashed";
     }
@@ -360,12 +371,7 @@ std::string ScriptSession::ended_during(const std::string& what) {
         if (*fd >= 0) ::close(*fd);
         *fd = -1;
       }
-      std::string how = describe_wait_status(wait_status_);  // "killed by signal 9 (Killed)"
-      if (WIFSIGNALED(wait_status_)) how = "was " + how;
-      if (WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGKILL) {
-        how += ", as the kernel does when memory runs out";
-      }
-      return fmt::format("the Python side {} during {}", how, what);
+      return fmt::format("the Python side {} during {}", how_it_ended(wait_status_), what);
     }
     if (r < 0 && errno != EINTR) break;
     usleep(10 * 1000);

@@ -37,7 +37,7 @@ TEST(Taxonomy, EachFailedToolHasItsStatus) {
   EXPECT_EQ(status_for_failed_tool("discover", "ValueError: bad"), "discovery_failed");
   EXPECT_EQ(status_for_failed_tool("discover", "MemoryError"), "out_of_memory");
   EXPECT_EQ(status_for_failed_tool(
-                "discover", "the Python side killed by signal 11 (Segmentation fault) before"),
+                "discover", "the Python side was killed by signal 11 (Segmentation fault) before"),
             "crashed");
   EXPECT_EQ(signal_in("killed by signal 11 (Segmentation fault)"), 11);
   EXPECT_EQ(signal_in("exited with code 3"), 0);
