@@ -345,6 +345,10 @@ bool rows_equal(const Output& ref, size_t i, const Output& cand, size_t j, doubl
   return std::memcmp(ref.bytes.data() + i * b, cand.bytes.data() + j * b, b) == 0;
 }
 
+bool finite(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
+}
+
 // Outputs of one result (the same name up to its last `[`: `output[0]` for
 // `output[0]['boxes']`) with the same leading dimension, and which of them order the rows.
 struct RowGroup {
@@ -367,9 +371,6 @@ std::vector<RowGroup> row_groups(const std::vector<Output>& ref, const std::vect
                           r.shape[0]}];
     g.rows = r.shape[0];
     g.members.push_back(k);
-    const auto finite = [](const std::vector<double>& v) {
-      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-    };
     if (r.shape.size() == 1 && is_float_type(r.type) && finite(r.values) && finite(c.values) &&
         (std::is_sorted(r.values.begin(), r.values.end()) ||
          std::is_sorted(r.values.rbegin(), r.values.rend()))) {

@@ -7,6 +7,8 @@ it, and the export reply names the fixes a graph used (`exporter_fixes`), so a u
 an ONNX file holds nodes turnkey wrote rather than the exporter.
 """
 
+import sys
+
 import torch
 
 _applied = {}  # (op name, opset it is registered at) -> fix name
@@ -83,8 +85,6 @@ _FIXES = (
 def apply(opset):
     """Registers the fixes the installed exporter needs at `opset` (once per process). Returns
     one line per fix it could not check or register (the export goes on without that fix)."""
-    import sys
-
     problems = []
     for fix, op, first, symbolic, needs in _FIXES:
         if opset < first or (op, first) in _applied or (needs and needs not in sys.modules):
