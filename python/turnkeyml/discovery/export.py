@@ -37,6 +37,11 @@ class _FlatCall(torch.nn.Module):
     It shares the module's parameter, buffer and child tables (never modifies them), so its
     state_dict keys, and thus the ONNX initializer names, are the module's own (`fc.weight`,
     not `module.fc.weight`).
+
+    It keeps what its last call returned (`outputs`, and their names in `output_names`, a list
+    filled in place): the exporter's trace is a real forward on the inputs, so its outputs are
+    the reference outputs, and a second forward just to get them would cost the export stage
+    as much again as the trace's own forward (see _traced_outputs).
     """
 
     def __init__(self, module, args, kwargs):
@@ -46,11 +51,19 @@ class _FlatCall(torch.nn.Module):
         # Plain attributes, not registered (registering would write into module._modules).
         object.__setattr__(self, "_target", module)
         object.__setattr__(self, "_template", (tuple(args), dict(kwargs)))
+        object.__setattr__(self, "output_names", [])
+        object.__setattr__(self, "outputs", None)
 
     def forward(self, *tensors):
         feed = iter(tensors)
         args, kwargs = inputs.map_tensors(self._template, lambda _: next(feed))
-        return tuple(inputs.tensors_of(self._target(*args, **kwargs)))
+        output = self._target(*args, **kwargs)
+        flat = tuple(inputs.tensors_of(output))
+        if not flat:
+            raise ValueError("the model returned no tensors")
+        self.output_names[:] = _output_names(output)
+        object.__setattr__(self, "outputs", flat)
+        return flat
 
 
 def _output_names(output):
@@ -93,6 +106,41 @@ def _captured_output():
                 log.append(text.rstrip("\n"))
 
 
+def _eager_outputs(module, fresh):
+    """(tensors, names) of one eval-mode forward on fresh copies of the inputs, without grad."""
+    with torch.no_grad():
+        args, kwargs = fresh()
+        output = module(*args, **kwargs)
+    outputs = inputs.tensors_of(output)
+    if not outputs:
+        raise ValueError("the model returned no tensors")
+    return outputs, _output_names(output)
+
+
+def _traced_outputs(target, module, fresh):
+    """The reference outputs: those of the trace's forward (a _FlatCall), which ran the model in
+    eval mode on fresh copies of the inputs, as a forward of our own would. An exporter that
+    traces with stand-ins rather than real tensors (fake or meta tensors) leaves nothing usable:
+    then one eager forward gives them."""
+    recorded = target.outputs
+    if recorded and all(type(t) in (torch.Tensor, torch.nn.Parameter) and not t.is_meta
+                        for t in recorded):
+        return [t.detach() for t in recorded]
+    return _eager_outputs(module, fresh)[0]
+
+
+def _trace_mode():
+    """Grad on while tracing: with it off, eval-mode nn.TransformerEncoder layers and
+    nn.MultiheadAttention take their fused fast paths (aten::_transformer_encoder_layer_fwd,
+    aten::_native_multi_head_attention), which have no ONNX export. No backward ever runs, so
+    autograd keeps none of the activations it would save for one (resnet50, batch 8: the
+    export's memory above the model's fell from 1.18 GB to 0.64 GB, same ONNX bytes)."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.enable_grad())
+    stack.enter_context(_no_saved_tensors())
+    return stack
+
+
 def _no_saved_tensors():
     hooks = getattr(getattr(torch.autograd, "graph", None), "saved_tensors_hooks", None)
     if hooks is None:  # torch < 1.10
@@ -110,6 +158,24 @@ def _write_atomic(path, data):
 def _save_tensor(path, name, tensor):
     array = tensor.detach().cpu().contiguous().numpy()
     _write_atomic(path, load_onnx().numpy_helper.from_array(array, name).SerializeToString())
+
+
+def _checked_graph(path, checked_by_exporter):
+    """The graph of the ONNX file at `path`, once the ONNX checker has passed it.
+
+    torch.onnx.export (the TorchScript exporter) runs the checker itself on what it writes (a
+    full check, with shape inference, in torch 1.13) unless the weights went to external files:
+    checking again cost the export stage 3-15% (onnx 1.12's check by path parses the file again,
+    slowly: resnet50's 100 MB took 1.1 s; distilbert's bytes 0.2-0.4 s). An exporter that does
+    not check (`checked_by_exporter` false), and a graph with external data, are checked here by
+    path, where the checker finds the external files."""
+    onnx = load_onnx()
+    with open(path, "rb") as f:
+        model = onnx.load_model_from_string(f.read())
+    if not checked_by_exporter or any(t.data_location == onnx.TensorProto.EXTERNAL
+                                      for t in model.graph.initializer):
+        onnx.checker.check_model(path)
+    return model.graph
 
 
 def export(entry, path, opset, io_dir, reply):
@@ -139,36 +205,28 @@ def export(entry, path, opset, io_dir, reply):
         with _captured_output() as log:
             try:
                 module.eval()
-                with torch.no_grad():
-                    args, kwargs = fresh()
-                    reference = module(*args, **kwargs)
-                    output_names = _output_names(reference)
-                    outputs = inputs.tensors_of(reference)
-                    if not outputs:
-                        raise ValueError("the model returned no tensors")
-                    args, kwargs = fresh()
-                    if isinstance(module, torch.jit.ScriptModule):
-                        # Scripted or traced by the user: exported as is (it cannot be called
-                        # from inside a trace), which needs positional tensor arguments.
-                        if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
-                            raise ValueError("a TorchScript module can only be exported when "
-                                             "called with positional tensor arguments")
-                        target, feed = module, args
-                    else:
-                        target = _FlatCall(module, args, kwargs)
-                        target.training = False
-                        feed = tuple(inputs.tensors_of((args, kwargs)))
-                    # Grad on while tracing: with it off, eval-mode nn.TransformerEncoder
-                    # layers take their fused fast path (aten::_transformer_encoder_layer_fwd),
-                    # which has no ONNX export. No backward ever runs, so autograd keeps none of
-                    # the activations it would save for one (resnet50, batch 8: the export's
-                    # memory above the model's fell from 1.18 GB to 0.64 GB, same ONNX bytes).
-                    log.extend(exporter_fixes.apply(opset))
-                    exporter_fixes.reset()
-                    with torch.enable_grad(), _no_saved_tensors():
-                        torch.onnx.export(target, feed, tmp_path, opset_version=opset,
-                                          input_names=list(entry.input_names),
-                                          output_names=output_names, do_constant_folding=True)
+                args, kwargs = fresh()
+                if isinstance(module, torch.jit.ScriptModule):
+                    # Scripted or traced by the user: exported as is (it cannot be called from
+                    # inside a trace), which needs positional tensor arguments.
+                    if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
+                        raise ValueError("a TorchScript module can only be exported when "
+                                         "called with positional tensor arguments")
+                    outputs, output_names = _eager_outputs(module, fresh)
+                    target, feed = module, args
+                else:
+                    target = _FlatCall(module, args, kwargs)
+                    target.training = False
+                    feed = tuple(inputs.tensors_of((args, kwargs)))
+                    output_names = target.output_names  # filled in by the trace's forward
+                log.extend(exporter_fixes.apply(opset))
+                exporter_fixes.reset()
+                with _trace_mode():
+                    torch.onnx.export(target, feed, tmp_path, opset_version=opset,
+                                      input_names=list(entry.input_names),
+                                      output_names=output_names, do_constant_folding=True)
+                if target is not module:
+                    outputs = _traced_outputs(target, module, fresh)
             finally:
                 for m, training in flags:
                     m.training = training
@@ -178,8 +236,7 @@ def export(entry, path, opset, io_dir, reply):
         if os.path.exists(tmp_path):
             os.unlink(tmp_path)
 
-    onnx.checker.check_model(path)
-    graph = onnx.load(path, load_external_data=False).graph
+    graph = _checked_graph(path, checked_by_exporter=True)
     graph_inputs = [i.name for i in graph.input]
     graph_outputs = [o.name for o in graph.output]
     if len(graph_outputs) != len(outputs):
