@@ -1,7 +1,8 @@
 """In-process half of bench/export: turnkey's export function against a plain torch.onnx.export
 of the same live model, same inputs, same opset, in this one interpreter.
 
-    python3 bench/export_speed.py SCRIPT [--rounds N] [--opset N] [-- SCRIPT ARGS]
+    python3 bench/export_speed.py SCRIPT [--rounds N] [--opset N] [--no-grad] [-- SCRIPT ARGS]
+    python3 bench/export_speed.py SCRIPT --plain-once [--opset N]
 
 Runs SCRIPT with turnkey's discovery hook (as `turnkey SCRIPT` would), takes its largest
 top-level model, then alternates, N rounds each:
@@ -10,7 +11,10 @@ top-level model, then alternates, N rounds each:
   plain    torch.onnx.export(model, inputs, opset_version=N, input_names, do_constant_folding=True)
            as a user would call it (grad mode left as it is: on)
 and prints each side's seconds, medians and turnkey / plain. Also says whether the two ONNX
-graphs have the same nodes (op types, in order) and initializers (names aside).
+graphs have the same nodes (op types, in order) and initializers (names aside). --no-grad adds a
+third side, the plain export under torch.no_grad() (what grad mode costs the trace; it fails
+where a fused fast path has no ONNX export). --plain-once runs the script, exports its model
+once the plain way and prints `plain_export_s=SECONDS` (bench/export times that process whole).
 """
 
 import argparse
@@ -48,14 +52,22 @@ def discover(script, script_args):
     return max(top, key=lambda e: e.message["parameters"])
 
 
-def plain_export(entry, path, opset):
+def plain_export(entry, path, opset, grad=True):
     """What a user writes: the model, its call's arguments (keywords as a trailing dict)."""
     args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
                                       lambda t: t.clone())
     feed = tuple(args) + ((kwargs,) if kwargs else ())
     entry.module.eval()
-    torch.onnx.export(entry.module, feed, path, opset_version=opset,
-                      input_names=list(entry.input_names), do_constant_folding=True)
+    with torch.set_grad_enabled(grad):
+        torch.onnx.export(entry.module, feed, path, opset_version=opset,
+                          input_names=list(entry.input_names), do_constant_folding=True)
+
+
+def plain_no_grad(entry, path, opset):
+    try:
+        plain_export(entry, path, opset, grad=False)
+    except Exception as error:  # a fused fast path (no ONNX export): say so, go on
+        return "fails: %s" % str(error).strip().splitlines()[0][:80]
 
 
 def graph_summary(path):
@@ -70,6 +82,8 @@ def main():
     parser.add_argument("script")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--no-grad", action="store_true")
+    parser.add_argument("--plain-once", action="store_true")
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args()
     script = os.path.abspath(options.script)
@@ -80,23 +94,40 @@ def main():
         "turnkey": lambda path: export.export(entry, path, options.opset, work, {}),
         "plain": lambda path: plain_export(entry, path, options.opset),
     }
+    if options.no_grad:
+        sides["plain no_grad"] = lambda path: plain_no_grad(entry, path, options.opset)
+    if options.plain_once:
+        sides = {"plain": sides["plain"]}
+        options.rounds = 1
     times = {side: [] for side in sides}
+    failed = {}
     for r in range(options.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(list(sides)))
         for side in order:
-            path = os.path.join(work, "%s.onnx" % side)
+            if side in failed:
+                continue
+            path = os.path.join(work, "%s.onnx" % side.replace(" ", "_"))
             start = time.perf_counter()
-            sides[side](path)
+            failure = sides[side](path)
             times[side].append(time.perf_counter() - start)
-    same = graph_summary(os.path.join(work, "turnkey.onnx")) == \
-        graph_summary(os.path.join(work, "plain.onnx"))
-    medians = {side: statistics.median(t) for side, t in times.items()}
-    for side, t in times.items():
-        print("%-24s %s export (s): %s" % (name, side, " ".join("%.2f" % x for x in t)))
-    print("%-24s turnkey / plain = %.3f (medians %.2f s / %.2f s, %d alternating rounds; "
-          "same nodes and initializers: %s)"
-          % (name, medians["turnkey"] / medians["plain"], medians["turnkey"], medians["plain"],
-             options.rounds, "yes" if same else "no"))
+            if isinstance(failure, str):
+                failed[side] = failure
+    if options.plain_once:
+        print("plain_export_s=%.3f" % times["plain"][0])
+    else:
+        same = graph_summary(os.path.join(work, "turnkey.onnx")) == \
+            graph_summary(os.path.join(work, "plain.onnx"))
+        for side, t in times.items():
+            print("%-12s %-13s export (s): %s" % (name, side, failed.get(side) or
+                                                   " ".join("%.2f" % x for x in t)))
+        medians = {side: statistics.median(t) for side, t in times.items()}
+        print("%-12s in one process: turnkey / plain = %.3f (medians %.2f s / %.2f s, %d "
+              "alternating rounds; same nodes and initializers: %s)"
+              % (name, medians["turnkey"] / medians["plain"], medians["turnkey"],
+                 medians["plain"], options.rounds, "yes" if same else "no"))
+        if "plain no_grad" in times and "plain no_grad" not in failed:
+            print("%-12s in one process: plain no_grad / plain = %.3f"
+                  % (name, medians["plain no_grad"] / medians["plain"]))
     for f in os.listdir(work):
         os.unlink(os.path.join(work, f))
     os.rmdir(work)

@@ -1,0 +1,148 @@
+# labels: test_group::export author::turnkey
+"""The Python side's export (python/turnkeyml/discovery/export.py) in-process, on small models.
+
+Run as a script by the interpreter that has torch (ctest does, with PYTHONPATH set):
+`python3 tests/python/test_export.py`. What the export-pytorch stage makes of it through the
+binary is tested by the e2e tests (Runtimes.*, turnkey_discovery_tests).
+"""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy
+import onnx
+import onnx.numpy_helper
+import torch
+
+from turnkeyml.discovery import export, inputs
+from turnkeyml.discovery.hooks import Entry
+
+
+class Counting(torch.nn.Module):
+    """Counts its forwards: the export may run the model once (the trace), not more."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.calls = 0
+
+    def forward(self, x, scale=None):
+        self.calls += 1
+        y = torch.relu(self.fc(x))
+        return {"scaled": y * scale, "plain": y} if scale is not None else y
+
+
+class NoTensors(torch.nn.Module):
+    def forward(self, x):
+        return 3
+
+
+def entry_of(module, *args, **kwargs):
+    """An Entry as discovery makes it for module(*args, **kwargs)."""
+    entry = Entry(0, module, None, 0)
+    canonical = inputs.canonical_kwargs(module, kwargs)
+    described = inputs.describe(inputs.named_leaves(module, args, canonical))
+    entry.input_names = [d["name"] for d in described if d["shape"] is not None]
+    entry.captured_args, entry.captured_kwargs = inputs.capture(args, canonical)
+    return entry
+
+
+def eager(entry):
+    entry.module.eval()
+    with torch.no_grad():
+        return inputs.tensors_of(entry.module(*entry.captured_args, **entry.captured_kwargs))
+
+
+class Export(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tk-export-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        torch.manual_seed(0)
+
+    def export(self, entry):
+        reply = {}
+        export.export(entry, os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
+        return reply
+
+    def saved_outputs(self, reply):
+        return [onnx.numpy_helper.to_array(onnx.load_tensor(pb)) for pb in reply["outputs"]]
+
+    def test_the_trace_is_the_only_forward_and_its_outputs_are_the_reference(self):
+        model = Counting()
+        entry = entry_of(model, torch.randn(2, 8), scale=torch.full((1,), 3.0))
+        reply = self.export(entry)
+        self.assertEqual(model.calls, 1)
+        self.assertTrue(model.training, "the export leaves the training flags as they were")
+        self.assertEqual(reply["output_names"], ["output['scaled']", "output['plain']"])
+        expected = eager(entry)
+        for saved, tensor in zip(self.saved_outputs(reply), expected):
+            numpy.testing.assert_array_equal(saved, tensor.numpy())  # same kernels, same bits
+
+    def test_fast_path_models_still_export_and_match_pytorch(self):
+        layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        encoder = torch.nn.TransformerEncoder(layer, 2).eval()
+        entry = entry_of(encoder, torch.randn(1, 5, 16))
+        reply = self.export(entry)
+        # The reference comes from the traced (unfused) path, the user's call from the fused one:
+        # the same function, rounded differently.
+        numpy.testing.assert_allclose(self.saved_outputs(reply)[0], eager(entry)[0].numpy(),
+                                      rtol=1e-4, atol=1e-5)
+        ops = {n.op_type for n in onnx.load(reply["onnx_path"]).graph.node}
+        self.assertIn("MatMul", ops)
+
+    def test_a_model_without_tensors_says_so(self):
+        with self.assertRaisesRegex(ValueError, "^the model returned no tensors$"):
+            self.export(entry_of(NoTensors(), torch.ones(1, 8)))
+
+    def test_torchscript_modules_get_an_eager_reference(self):
+        traced = torch.jit.trace(Counting().eval(), torch.randn(2, 8))
+        entry = entry_of(traced, torch.randn(2, 8))
+        reply = self.export(entry)
+        numpy.testing.assert_array_equal(self.saved_outputs(reply)[0], eager(entry)[0].numpy())
+
+    def test_outputs_an_exporter_traced_with_stand_ins_come_from_an_eager_forward(self):
+        model = Counting()
+        entry = entry_of(model, torch.randn(2, 8))
+        target = export._FlatCall(model, entry.captured_args, entry.captured_kwargs)
+        object.__setattr__(target, "outputs", (torch.empty(2, 4, device="meta"),))
+        fresh = lambda: inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
+                                           lambda t: t.clone())
+        model.eval()
+        outputs = export._traced_outputs(target, model, fresh)
+        self.assertEqual(model.calls, 1)
+        numpy.testing.assert_array_equal(outputs[0].numpy(), eager(entry)[0].numpy())
+
+    def test_graphs_the_exporter_did_not_check_are_checked(self):
+        # A node of an op no ONNX opset has: parses, but the checker rejects it.
+        node = onnx.helper.make_node("NoSuchOp", ["x"], ["y"])
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
+        model = onnx.helper.make_model(onnx.helper.make_graph([node], "g", [x], [y]),
+                                       opset_imports=[onnx.helper.make_opsetid("", 17)])
+        path = os.path.join(self.dir, "unchecked.onnx")
+        onnx.save(model, path)
+        self.assertEqual([o.name for o in export._checked_graph(path, True).output], ["y"])
+        with self.assertRaises(onnx.checker.ValidationError):
+            export._checked_graph(path, checked_by_exporter=False)
+
+    def test_graphs_with_external_data_are_checked_by_path(self):
+        # torch.onnx.export does not check those (over 2 GB): a missing data file must be found.
+        weight = onnx.numpy_helper.from_array(numpy.ones(4096, numpy.float32), "w")
+        node = onnx.helper.make_node("Add", ["x", "w"], ["y"])
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4096])
+        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4096])
+        model = onnx.helper.make_model(
+            onnx.helper.make_graph([node], "g", [x], [y], initializer=[weight]),
+            opset_imports=[onnx.helper.make_opsetid("", 17)])
+        path = os.path.join(self.dir, "external.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, location="external.data")
+        self.assertEqual([i.name for i in export._checked_graph(path, True).input], ["x"])
+        os.unlink(os.path.join(self.dir, "external.data"))
+        with self.assertRaises(onnx.checker.ValidationError):
+            export._checked_graph(path, checked_by_exporter=True)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
