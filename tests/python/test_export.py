@@ -34,6 +34,36 @@ class Counting(torch.nn.Module):
         return {"scaled": y * scale, "plain": y} if scale is not None else y
 
 
+class GradMode(torch.nn.Module):
+    """Records the grad mode of its forwards; `attention`, when given, is called too."""
+
+    def __init__(self, attention=None):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.attention = attention
+        self.grad_modes = []
+
+    def forward(self, x):
+        self.grad_modes.append(torch.is_grad_enabled())
+        x = self.fc(x)
+        return self.attention(x, x, x, need_weights=False)[0] if self.attention else x
+
+
+class HiddenAttention(GradMode):
+    """Holds its attention where module.modules() does not look (a plain list): the export
+    cannot know of its fast path before it meets it."""
+
+    def __init__(self):
+        super().__init__()
+        # Unregistered, its weights are constants of the graph: they must not require grad.
+        self.hidden = [torch.nn.MultiheadAttention(16, 2, batch_first=True).requires_grad_(False)]
+
+    def forward(self, x):
+        self.grad_modes.append(torch.is_grad_enabled())
+        x = self.fc(x)  # requires grad when grad is on: the slow path
+        return self.hidden[0].eval()(x, x, x, need_weights=False)[0]
+
+
 class NoTensors(torch.nn.Module):
     def forward(self, x):
         return 3
@@ -91,6 +121,24 @@ class Export(unittest.TestCase):
                                       rtol=1e-4, atol=1e-5)
         ops = {n.op_type for n in onnx.load(reply["onnx_path"]).graph.node}
         self.assertIn("MatMul", ops)
+
+    def test_the_trace_runs_with_grad_off_unless_a_fast_path_needs_it_on(self):
+        plain = GradMode()
+        self.export(entry_of(plain, torch.randn(1, 5, 16)))
+        self.assertEqual(plain.grad_modes, [False])
+        attention = GradMode(torch.nn.MultiheadAttention(16, 2, batch_first=True))
+        self.export(entry_of(attention, torch.randn(1, 5, 16)))
+        self.assertEqual(attention.grad_modes, [True])
+
+    def test_a_fast_path_met_with_grad_off_is_traced_again_with_grad_on(self):
+        model = HiddenAttention()
+        entry = entry_of(model, torch.randn(1, 5, 16))
+        reply = self.export(entry)
+        self.assertEqual(model.grad_modes, [False, True])
+        self.assertIn("traced again with grad on: Exporting the operator "
+                      "'aten::_native_multi_head_attention'", reply["log"])
+        numpy.testing.assert_allclose(self.saved_outputs(reply)[0], eager(entry)[0].numpy(),
+                                      rtol=1e-4, atol=1e-5)
 
     def test_a_model_without_tensors_says_so(self):
         with self.assertRaisesRegex(ValueError, "^the model returned no tensors$"):
