@@ -38,11 +38,6 @@ class _FlatCall(torch.nn.Module):
     It shares the module's parameter, buffer and child tables (never modifies them), so its
     state_dict keys, and thus the ONNX initializer names, are the module's own (`fc.weight`,
     not `module.fc.weight`).
-
-    It keeps what its last call returned (`outputs`, and their names in `output_names`, a list
-    filled in place): the exporter's trace is a real forward on the inputs, so its outputs are
-    the reference outputs, and a second forward just to get them would cost the export stage
-    as much again as the trace's own forward (see _traced_outputs).
     """
 
     def __init__(self, module, args, kwargs):
@@ -52,19 +47,11 @@ class _FlatCall(torch.nn.Module):
         # Plain attributes, not registered (registering would write into module._modules).
         object.__setattr__(self, "_target", module)
         object.__setattr__(self, "_template", (tuple(args), dict(kwargs)))
-        object.__setattr__(self, "output_names", [])
-        object.__setattr__(self, "outputs", None)
 
     def forward(self, *tensors):
         feed = iter(tensors)
         args, kwargs = inputs.map_tensors(self._template, lambda _: next(feed))
-        output = self._target(*args, **kwargs)
-        flat = tuple(inputs.tensors_of(output))
-        if not flat:
-            raise ValueError("the model returned no tensors")
-        self.output_names[:] = _output_names(output)
-        object.__setattr__(self, "outputs", flat)
-        return flat
+        return tuple(inputs.tensors_of(self._target(*args, **kwargs)))
 
 
 def _output_names(output):
@@ -105,29 +92,6 @@ def _captured_output():
             log.extend("%s: %s" % (w.category.__name__, w.message) for w in caught)
             if text:
                 log.append(text.rstrip("\n"))
-
-
-def _eager_outputs(module, fresh):
-    """(tensors, names) of one eval-mode forward on fresh copies of the inputs, without grad."""
-    with torch.no_grad():
-        args, kwargs = fresh()
-        output = module(*args, **kwargs)
-    outputs = inputs.tensors_of(output)
-    if not outputs:
-        raise ValueError("the model returned no tensors")
-    return outputs, _output_names(output)
-
-
-def _traced_outputs(target, module, fresh):
-    """The reference outputs: those of the trace's forward (a _FlatCall), which ran the model in
-    eval mode on fresh copies of the inputs, as a forward of our own would. An exporter that
-    traces with stand-ins rather than real tensors (fake or meta tensors) leaves nothing usable:
-    then one eager forward gives them."""
-    recorded = target.outputs
-    if recorded and all(type(t) in (torch.Tensor, torch.nn.Parameter) and not t.is_meta
-                        for t in recorded):
-        return [t.detach() for t in recorded]
-    return _eager_outputs(module, fresh)[0]
 
 
 # Modules whose eval-mode forward, with grad off, takes a fused fast path that torch.onnx.export
@@ -238,26 +202,29 @@ def export(entry, path, opset, io_dir, reply):
         with _captured_output() as log:
             try:
                 module.eval()
-                args, kwargs = fresh()
-                if isinstance(module, torch.jit.ScriptModule):
-                    # Scripted or traced by the user: exported as is (it cannot be called from
-                    # inside a trace), which needs positional tensor arguments.
-                    if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
-                        raise ValueError("a TorchScript module can only be exported when "
-                                         "called with positional tensor arguments")
-                    outputs, output_names = _eager_outputs(module, fresh)
-                    target, feed = module, args
-                else:
-                    target = _FlatCall(module, args, kwargs)
-                    target.training = False
-                    feed = tuple(inputs.tensors_of((args, kwargs)))
-                    output_names = target.output_names  # filled in by the trace's forward
-                log.extend(exporter_fixes.apply(opset))
-                exporter_fixes.reset()
-                _export_traced(module, target, feed, tmp_path, opset, entry.input_names,
-                               output_names, log)
-                if target is not module:
-                    outputs = _traced_outputs(target, module, fresh)
+                with torch.no_grad():
+                    args, kwargs = fresh()
+                    reference = module(*args, **kwargs)
+                    output_names = _output_names(reference)
+                    outputs = inputs.tensors_of(reference)
+                    if not outputs:
+                        raise ValueError("the model returned no tensors")
+                    args, kwargs = fresh()
+                    if isinstance(module, torch.jit.ScriptModule):
+                        # Scripted or traced by the user: exported as is (it cannot be called
+                        # from inside a trace), which needs positional tensor arguments.
+                        if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
+                            raise ValueError("a TorchScript module can only be exported when "
+                                             "called with positional tensor arguments")
+                        target, feed = module, args
+                    else:
+                        target = _FlatCall(module, args, kwargs)
+                        target.training = False
+                        feed = tuple(inputs.tensors_of((args, kwargs)))
+                    log.extend(exporter_fixes.apply(opset))
+                    exporter_fixes.reset()
+                    _export_traced(module, target, feed, tmp_path, opset, entry.input_names,
+                                   output_names, log)
             finally:
                 for m, training in flags:
                     m.training = training
