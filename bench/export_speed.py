@@ -6,11 +6,11 @@ of the same live model, same inputs, same opset, in this one interpreter.
 
 Runs SCRIPT with turnkey's discovery hook (as `turnkey SCRIPT` would), takes its largest
 top-level model, then alternates, N rounds each:
-  turnkey  turnkeyml.discovery.export.export(entry, ...)  (reference forward, trace, ONNX file,
-           checker, input/output .pb files: everything the export-pytorch stage asks Python for)
+  turnkey  turnkeyml.discovery.export.export(entry, ...)  (reference forward, trace, ONNX file
+           read back, input/output .pb files: everything the export-pytorch stage asks Python for)
   plain    torch.onnx.export(model, inputs, opset_version=N, input_names, do_constant_folding=True)
            as a user would call it (grad mode left as it is: on)
-and prints each side's seconds, medians and turnkey / plain. Also says whether the two ONNX
+and prints each side's wall and CPU seconds, medians and turnkey / plain. Also says whether the two ONNX
 graphs have the same nodes (op types, in order) and initializers (names aside). --no-grad adds a
 third side, the plain export under torch.no_grad() (what grad mode costs the trace; it fails
 where a fused fast path has no ONNX export). --plain-once runs the script, exports its model
@@ -26,8 +26,7 @@ import tempfile
 import time
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.environ.get("TURNKEY_PYTHON_DIR") or
-                                os.path.join(_ROOT, "python")))
+sys.path.insert(0, os.environ.get("TURNKEY_PYTHON_DIR") or os.path.join(_ROOT, "python"))
 
 import torch  # noqa: E402
 
