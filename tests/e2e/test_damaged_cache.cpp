@@ -41,6 +41,8 @@ struct Damage {
   const char* message;  // in stderr (a notice) or in the failed build's status line
 };
 
+void PrintTo(const Damage& d, std::ostream* os) { *os << d.name; }
+
 fs::path onnx_in(const fs::path& build_dir) {
   for (const auto& e : fs::directory_iterator(build_dir / "onnx")) {
     if (e.path().extension() == ".onnx") return e.path();
