@@ -1,11 +1,11 @@
 #include "build_runner.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <map>
-#include <optional>
 #include <new>
-
-#include <fmt/format.h>
+#include <optional>
 
 #include "first_tool.h"
 #include "reuse_policy.h"
@@ -88,8 +88,7 @@ void BuildRunner::read_previous_state(Build& build, const std::string& first) co
   const fs::file_status st = fs::symlink_status(state_path, ec);
   if (!fs::exists(st)) return;
   if (fs::is_directory(st)) {
-    throw StatusError(failure_status_of_tool(first),
-                      ErrorKind::Cache,
+    throw StatusError(failure_status_of_tool(first), ErrorKind::Cache,
                       fmt::format("{} is a directory, not a build state: remove it to rebuild",
                                   state_path.string()));
   }
@@ -102,8 +101,8 @@ void BuildRunner::read_previous_state(Build& build, const std::string& first) co
     damage = one_line(e.what());
   }
   if (!damage.empty()) {
-    ctx_.notice(fmt::format("{}: previous state damaged ({}), rebuilding", build.build_name,
-                            damage));
+    ctx_.notice(
+        fmt::format("{}: previous state damaged ({}), rebuilding", build.build_name, damage));
   }
 }
 
@@ -114,7 +113,8 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   build.dir->create();
   read_previous_state(build, first);
   json sequence = json::array({first});
-  for (const ToolCall* c : sequence_after(ctx_.request.sequence, first)) sequence.push_back(c->name);
+  for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
+    sequence.push_back(c->name);
   build.chain_key = first_key;
   build.state = {{"build_name", build.build_name},
                  {"build_status", status_name(Status::Incomplete)},
@@ -124,18 +124,16 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
                  {"command_line", ctx_.request.command_line},
                  {"rebuild", ctx_.request.global.rebuild},
                  {"started", utc_timestamp_now()},
-                 {"tools",
-                  json::array({{{"name", first},
-                                {"status", status_name(Status::Successful)},
-                                {"key", first_key},
-                                {"duration_s", first_s}}})}};
+                 {"tools", json::array({{{"name", first},
+                                         {"status", status_name(Status::Successful)},
+                                         {"key", first_key},
+                                         {"duration_s", first_s}}})}};
   if (ctx_.outcome.is_object() && ctx_.outcome.contains("builds")) {
     ctx_.outcome["builds"].push_back(
         {{"build", build.build_name}, {"dir", build.dir->path().string()}});
   }
   save_state(build);
-  ctx_.progress(
-      {{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
+  ctx_.progress({{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
 }
 
 void BuildRunner::save_state(Build& build) const {
@@ -196,8 +194,8 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
     ReuseCheck reuse;
     if (spec.cacheable && reuse_allowed) {
       reuse = check_reuse(build.previous_state, index, spec.name, key, ctx_.request.global.rebuild);
-      if (reuse.key_changed) reuse.reason = stale_reason(build.previous_state["tools"][index],
-                                                         spec.name, build);
+      if (reuse.key_changed)
+        reuse.reason = stale_reason(build.previous_state["tools"][index], spec.name, build);
     }
     if (reuse.entry) {
       json entry = *reuse.entry;
@@ -249,7 +247,8 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
       // Under a corpus parent, a benchmark holds the benchmark slot: builds of other inputs are
       // paused while it measures, so it never shares its cores with them.
       std::optional<BenchmarkSlot> slot;
-      if (spec.produces == Artifact::Measurement) slot.emplace(ctx_.link, options.value("threads", 0));
+      if (spec.produces == Artifact::Measurement)
+        slot.emplace(ctx_.link, options.value("threads", 0));
       tool_body(spec.name)(build, options, log);
     }
     if (spec.produces == Artifact::OnnxModel) {

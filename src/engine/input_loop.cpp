@@ -1,10 +1,10 @@
 #include "input_loop.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "first_tool.h"
 #include "reuse_policy.h"
@@ -26,7 +26,7 @@ int InputLoop::run_one(const InputItem& item) {
   std::string status = ctx_.outcome.value("status", "");
   if (status.empty()) {
     status = status_name(ctx_.outcome["builds"].empty() && !models_seen_ ? Status::NoModels
-                                                                          : Status::Successful);
+                                                                         : Status::Successful);
   }
   ctx_.outcome["status"] = status;
   ctx_.progress({{"e", "done"}, {"outcome", ctx_.outcome}});
@@ -46,12 +46,11 @@ int InputLoop::run() {
   const json discover_opts = tool_options(ctx_.request.sequence, "discover");
   if (items.size() > 1 && (!discover_opts.value("build_name", "").empty() ||
                            !discover_opts.value("attach", "").empty())) {
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("{}: give one input, not {}",
-                            discover_opts.value("attach", "").empty()
-                                ? "--build-name names one build"
-                                : "--attach serves one script",
-                            items.size()));
+    throw Error(ErrorKind::InvalidInput, fmt::format("{}: give one input, not {}",
+                                                     discover_opts.value("attach", "").empty()
+                                                         ? "--build-name names one build"
+                                                         : "--attach serves one script",
+                                                     items.size()));
   }
   for (const InputItem& item : items) run_contained(item);
   if (!global.labels.empty() && labelled_scripts_ == 0) {
@@ -111,7 +110,8 @@ void InputLoop::waiting_for(const std::string& build_name) const {
   ctx_.notice(fmt::format("waiting for another turnkey process building {}", build_name));
 }
 
-// ---- ONNX files ----------------------------------------------------------------------------------
+// ---- ONNX files
+// ----------------------------------------------------------------------------------
 
 void InputLoop::run_onnx_file(const InputItem& item) {
   auto t0 = std::chrono::steady_clock::now();
@@ -138,8 +138,8 @@ void InputLoop::run_onnx_file(const InputItem& item) {
   std::optional<BuildLock> lock;
   runner_.contain(build, "load-onnx", [&] {
     lock.emplace(ctx_.cache_dir / build.build_name, [&] { waiting_for(build.build_name); });
-    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                              .count();
+    const double load_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     runner_.open_build(build, ctx_.cache_dir, item.path, "load-onnx", first_key, load_s);
     build.stats["model_name"] = title;
     build.stats["model_type"] = "ONNX file";
@@ -170,7 +170,8 @@ void InputLoop::run_onnx_file(const InputItem& item) {
   printer_.print(item.path.filename().string(), {build.block});
 }
 
-// ---- cached builds -------------------------------------------------------------------------------
+// ---- cached builds
+// -------------------------------------------------------------------------------
 
 void InputLoop::run_load_build(const InputItem& item) {
   const fs::path state_path = fs::absolute(item.path).lexically_normal();
@@ -178,7 +179,8 @@ void InputLoop::run_load_build(const InputItem& item) {
   try {
     previous = json_from_yaml(read_file(state_path));
   } catch (const Error& e) {
-    input_error(item.given, Status::InvalidInput, std::string("unreadable build state: ") + e.what());
+    input_error(item.given, Status::InvalidInput,
+                std::string("unreadable build state: ") + e.what());
     return;
   }
   if (!previous.is_object() || !previous.contains("build_name") ||
@@ -213,8 +215,8 @@ void InputLoop::run_load_build(const InputItem& item) {
       json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
       if (old_stats.is_object()) {
         for (const char* k : {"script", "model_name", "class", "class_path", "model_type",
-                              "location", "hash", "hash_full", "inputs", "labels",
-                              "torch_version", "onnx_python_version", "python_version", "input"}) {
+                              "location", "hash", "hash_full", "inputs", "labels", "torch_version",
+                              "onnx_python_version", "python_version", "input"}) {
           if (old_stats.contains(k)) build.stats[k] = old_stats[k];
         }
       }
@@ -230,9 +232,9 @@ void InputLoop::run_load_build(const InputItem& item) {
     if (previous.contains("tools")) {
       for (const auto& t : previous["tools"]) {
         if (const std::string problem = artifact_problem(t); !problem.empty()) {
-          throw Error(ErrorKind::InvalidInput,
-                      fmt::format("build {}: {}: rebuild it from its input",
-                                  build.build_name, problem));
+          throw Error(
+              ErrorKind::InvalidInput,
+              fmt::format("build {}: {}: rebuild it from its input", build.build_name, problem));
         }
       }
     }
@@ -245,9 +247,9 @@ void InputLoop::run_load_build(const InputItem& item) {
                 {"Hash", build.stats.value("hash", std::string("?"))},
                 {"Build dir", build.dir->path().string()}};
     ensure_facts(build);
-    runner_.write_log(build, "load-build",
-                      fmt::format("continuing {} from {}\n", build.build_name,
-                                  build.onnx_path.string()));
+    runner_.write_log(
+        build, "load-build",
+        fmt::format("continuing {} from {}\n", build.build_name, build.onnx_path.string()));
     runner_.run_tools(build, "load-build");
   });
   runner_.finish_build(build);

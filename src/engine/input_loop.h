@@ -42,7 +42,7 @@ class InputLoop {
   BuildRunner runner_;
   ResultPrinter printer_;
   bool models_seen_ = false;
-  int labelled_scripts_ = 0;  // scripts that passed the --labels filter
+  int labelled_scripts_ = 0;           // scripts that passed the --labels filter
   std::string python_, python_error_;  // looked up once per run
 };
 

@@ -1,8 +1,8 @@
 #include "result_block.h"
 
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "build.h"
 #include "turnkey/common/files.h"
@@ -53,8 +53,8 @@ ModelBlock discovered_model_block(const DiscoveredModel& m) {
   b.fields.push_back({"Class", fmt::format("{} (<class '{}'>)", m.class_name, m.class_path)});
   if (m.depth == 0) b.fields.push_back({"Location", fmt::format("{}, line {}", m.file, m.line)});
   b.fields.push_back(
-      {"Parameters", fmt::format("{} ({})", m.parameters,
-                                 format_bytes(static_cast<double>(m.parameter_bytes)))});
+      {"Parameters",
+       fmt::format("{} ({})", m.parameters, format_bytes(static_cast<double>(m.parameter_bytes)))});
   b.sig_fields.push_back({"Input Shape", input_shapes_text(m.inputs)});
   b.sig_fields.push_back({"Hash", m.hash8()});
   return b;

@@ -1,10 +1,10 @@
 #include "reuse_policy.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "turnkey/common/error.h"
 #include "turnkey/common/sha256.h"
@@ -84,8 +84,8 @@ std::string file_sha256(const fs::path& file) {
 std::string state_damage(const json& state) {
   if (state.is_null()) return "empty";
   if (!state.is_object()) return "not a mapping";
-  for (const char* key : {"build_name", "build_status", "turnkey_version", "chain_key",
-                          "onnx_path", "input"}) {
+  for (const char* key :
+       {"build_name", "build_status", "turnkey_version", "chain_key", "onnx_path", "input"}) {
     if (!string_or_absent(state, key)) return fmt::format("{} is not a string", key);
   }
   if (!state.contains("tools")) return "";

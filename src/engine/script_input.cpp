@@ -1,11 +1,11 @@
 // The input loop's Python scripts: discovery in the script's own Python process, then one build
 // per selected model (input_loop.h).
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <optional>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "first_tool.h"
 #include "input_loop.h"
@@ -158,8 +158,7 @@ void InputLoop::run_script(const InputItem& item) {
   session.close();
 
   ScriptFooter footer;
-  const bool script_failed = disc.script_status == "exception" ||
-                             disc.script_status == "crashed" ||
+  const bool script_failed = disc.script_status == "exception" || disc.script_status == "crashed" ||
                              (disc.script_status == "exit" && disc.exit_code != 0);
   if (script_failed) {
     ctx_.any_failed = true;
@@ -181,9 +180,9 @@ void InputLoop::run_script(const InputItem& item) {
   for (const auto& m : disc.models) filter_matched = filter_matched || selected(m);
   if (!filter_matched) {
     ctx_.any_failed = true;
-    ctx_.note_failure(Status::InvalidInput, "discover",
-                      fmt::format("no model matches the hash filter ::{}",
-                                  fmt::join(item.hashes, ",")));
+    ctx_.note_failure(
+        Status::InvalidInput, "discover",
+        fmt::format("no model matches the hash filter ::{}", fmt::join(item.hashes, ",")));
     footer.status =
         fmt::format("No model matches the hash filter ::{}", fmt::join(item.hashes, ","));
   }

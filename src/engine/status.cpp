@@ -33,8 +33,7 @@ const std::vector<StatusInfo>& status_table() {
       {Status::Fp16Failed, "fp16_failed",
        "float16 conversion failed or left the tolerance (convert-fp16)", G::Failure, true},
       {Status::CheckFailed, "check_failed",
-       "the ONNX checker, shape inference or a test session failed (check-onnx)", G::Failure,
-       true},
+       "the ONNX checker, shape inference or a test session failed (check-onnx)", G::Failure, true},
       {Status::RuntimeLoadFailed, "runtime_load_failed",
        "the runtime could not load the model or is unavailable", G::Failure, true},
       {Status::RuntimeRunFailed, "runtime_run_failed",
@@ -49,8 +48,7 @@ const std::vector<StatusInfo>& status_table() {
       {Status::ProcessLimit, "process_limit",
        "started more processes than --max-processes (a fork storm), killed", G::Failure, true},
       {Status::Crashed, "crashed",
-       "its process ended by a signal or without a result (crashed (signal N))", G::Failure,
-       true},
+       "its process ended by a signal or without a result (crashed (signal N))", G::Failure, true},
       {Status::Cancelled, "cancelled", "its Slurm job was cancelled, or the run was interrupted",
        G::Failure, true},
       {Status::Failed, "failed",
@@ -122,10 +120,10 @@ std::array<int, kStatusGroups.size()> count_by_group(const std::vector<std::stri
 
 Status failure_status_of_tool(const std::string& tool) {
   static const std::map<std::string, Status> by_tool = {
-      {"discover", Status::DiscoveryFailed},     {"export-pytorch", Status::ExportFailed},
+      {"discover", Status::DiscoveryFailed},        {"export-pytorch", Status::ExportFailed},
       {"optimize-ort", Status::OptimizationFailed}, {"convert-fp16", Status::Fp16Failed},
-      {"check-onnx", Status::CheckFailed},       {"load-onnx", Status::InvalidInput},
-      {"load-build", Status::InvalidInput},      {"benchmark", Status::RuntimeLoadFailed},
+      {"check-onnx", Status::CheckFailed},          {"load-onnx", Status::InvalidInput},
+      {"load-build", Status::InvalidInput},         {"benchmark", Status::RuntimeLoadFailed},
   };
   auto it = by_tool.find(tool);
   return it == by_tool.end() ? Status::Crashed : it->second;

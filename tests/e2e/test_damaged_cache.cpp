@@ -74,9 +74,8 @@ const Damage kDamages[] = {
        fs::create_directories(s / "inside");
      },
      false, "is a directory, not a build state"},
-    {"TruncatedOnnx",
-     [](const fs::path& b, const fs::path&) { fs::resize_file(onnx_in(b), 60); }, true,
-     "changed since export-pytorch made it"},
+    {"TruncatedOnnx", [](const fs::path& b, const fs::path&) { fs::resize_file(onnx_in(b), 60); },
+     true, "changed since export-pytorch made it"},
     {"ChangedOnnxSameSize",
      [](const fs::path& b, const fs::path&) {
        const fs::path onnx = onnx_in(b);
@@ -118,8 +117,7 @@ TEST_P(DamagedCache, OnlyTheDamagedBuildIsAffectedAndItIsRebuiltWhenItCanBe) {
   EXPECT_FALSE(looks_like_crash(second)) << second.all();
   EXPECT_EQ(second.exit_code, damage.rebuildable ? 0 : 1) << second.all();
   EXPECT_NE(second.all().find(damage.message), std::string::npos) << second.all();
-  EXPECT_EQ(count_occurrences(second.out, "Successfully benchmarked"),
-            damage.rebuildable ? 3 : 2)
+  EXPECT_EQ(count_occurrences(second.out, "Successfully benchmarked"), damage.rebuildable ? 3 : 2)
       << second.all();
 
   int successful = 0;

@@ -135,8 +135,9 @@ TEST(DamagedState, EachDamageIsNamedInOneLine) {
             "tools[0].outputs is not a mapping");
   EXPECT_EQ(state_damage({{"tools", json::array({{{"outputs", {{"inputs", json::array({1})}}}}})}}),
             "tools[0].outputs.inputs is not a path list");
-  EXPECT_EQ(state_damage({{"tools", json::array({{{"artifacts", json::array({{{"path", "x"}}})}}})}}),
-            "tools[0].artifacts has a malformed record");
+  EXPECT_EQ(
+      state_damage({{"tools", json::array({{{"artifacts", json::array({{{"path", "x"}}})}}})}}),
+      "tools[0].artifacts has a malformed record");
   EXPECT_EQ(state_damage(json::object()), "");
   EXPECT_EQ(state_damage({{"tools", json::array()}}), "");
 }

@@ -35,9 +35,9 @@ TEST(StatusTable, SaysWhatFailsAndKeepsTheNamesUsersSee) {
   }
   for (const char* n :
        {"discovery_failed", "export_failed", "optimization_failed", "fp16_failed", "check_failed",
-        "runtime_load_failed", "runtime_run_failed", "numeric_mismatch", "timeout",
-        "out_of_memory", "crashed", "process_limit", "cancelled", "invalid_input", "failed",
-        "incomplete", "running", "unreadable"}) {
+        "runtime_load_failed", "runtime_run_failed", "numeric_mismatch", "timeout", "out_of_memory",
+        "crashed", "process_limit", "cancelled", "invalid_input", "failed", "incomplete", "running",
+        "unreadable"}) {
     EXPECT_TRUE(find_status(n)) << n;
     EXPECT_TRUE(is_failure_status(n)) << n;
   }
@@ -49,8 +49,9 @@ TEST(StatusTable, SaysWhatFailsAndKeepsTheNamesUsersSee) {
 }
 
 TEST(StatusTable, GroupCountsAddUpToTheNumberOfStatuses) {
-  std::vector<std::string> names = {"successful", "numeric_mismatch", "failed", "incomplete",
-                                    "unreadable", "running", "no such status", "export_failed"};
+  std::vector<std::string> names = {"successful",     "numeric_mismatch", "failed",
+                                    "incomplete",     "unreadable",       "running",
+                                    "no such status", "export_failed"};
   auto counts = count_by_group(names);
   int total = 0;
   for (int n : counts) total += n;
@@ -65,9 +66,8 @@ TEST(FailureStatus, ComesFromWhereItHappenedNotFromTheWording) {
   // The wording that used to decide it ("mismatch", "load", "unavailable") no longer does.
   EXPECT_EQ(status_of_failure("benchmark", Error(ErrorKind::Runtime, "ort: unavailable: x")),
             Status::RuntimeLoadFailed);
-  EXPECT_EQ(status_of_failure("benchmark",
-                              StatusError(Status::RuntimeRunFailed, ErrorKind::Runtime,
-                                          "session load says mismatch")),
+  EXPECT_EQ(status_of_failure("benchmark", StatusError(Status::RuntimeRunFailed, ErrorKind::Runtime,
+                                                       "session load says mismatch")),
             Status::RuntimeRunFailed);
   EXPECT_EQ(status_of_failure("benchmark", Error(ErrorKind::NumericMismatch, "outputs differ")),
             Status::NumericMismatch);

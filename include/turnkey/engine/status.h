@@ -52,7 +52,7 @@ struct StatusInfo {
   const char* name;     // machine name, stored in YAML/JSON ("export_failed")
   const char* meaning;  // one line for docs and --help
   StatusGroup group;
-  bool failure;         // counts as a failure (exit code 1)
+  bool failure;  // counts as a failure (exit code 1)
 };
 
 // Every status, in the order the closing summary lists them.
