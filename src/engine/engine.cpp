@@ -17,6 +17,7 @@
 #include "monitor.h"
 #include "worker_link.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
 #include "turnkey/cache/cache_admin.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -552,7 +553,7 @@ class Engine {
       build.state["lean_cache"] = true;
     }
     save_state(build);
-    build.dir->write_stats(build.stats);
+    engine_internal::write_build_stats(build);
     if (build.failed) any_failed_ = true;
   }
 
@@ -653,13 +654,7 @@ class Engine {
     // Keep the model facts the earlier build recorded (name, class, hash, ...).
     try {
       json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
-      if (old_stats.is_object()) {
-        for (const char* k : {"script", "model_name", "class", "class_path", "model_type",
-                              "location", "hash", "hash_full", "inputs", "labels",
-                              "torch_version", "onnx_python_version", "python_version", "input"}) {
-          if (old_stats.contains(k)) build.stats[k] = old_stats[k];
-        }
-      }
+      carry_model_facts(old_stats, build.stats);
     } catch (const Error&) {
     }
     if (previous.contains("tools")) {
