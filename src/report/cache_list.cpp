@@ -15,19 +15,6 @@ namespace {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
-// "threads=2 pin=0-1 shapes=x:1x3x8x8": the settings that tell this row's result from others.
-std::string settings(const Row& r) {
-  std::string s;
-  auto add = [&](const char* name, const char* column) {
-    const std::string v = cell_text(r.cells.value(column, nlohmann::json()));
-    if (!v.empty()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, v);
-  };
-  add("threads", "threads");
-  add("pin", "pinned_cpus");
-  add("shapes", "input_shapes");
-  return s;
-}
-
 }  // namespace
 
 std::string cache_list_text(const fs::path& cache_dir) {
@@ -39,7 +26,7 @@ std::string cache_list_text(const fs::path& cache_dir) {
                                 "model", "runtime", "median (ms)", "settings (median over runs)");
   for (const Row& r : rows) {
     const double median = r.number("median_latency_ms");
-    std::string trail = settings(r);
+    std::string trail = r.settings();
     if (r.number("runs") > 1) {
       std::string history = r.text("median_history_ms");
       for (size_t at = history.find(' '); at != std::string::npos; at = history.find(' ', at + 4)) {

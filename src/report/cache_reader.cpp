@@ -69,11 +69,26 @@ std::string Row::model_key() const {
   return "build:" + text("build_name");
 }
 
+std::string Row::settings() const {
+  std::string s;
+  if (!has("runs")) return s;  // a row of an older cache: the build's own numbers
+  auto add = [&](const char* name, const char* column) {
+    const std::string v = cell_text(cells.value(column, json()));
+    if (!v.empty()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, v);
+  };
+  add("threads", "threads");
+  add("pin", "pinned_cpus");
+  add("shapes", "input_shapes");
+  return s;
+}
+
 std::string Row::measurement_key() const {
   std::string key = model_key() + "|" + text("runtime") + "|" + text("device");
-  // Rows of schema >= 4 name their settings; a row without them (an older cache) keys as before.
+  // A result (schema >= 4; it counts its runs) adds its settings; a row of an older cache keys
+  // as before.
+  if (!has("runs")) return key;
   for (const char* setting : {"threads", "pinned_cpus", "input_shapes", "sequence"}) {
-    if (has("runs")) key += "|" + cell_text(cells.value(setting, json()));
+    key += "|" + cell_text(cells.value(setting, json()));
   }
   return key;
 }

@@ -99,13 +99,13 @@ TEST(ResultRecords, SameSettingsReplaceTheirOwnResultAndKeepItsHistory) {
 TEST(ResultRecords, HistoryIsBoundedAndOldestGoFirst) {
   std::vector<ResultRecord> results;
   for (int i = 0; i < 15; ++i) {
-    results = merge_result(results, record("ort", 2, i, "t" + std::to_string(i)));
+    results = merge_result(results, record("ort", 2, i, std::to_string(i) + "t"));
   }
   ASSERT_EQ(results.size(), 1u);
   ASSERT_EQ(results[0].history.size(), ResultRecord::kHistoryLimit);
-  EXPECT_EQ(results[0].history.front().finished, "t4");
-  EXPECT_EQ(results[0].history.back().finished, "t13");
-  EXPECT_EQ(results[0].finished, "t14");
+  EXPECT_EQ(results[0].history.front().finished, "4t");
+  EXPECT_EQ(results[0].history.back().finished, "13t");
+  EXPECT_EQ(results[0].finished, "14t");
 }
 
 TEST(ResultRecords, JsonRoundTripKeepsEverything) {

@@ -52,6 +52,9 @@ struct Row {
   // settings. Rows sharing it are duplicates.
   std::string model_key() const;
   std::string measurement_key() const;
+  // "threads=2 pin=0-1 shapes=x:1x3x8x8": the settings that tell this result from the build's
+  // others; "" for a row without them (an older cache).
+  std::string settings() const;
 };
 
 struct CacheSummary {
