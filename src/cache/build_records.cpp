@@ -56,12 +56,10 @@ BuildState BuildState::from_json(const json& state, std::vector<std::string>& pr
   struct {
     const char* key;
     std::string BuildState::*member;
-  } const texts[] = {{"build_name", &BuildState::build_name},
-                     {"build_status", &BuildState::build_status},
-                     {"error", &BuildState::error},
-                     {"failed_tool", &BuildState::failed_tool},
-                     {"last_tool", &BuildState::last_tool},
-                     {"finished", &BuildState::finished}};
+  } const texts[] = {
+      {"build_name", &BuildState::build_name}, {"build_status", &BuildState::build_status},
+      {"error", &BuildState::error},           {"failed_tool", &BuildState::failed_tool},
+      {"last_tool", &BuildState::last_tool},   {"finished", &BuildState::finished}};
   for (const auto& t : texts) {
     auto it = state.find(t.key);
     if (it == state.end() || it->is_null()) continue;
@@ -159,8 +157,8 @@ std::vector<ResultRecord> results_of(const json& stats) {
   r.status = text_of(stats, "build_status");
   r.error = text_of(stats, "error");
   r.failed_tool = text_of(stats, "failed_tool");
-  r.samples_file = fmt::format("samples_{}_{}.json", text_of(stats, "runtime"),
-                               text_of(stats, "device"));
+  r.samples_file =
+      fmt::format("samples_{}_{}.json", text_of(stats, "runtime"), text_of(stats, "device"));
   out.push_back(std::move(r));
   return out;
 }

@@ -1,13 +1,13 @@
 // The benchmark tool: loads the model on the chosen runtime, times it with the measurement loop
 // (src/measure/), judges its outputs and records the result. Option checks, the judgement and
 // the recording live in benchmark_options.cpp, benchmark_judge.cpp and benchmark_record.cpp.
+#include "benchmark.h"
+
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include <fmt/format.h>
-
-#include "benchmark.h"
 #include "turnkey/common/error.h"
 
 namespace turnkey::engine_internal {
@@ -102,8 +102,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     }
   }
   if (first_shape.size() >= 2 && first_shape.front() > 0) batch = first_shape.front();
-  const double throughput =
-      st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms : 0;
+  const double throughput = st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms : 0;
 
   // Trust: harness overhead, noise, environment.
   std::vector<std::string> flags = env.warnings;
@@ -133,8 +132,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
-      build.stats.value("benchmarked_model", std::string("?")), runtime->display_name(), runtime->version(),
-      cpu.model, threads,
+      build.stats.value("benchmarked_model", std::string("?")), runtime->display_name(),
+      runtime->version(), cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.value("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
       loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",

@@ -6,10 +6,9 @@
 
 #include <sched.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"

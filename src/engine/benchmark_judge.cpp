@@ -1,9 +1,9 @@
 // The correctness judgement: a runtime's outputs against the PyTorch outputs saved at export,
 // with the verdict decided in one place (docs/measurement.md).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "benchmark.h"
 #include "turnkey/common/error.h"

@@ -1,9 +1,9 @@
 // The benchmark tool's options: every value checked and resolved before anything loads.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "benchmark.h"
 #include "turnkey/common/error.h"
@@ -45,8 +45,9 @@ LoopOptions loop_options(const json& opts) {
 // and cosine 0.9999; fp16 builds to the fp16 conversion's own tolerance (docs/measurement.md);
 // --max-rel-error / --min-cosine replace either bound.
 build::Tolerance output_tolerance(const Build& build, const json& opts) {
-  build::Tolerance tol = build.stats.contains("fp16_worst_rel_error") ? build::Tolerance{}
-                                                                      : build::Tolerance{1e-3, 0.9999};
+  build::Tolerance tol = build.stats.contains("fp16_worst_rel_error")
+                             ? build::Tolerance{}
+                             : build::Tolerance{1e-3, 0.9999};
   const auto given = [&](const char* key) { return opts.contains(key) && !opts[key].is_null(); };
   if (given("max_rel_error")) {
     tol.max_rel_error = opts["max_rel_error"].get<double>();
@@ -124,7 +125,8 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   ro.device = device;
   ro.threads = opts.value("threads", 0);
   if (ro.threads < 0 || ro.threads > 4096) {
-    throw Error(ErrorKind::InvalidInput, fmt::format("--threads {}: expected 0 to 4096", ro.threads));
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--threads {}: expected 0 to 4096", ro.threads));
   }
   ro.cpus = parse_cpu_list_option(opts.value("pin", std::string()));
   for (const auto& kv : opts.value("rt_args", json::array())) {

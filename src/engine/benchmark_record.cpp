@@ -1,9 +1,9 @@
 // The benchmark's result into the build's stats (fields.h names every key), the result block's
 // lines, and the stats file that keeps every result of a build (build_records.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "benchmark.h"
 #include "turnkey/cache/build_records.h"
@@ -103,7 +103,7 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s["iterations"] = m.stats.iterations;
   s["stop_rule"] = setup.loop.rule == StopRule::Iterations ? "iterations"
                    : setup.loop.rule == StopRule::Duration ? "duration"
-                                                   : "adaptive";
+                                                           : "adaptive";
   s["stop_reason"] = m.loop.stop_reason;
   s["timed_s"] = m.loop.timed_s;
   s["warmup_iterations"] = m.loop.warmup_iterations;
@@ -155,18 +155,17 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
   // Fields whose line shows more than their own value.
   const std::map<std::string, std::string> composite = {
       {"median_latency_ms",
-       fmt::format("median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, p99 {} ({} "
-                   "iterations, cold {})",
-                   format_latency(num(s, "median_latency_ms")),
-                   format_latency(num(s, "median_ci_low_ms")),
-                   format_latency(num(s, "median_ci_high_ms")),
-                   format_latency(num(s, "min_latency_ms")), format_latency(num(s, "max_latency_ms")),
-                   format_latency(num(s, "std_latency_ms")), format_latency(num(s, "p90_latency_ms")),
-                   format_latency(num(s, "p99_latency_ms")), s.value("iterations", int64_t{0}),
-                   format_latency(num(s, "cold_latency_ms")))},
-      {"peak_memory_bytes", fmt::format("{} (load), {} (run)",
-                                        format_bytes(num(s, "peak_memory_load_bytes")),
-                                        format_bytes(num(s, "peak_memory_run_bytes")))},
+       fmt::format(
+           "median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, p99 {} ({} "
+           "iterations, cold {})",
+           format_latency(num(s, "median_latency_ms")), format_latency(num(s, "median_ci_low_ms")),
+           format_latency(num(s, "median_ci_high_ms")), format_latency(num(s, "min_latency_ms")),
+           format_latency(num(s, "max_latency_ms")), format_latency(num(s, "std_latency_ms")),
+           format_latency(num(s, "p90_latency_ms")), format_latency(num(s, "p99_latency_ms")),
+           s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms")))},
+      {"peak_memory_bytes",
+       fmt::format("{} (load), {} (run)", format_bytes(num(s, "peak_memory_load_bytes")),
+                   format_bytes(num(s, "peak_memory_run_bytes")))},
       {"correctness", correctness_line}};
   std::vector<const turnkey::StatsField*> labelled;
   for (const turnkey::StatsField& f : field_table()) {

@@ -1,9 +1,9 @@
 // The bodies of the sequence tools but benchmark (benchmark.cpp). The engine (engine.cpp) runs
 // them in order, times them, writes their logs and state, and decides when a cached result can be
 // reused.
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
@@ -57,8 +57,10 @@ void record_facts(json& s, const onnx_model::ModelFacts& facts) {
     for (const auto& v : values) {
       json dims = json::array();
       for (const auto& d : v.dims) {
-        if (d.known()) dims.push_back(d.value);
-        else dims.push_back(d.param.empty() ? "?" : d.param);
+        if (d.known())
+          dims.push_back(d.value);
+        else
+          dims.push_back(d.param.empty() ? "?" : d.param);
       }
       out.push_back({{"name", v.name}, {"dtype", v.onnx_type}, {"shape", dims}});
     }
@@ -70,8 +72,7 @@ void record_facts(json& s, const onnx_model::ModelFacts& facts) {
 
 // Inputs shipped with an ONNX file in the ONNX test-data layout (the model zoo's and the
 // backend tests'): test_data_set_0/input_N.pb beside the model.
-std::vector<HostTensor> shipped_inputs(const fs::path& model,
-                                       const onnx_model::ModelFacts& facts) {
+std::vector<HostTensor> shipped_inputs(const fs::path& model, const onnx_model::ModelFacts& facts) {
   const fs::path dir = model.parent_path() / "test_data_set_0";
   std::error_code ec;
   if (model.empty() || !fs::is_directory(dir, ec)) return {};
@@ -196,8 +197,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   const fs::path io_dir = build.dir->path() / "io";
   fs::create_directories(onnx_dir);
   fs::create_directories(io_dir);
-  const fs::path target =
-      onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
+  const fs::path target = onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
   ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir);
   log += fmt::format("opset {}\n", opset);
   if (!r.log.empty()) log += r.log + "\n";
@@ -237,9 +237,9 @@ onnx_model::InputShapes shapes_of_prepared_inputs(Build& build) {
 
 void tool_optimize_ort(Build& build, const json& options, std::string& log) {
   const build::OrtOptLevel level = build::parse_ort_opt_level(options.value("level", "basic"));
-  const fs::path output = build.dir->path() / "onnx" /
-                          fmt::format("{}-opt-{}.onnx", build.build_name,
-                                      build::ort_opt_level_name(level));
+  const fs::path output =
+      build.dir->path() / "onnx" /
+      fmt::format("{}-opt-{}.onnx", build.build_name, build::ort_opt_level_name(level));
   fs::create_directories(output.parent_path());
   build::OptimizeResult r = build::optimize_ort(build.onnx_path, output, level);
   log += fmt::format("optimized {} at level {}\nnodes {} -> {}\nportable: {}{}\n{:.1f} ms\n",
@@ -265,9 +265,9 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   fs::create_directories(output.parent_path());
   const onnx_model::InputShapes shapes = shapes_of_prepared_inputs(build);
   build::Fp16Result r = build::convert_fp16(reference, output, fp16);
-  log += fmt::format("converted {} to float16\nnodes {} -> {} ({} Casts added), {} in float16\n",
-                     reference.string(), r.nodes_before, r.nodes_after, r.casts_added,
-                     r.nodes_fp16);
+  log +=
+      fmt::format("converted {} to float16\nnodes {} -> {} ({} Casts added), {} in float16\n",
+                  reference.string(), r.nodes_before, r.nodes_after, r.casts_added, r.nodes_fp16);
   for (const auto& [op, n] : r.kept_fp32_ops) log += fmt::format("kept float32: {} x{}\n", op, n);
   if (r.values_clamped || r.values_raised) {
     log += fmt::format("values clamped to +-65504: {}, raised to +-2^-24: {}\n", r.values_clamped,

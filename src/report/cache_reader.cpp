@@ -55,6 +55,11 @@ double Row::number(const std::string& column) const {
   return it->get<double>();
 }
 
+// The status of a build (or result) that ran through; the engine's status table names it too.
+constexpr const char* kSuccessful = "successful";
+
+bool Row::successful() const { return text("status") == kSuccessful; }
+
 bool Row::has(const std::string& column) const {
   auto it = cells.find(column);
   return it != cells.end() && !it->is_null();
@@ -182,7 +187,8 @@ void take(Row& row, const char* column, FieldType type, const json& source, cons
 void take_scope(Row& row, FieldScope scope, const json& source, const char* what,
                 std::vector<std::string>& problems) {
   for (const StatsField& f : field_table()) {
-    if (f.scope == scope && f.column) take(row, f.column, f.type, source, f.key, what, problems, f.part);
+    if (f.scope == scope && f.column)
+      take(row, f.column, f.type, source, f.key, what, problems, f.part);
   }
 }
 
@@ -199,8 +205,8 @@ void legacy_correctness(Row& row, const json& source) {
 }
 
 // Text columns computed by the reader (status, error, ...).
-void take_text(Row& row, const char* column, const json& source, const char* key,
-               const char* what, std::vector<std::string>& problems) {
+void take_text(Row& row, const char* column, const json& source, const char* key, const char* what,
+               std::vector<std::string>& problems) {
   take(row, column, FieldType::Text, source, key, what, problems);
 }
 
@@ -310,7 +316,7 @@ void take_state(Row& row, const json& state, bool stats_exists,
       problems.push_back("state has no build_status");
     }
   }
-  if (row.text("status") == "successful" && !stats_exists) problems.push_back("stats file missing");
+  if (row.successful() && !stats_exists) problems.push_back("stats file missing");
   take_text(row, "error", state, "error", "state", problems);
 }
 
@@ -376,7 +382,8 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
   const BuildState typed_state = BuildState::from_json(state, problems);
 
   take_scope(base, FieldScope::Model, stats, "stats", problems);
-  if (!base.has("model_name")) take_text(base, "model_name", state, "model_name", "state", problems);
+  if (!base.has("model_name"))
+    take_text(base, "model_name", state, "model_name", "state", problems);
   for (const json* src : {&stats, &state}) {
     if (base.cells.contains("hash_full")) break;
     if (src->is_object() && src->contains("hash_full") && (*src)["hash_full"].is_string()) {
@@ -406,7 +413,7 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
     }
     // The latest run made no result (it failed before benchmarking, built only, or is still
     // running): its own row says so, next to the results earlier runs left.
-    if (!rows.empty() && (latest_has_result || typed_state.build_status == "successful")) {
+    if (!rows.empty() && (latest_has_result || typed_state.build_status == kSuccessful)) {
       return rows;
     }
   }

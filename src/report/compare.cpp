@@ -69,7 +69,7 @@ const char* verdict_name(Verdict v) {
 namespace {
 
 bool measured(const Row& r) {
-  return r.text("status") == "successful" && std::isfinite(r.number("median_latency_ms"));
+  return r.successful() && std::isfinite(r.number("median_latency_ms"));
 }
 
 std::string display_name(const Row& r) {
@@ -115,8 +115,8 @@ std::string other_side_note(const Row& r, const Index& other) {
 }
 
 Unmatched unmatched(const Row& r, const Index& other) {
-  return {display_name(r), r.text("build_name"), r.text("runtime"), r.text("device"),
-          r.settings(), other_side_note(r, other)};
+  return {display_name(r),  r.text("build_name"), r.text("runtime"),
+          r.text("device"), r.settings(),         other_side_note(r, other)};
 }
 
 }  // namespace
@@ -241,8 +241,7 @@ std::string format_comparison(const Comparison& c, const CompareOptions& options
       double p = m.ratio >= 1 ? m.p_slower : m.p_faster;
       rows.push_back(
           {m.model_name, build, m.runtime, m.device, m.settings,
-           fmt::format("{:.4g}", m.median_a_ms),
-           fmt::format("{:.4g}", m.median_b_ms),
+           fmt::format("{:.4g}", m.median_a_ms), fmt::format("{:.4g}", m.median_b_ms),
            std::isfinite(m.ratio) ? fmt::format("{:.3f}", m.ratio) : "-", fmt_p(p, tested),
            std::string(verdict_name(m.verdict)) + (m.note.empty() ? "" : " (" + m.note + ")")});
     }

@@ -1,12 +1,12 @@
 // The latency chart of the HTML report: inline SVG bars of the median with 95% CI whiskers.
-#include "html_parts.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+
+#include "html_parts.h"
 
 namespace turnkey::report {
 
@@ -64,7 +64,7 @@ std::string shorten(const std::string& s, size_t max_chars) {
 }
 
 bool is_measured(const Row& r) {
-  return r.text("status") == "successful" && std::isfinite(r.number("median_latency_ms")) &&
+  return r.successful() && std::isfinite(r.number("median_latency_ms")) &&
          r.number("median_latency_ms") >= 0;
 }
 

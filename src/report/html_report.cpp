@@ -1,7 +1,5 @@
 // The self-contained HTML report. Charts are SVG strings built here; the only script sorts tables
 // and marks the page as loaded (data-report-ready on <body>), which the browser test checks.
-#include "html_parts.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "html_parts.h"
 #include "turnkey/common/version.h"
 
 namespace turnkey::report {

@@ -1,13 +1,13 @@
 // The HTML report's tables: results (columns from the field table), runtime-versus-runtime
 // speedups, failures.
-#include "html_parts.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+
+#include "html_parts.h"
 
 namespace turnkey::report::html {
 
@@ -37,12 +37,17 @@ namespace {
 
 // The results table shows these report columns (fields.h), in this order; "median_ci" is the
 // median's 95% CI from its two columns. Each cell is rendered by its column's type.
-constexpr const char* kResultColumns[] = {
-    "cache",     "build_name",      "model_name",      "class",          "runtime",
-    "device",    "threads",         "input_shapes",    "iterations",     "median_latency_ms",
-    "median_ci", "mean_latency_ms", "p90_latency_ms",  "p99_latency_ms", "throughput_ips",
-    "parameters", "runs",           "status",          "correctness",    "last_stage",
-    "error"};
+constexpr const char* kResultColumns[] = {"cache",          "build_name",
+                                          "model_name",     "class",
+                                          "runtime",        "device",
+                                          "threads",        "input_shapes",
+                                          "iterations",     "median_latency_ms",
+                                          "median_ci",      "mean_latency_ms",
+                                          "p90_latency_ms", "p99_latency_ms",
+                                          "throughput_ips", "parameters",
+                                          "runs",           "status",
+                                          "correctness",    "last_stage",
+                                          "error"};
 
 // "median latency ms" from "median_latency_ms"; "build" for build_name.
 std::string column_title(const std::string& name) {
@@ -83,8 +88,7 @@ std::string cell(const Row& r, const std::string& name) {
     const std::string ci = std::isfinite(lo) && std::isfinite(hi)
                                ? fmt::format("{} \u2013 {}", fmt_ms(lo), fmt_ms(hi))
                                : "";
-    return fmt::format("<td class=\"num\" data-v=\"{}\">{}</td>", html_escape(ci),
-                       html_escape(ci));
+    return fmt::format("<td class=\"num\" data-v=\"{}\">{}</td>", html_escape(ci), html_escape(ci));
   }
   const Column* c = find_column(name);
   const double v = r.number(name);
@@ -211,7 +215,7 @@ std::string failures_section(const std::vector<Row>& rows) {
   std::map<std::string, int> by_stage;
   std::vector<const Row*> failed;
   for (const Row& r : rows) {
-    if (r.text("status") == "successful") continue;
+    if (r.successful()) continue;
     failed.push_back(&r);
     std::string stage = r.text("status") == "unreadable"
                             ? "(unreadable)"
@@ -257,6 +261,5 @@ std::string failures_section(const std::vector<Row>& rows) {
   h += "</tbody></table></div>\n";
   return h;
 }
-
 
 }  // namespace turnkey::report::html

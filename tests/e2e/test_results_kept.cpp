@@ -70,7 +70,8 @@ TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
 
   // CSV and HTML: four successful rows; the runtime-versus-runtime matrix is filled.
   const fs::path out = dir / "report";
-  RunResult rep = run_turnkey({"report", "-d", cache.string(), "-r", out.string(), "--html"}, cache);
+  RunResult rep =
+      run_turnkey({"report", "-d", cache.string(), "-r", out.string(), "--html"}, cache);
   ASSERT_EQ(rep.exit_code, 0) << rep.all();
   const std::string csv = file_with_extension(out, ".csv");
   EXPECT_EQ(count_occurrences(csv, ",successful,"), 4) << csv;
@@ -81,8 +82,8 @@ TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
   EXPECT_EQ(html.find("id=\"speedup-none\""), std::string::npos);
 
   // A rerun with the same settings replaces its own result and keeps the old number's trace.
-  RunResult again = run_turnkey({model.string(), "--input-shapes", "x:4x16", "--iterations", "20"},
-                                cache);
+  RunResult again =
+      run_turnkey({model.string(), "--input-shapes", "x:4x16", "--iterations", "20"}, cache);
   ASSERT_EQ(again.exit_code, 0) << again.all();
   stats = json_from_yaml(slurp(dyn_dir / "turnkey_stats.yaml"));
   ASSERT_EQ(stats["results"].size(), 2u);
@@ -110,8 +111,8 @@ TEST(ResultsKept, ACacheOfSchemaThreeKeepsItsResultWhenANewRunJoins) {
   }
   const json old_stats =
       json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
-  RunResult r = run_turnkey(
-      {kHelloWorld.string(), "--runtime", "torchscript", "--iterations", "20"}, cache);
+  RunResult r =
+      run_turnkey({kHelloWorld.string(), "--runtime", "torchscript", "--iterations", "20"}, cache);
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json stats = json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
   ASSERT_EQ(stats["results"].size(), 2u) << stats.dump(1);

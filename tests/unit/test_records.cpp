@@ -64,9 +64,9 @@ TEST(FieldTable, ReportColumnsAreTheTablesColumnsInOrder) {
 }
 
 json result_fields(const std::string& runtime, int threads, double median) {
-  return {{"runtime", runtime},         {"device", "x86"},
-          {"threads", threads},         {"pinned_cpus", ""},
-          {"input_shapes", "x:1x16"},   {"sequence", "load-onnx benchmark"},
+  return {{"runtime", runtime},          {"device", "x86"},
+          {"threads", threads},          {"pinned_cpus", ""},
+          {"input_shapes", "x:1x16"},    {"sequence", "load-onnx benchmark"},
           {"median_latency_ms", median}, {"mean_latency_ms", median * 1.1}};
 }
 
@@ -109,8 +109,8 @@ TEST(ResultRecords, HistoryIsBoundedAndOldestGoFirst) {
 }
 
 TEST(ResultRecords, JsonRoundTripKeepsEverything) {
-  std::vector<ResultRecord> results = merge_result({record("ort", 2, 1.0, "t1")},
-                                                   record("ort", 2, 2.0, "t2"));
+  std::vector<ResultRecord> results =
+      merge_result({record("ort", 2, 1.0, "t1")}, record("ort", 2, 2.0, "t2"));
   results[0].samples_file = "samples_ort_x86_12345678.json";
   results[0].error = "";
   const ResultRecord back = ResultRecord::from_json(results[0].to_json());
@@ -133,9 +133,9 @@ TEST(ResultRecords, SettingsChangeTheKeyAndTheSamplesFile) {
 }
 
 TEST(ResultRecords, SchemaThreeStatsReadAsOneResult) {
-  json stats = {{"runtime", "ort"},           {"device", "x86"},
-                {"median_latency_ms", 0.5},   {"build_status", "successful"},
-                {"model_name", "m"},          {"hash", "abcd1234"}};
+  json stats = {{"runtime", "ort"},         {"device", "x86"},
+                {"median_latency_ms", 0.5}, {"build_status", "successful"},
+                {"model_name", "m"},        {"hash", "abcd1234"}};
   std::vector<ResultRecord> r = results_of(stats);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].status, "successful");
@@ -146,8 +146,8 @@ TEST(ResultRecords, SchemaThreeStatsReadAsOneResult) {
 }
 
 TEST(ResultRecords, CarryOverTakesModelFactsOnly) {
-  json from = {{"model_name", "m"}, {"parameters", 10}, {"median_latency_ms", 1.0},
-               {"onnx_opset", 17}};
+  json from = {
+      {"model_name", "m"}, {"parameters", 10}, {"median_latency_ms", 1.0}, {"onnx_opset", 17}};
   json into = json::object();
   carry_model_facts(from, into);
   EXPECT_EQ(into, (json{{"model_name", "m"}, {"parameters", 10}}));
@@ -208,8 +208,7 @@ TEST(SchemaThreeCache, ReportReadsItsRowsWithTheirNumbers) {
   EXPECT_NE(csv.find("hello_world_4d4540b8"), std::string::npos);
   report::Report rep;
   rep.rows = rows;
-  report::Report back =
-      report::report_from_json(report::to_json(rep, report::Provenance{}), "old");
+  report::Report back = report::report_from_json(report::to_json(rep, report::Provenance{}), "old");
   ASSERT_EQ(back.rows.size(), 2u);
   EXPECT_EQ(back.rows[1].number("median_latency_ms"), hello.number("median_latency_ms"));
 }

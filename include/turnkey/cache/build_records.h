@@ -7,10 +7,9 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace turnkey {
 
@@ -22,7 +21,7 @@ bool is_build_dir(const std::filesystem::path& dir);
 struct BuildState {
   int schema_version = 0;  // 0: written before versions were recorded
   std::string build_name, build_status, error, failed_tool, last_tool, finished;
-  std::vector<std::string> sequence;  // the tools of the latest run
+  std::vector<std::string> sequence;        // the tools of the latest run
   std::vector<std::string> continued_from;  // load-build: the sequence it continued
   // Reads the fields it knows; anything missing stays empty, a wrong type is a problem.
   static BuildState from_json(const nlohmann::json& state, std::vector<std::string>& problems);
@@ -37,9 +36,9 @@ struct RunSummary {
 struct ResultRecord {
   std::string key;  // result_key() of its settings
   std::string status, error, failed_tool, finished;
-  std::string samples_file;          // in the build dir; "" when none
-  nlohmann::json fields;             // the Result-scope fields of the field table (fields.h)
-  std::vector<RunSummary> history;   // earlier runs, oldest first (at most kHistoryLimit)
+  std::string samples_file;         // in the build dir; "" when none
+  nlohmann::json fields;            // the Result-scope fields of the field table (fields.h)
+  std::vector<RunSummary> history;  // earlier runs, oldest first (at most kHistoryLimit)
   static constexpr size_t kHistoryLimit = 10;
 
   nlohmann::json to_json() const;

@@ -18,9 +18,9 @@ inline constexpr int kStateSchemaVersion = 4;
 inline constexpr int kStatsSchemaVersion = 4;
 
 enum class FieldType {
-  Text,      // a string (numbers and booleans read back as their text)
-  Integer,   // a whole number
-  Number,    // a finite double
+  Text,     // a string (numbers and booleans read back as their text)
+  Integer,  // a whole number
+  Number,   // a finite double
   Boolean,
   TextList,  // a list of strings; one report cell joined with "; "
   Object,    // a mapping; its report cell is the `part` member (e.g. correctness.verdict)
@@ -34,12 +34,12 @@ enum class FieldScope {
 };
 
 struct StatsField {
-  const char* key;     // key in the stats (or in a result); for Report fields, the column
+  const char* key;  // key in the stats (or in a result); for Report fields, the column
   FieldType type;
   FieldScope scope;
-  const char* unit;    // "ms", "bytes", "ips", "s", "" (also the suffix of key, when not "")
-  const char* column;  // report column, nullptr when the field is not one
-  int since;           // schema version the field (or its column) appeared in
+  const char* unit;     // "ms", "bytes", "ips", "s", "" (also the suffix of key, when not "")
+  const char* column;   // report column, nullptr when the field is not one
+  int since;            // schema version the field (or its column) appeared in
   const char* meaning;  // one line for docs and the report's column list
   const char* label = nullptr;  // terminal label in a build's result block, nullptr = none
   int line = 0;                 // the label's position in the block (1 = first)

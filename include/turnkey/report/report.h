@@ -47,6 +47,7 @@ struct Row {
   std::string text(const std::string& column) const;
   double number(const std::string& column) const;
   bool has(const std::string& column) const;
+  bool successful() const;  // status "successful"
   // What identifies a measurement across caches: the model's full content hash (else its 8-digit
   // hash, else the build name), the runtime, the device and (rows of schema >= 4) the result's
   // settings. Rows sharing it are duplicates.
