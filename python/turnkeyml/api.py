@@ -16,9 +16,7 @@ import threading
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
-LATENCY_UNITS = "milliseconds (ms)"
-THROUGHPUT_UNITS = "inferences per second (IPS)"
-
+from .results import LATENCY_UNITS, THROUGHPUT_UNITS, MeasuredPerformance, read_build
 
 class TurnkeyError(RuntimeError):
     """A build, benchmark or run failed; the message is turnkey's one-line reason.
@@ -32,54 +30,6 @@ class TurnkeyError(RuntimeError):
         self.build_name = build_name
         self.build_dir = build_dir
         self.exit_code = exit_code
-
-
-class MeasuredPerformance:
-    """What benchmark_model measured. Latencies in milliseconds, throughput in inferences per
-    second (batch size x 1000 / mean latency). `stats` is the whole turnkey_stats.yaml."""
-
-    latency_units = LATENCY_UNITS
-    throughput_units = THROUGHPUT_UNITS
-
-    def __init__(self, stats, build_name, build_dir):
-        self.stats = stats
-        self.build_name = build_name
-        self.build_dir = build_dir
-        get = lambda key: stats.get(key)
-        self.mean_latency = get("mean_latency_ms")
-        self.median_latency = get("median_latency_ms")
-        # Distribution-free 95% confidence interval of the median (docs/measurement.md).
-        self.median_latency_ci = (get("median_ci_low_ms"), get("median_ci_high_ms"))
-        self.min_latency = get("min_latency_ms")
-        self.max_latency = get("max_latency_ms")
-        self.std_latency = get("std_latency_ms")
-        self.p90_latency = get("p90_latency_ms")
-        self.p95_latency = get("p95_latency_ms")
-        self.p99_latency = get("p99_latency_ms")
-        self.cold_latency = get("cold_latency_ms")
-        self.throughput = get("throughput_ips")
-        self.iterations = get("iterations")
-        self.batch_size = get("batch_size")
-        self.device = get("device")
-        self.device_name = get("device_name")
-        self.runtime = get("runtime")
-        self.runtime_version = get("runtime_version")
-        self.model_name = get("model_name")
-
-    def __repr__(self):
-        return ("MeasuredPerformance(build_name=%r, runtime=%r, device=%r, mean_latency=%.4g ms, "
-                "throughput=%.4g IPS)" % (self.build_name, self.runtime, self.device,
-                                          self.mean_latency, self.throughput))
-
-    def print(self):
-        """The reference tool's three lines, plus the spread."""
-        low, high = self.median_latency_ci
-        print("\nPerformance of %s on device %s is:" % (self.build_name, self.device_name))
-        print("> latency: %.4f ms" % self.mean_latency)
-        print("> throughput: %.1f ips" % self.throughput)
-        print("> median %.4f ms [95%% CI %.4f, %.4f], p90 %.4f ms, p99 %.4f ms (%d iterations)"
-              % (self.median_latency, low, high, self.p90_latency, self.p99_latency,
-                 self.iterations))
 
 
 # ---- finding the binary ----------------------------------------------------------------------
@@ -352,23 +302,13 @@ def _run_attached(model, inputs, options, monitor):
     if not built:
         raise TurnkeyError(_failure(exit_code, reasons), exit_code=exit_code)
     report = built[-1]
-    stats, state = _read_build(report["build_dir"], report["build_name"], yaml)
+    stats, state = read_build(report["build_dir"], report["build_name"], yaml)
     if report.get("status") != "successful":
         reason = report.get("error") or _failure(exit_code, reasons)
         raise TurnkeyError("%s failed at %s: %s" % (report["build_name"],
                                                     report.get("failed_tool") or "?", reason),
                            report["build_name"], report["build_dir"], exit_code)
     return report, stats, state
-
-
-def _read_build(build_dir, build_name, yaml):
-    def load(name):
-        try:
-            with open(os.path.join(build_dir, name), encoding="utf-8") as f:
-                return yaml.safe_load(f) or {}
-        except OSError:
-            return {}
-    return load("turnkey_stats.yaml"), load("%s_state.yaml" % build_name)
 
 
 # ---- the API -----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 
@@ -174,11 +175,15 @@ void BuildDir::create() const {
 }
 
 void BuildDir::write_state(const json& state) const {
-  write_file_atomic(state_path(), yaml_from_json(state));
+  json stamped = state;
+  stamped["schema_version"] = kStateSchemaVersion;
+  write_file_atomic(state_path(), yaml_from_json(stamped));
 }
 
 void BuildDir::write_stats(const json& stats) const {
-  write_file_atomic(stats_path(), yaml_from_json(stats));
+  json stamped = stats;
+  stamped["schema_version"] = kStatsSchemaVersion;
+  write_file_atomic(stats_path(), yaml_from_json(stamped));
 }
 
 }  // namespace turnkey

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 
@@ -12,16 +13,6 @@ namespace turnkey {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-bool is_build_dir(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_directory(fs::symlink_status(dir, ec)) &&
-         fs::is_regular_file(dir / (dir.filename().string() + "_state.yaml"), ec);
-}
-
-}  // namespace
 
 std::vector<BuildSummary> list_builds(const fs::path& cache_dir) {
   std::vector<BuildSummary> builds;

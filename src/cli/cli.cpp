@@ -26,6 +26,7 @@
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
 #include "turnkey/plugin/plugin_host.h"
+#include "turnkey/report/cache_list.h"
 #include "turnkey/report/report_cli.h"
 #include "turnkey/runtime/runtime.h"
 #include "turnkey/runtime/runtime_module.h"
@@ -255,27 +256,7 @@ int cmd_cache(const std::vector<std::string>& args) {
     return 0;
   }
   if (list->parsed()) {
-    std::vector<BuildSummary> builds = list_builds(cache);
-    if (builds.empty()) {
-      std::cout << "No builds in " << cache.string() << "\n";
-      return 0;
-    }
-    std::cout << fmt::format("{:<44} {:<11} {:<24} {:<8} {:>12}\n", "build", "status", "model",
-                             "runtime", "median (ms)");
-    for (const BuildSummary& b : builds) {
-      auto str = [](const json& j, const char* k) {
-        return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>()
-                                                                  : std::string("-");
-      };
-      std::string median = "-";
-      if (b.stats.is_object() && b.stats.contains("median_latency_ms") &&
-          b.stats["median_latency_ms"].is_number()) {
-        median = format_latency(b.stats["median_latency_ms"].get<double>());
-      }
-      std::cout << fmt::format("{:<44} {:<11} {:<24} {:<8} {:>12}\n", b.name,
-                               b.problem.empty() ? str(b.state, "build_status") : "unreadable",
-                               str(b.stats, "model_name"), str(b.stats, "runtime"), median);
-    }
+    std::cout << report::cache_list_text(cache);
     return 0;
   }
   // The rest act on named builds or --all.

@@ -64,6 +64,10 @@ void tool_optimize_ort(Build& build, const nlohmann::json& options, std::string&
 void tool_convert_fp16(Build& build, const nlohmann::json& options, std::string& log);
 void tool_check_onnx(Build& build, const nlohmann::json& options, std::string& log);
 
+// Writes turnkey_stats.yaml: the build's stats, with this run's result (when it benchmarked) put
+// among the results earlier runs left (build_records.h). Throws Error(Io) when it cannot write.
+void write_build_stats(Build& build);
+
 // The tool's options with values that come from the environment made explicit (export-pytorch's
 // opset from TURNKEY_ONNX_OPSET or the default), so they take part in the cache key.
 nlohmann::json resolve_options(const std::string& tool, nlohmann::json options);

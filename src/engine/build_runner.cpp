@@ -336,7 +336,7 @@ void BuildRunner::finish_build(Build& build) {
       build.state["lean_cache"] = true;
     }
     save_state(build);
-    build.dir->write_stats(build.stats);
+    write_build_stats(build);
   } catch (const std::exception& e) {
     const std::string tool = last_tool(build);
     fail(build, tool, status_of_failure(tool, e), "recording the build: " + reason_of(e));

@@ -9,6 +9,7 @@
 #include "first_tool.h"
 #include "reuse_policy.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
@@ -213,13 +214,7 @@ void InputLoop::run_load_build(const InputItem& item) {
     // Keep the model facts the earlier build recorded (name, class, hash, ...).
     try {
       json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
-      if (old_stats.is_object()) {
-        for (const char* k : {"script", "model_name", "class", "class_path", "model_type",
-                              "location", "hash", "hash_full", "inputs", "labels", "torch_version",
-                              "onnx_python_version", "python_version", "input"}) {
-          if (old_stats.contains(k)) build.stats[k] = old_stats[k];
-        }
-      }
+      carry_model_facts(old_stats, build.stats);
     } catch (const Error&) {
     }
     if (previous.contains("tools")) {

@@ -8,8 +8,11 @@
 #include <set>
 
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
+#include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
@@ -18,54 +21,17 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<Column>& columns() {
-  using enum CellType;
-  static const std::vector<Column> kColumns = {
-      {"cache", Text, "the cache the row comes from, as given with -d"},
-      {"build_name", Text, "build directory name, <stem>_<hash8>"},
-      {"script", Text, "absolute path of the Python script (empty for ONNX-file inputs)"},
-      {"model_name", Text, "variable name of the model in the script, or the ONNX file's stem"},
-      {"class", Text, "Python class of the model (empty for ONNX files)"},
-      {"hash", Text, "first 8 hex digits of the model's content hash"},
-      {"labels", Text, "the script's labels, key::value pairs"},
-      {"parameters", Integer, "number of model parameters"},
-      {"input_shapes", Text, "inputs as name:dim1xdim2,... (name:() for a scalar)"},
-      {"sequence", Text, "tools the build ran, space-separated"},
-      {"runtime", Text, "runtime name (ort, ...)"},
-      {"device", Text, "device name (x86, ...)"},
-      {"device_name", Text, "the device as the benchmark saw it (CPU model)"},
-      {"runtime_version", Text, "version of the runtime"},
-      {"iterations", Integer, "number of timed iterations"},
-      {"mean_latency_ms", Number, "mean latency, ms"},
-      {"median_latency_ms", Number, "median latency, ms"},
-      {"median_ci_low_ms", Number, "lower bound of the 95% CI of the median, ms"},
-      {"median_ci_high_ms", Number, "upper bound of the 95% CI of the median, ms"},
-      {"p90_latency_ms", Number, "90th percentile latency, ms"},
-      {"p99_latency_ms", Number, "99th percentile latency, ms"},
-      {"std_ms", Number, "sample standard deviation of the latency, ms"},
-      {"throughput_ips", Number, "inferences per second, batch_size * 1000 / mean_latency_ms"},
-      {"peak_memory_bytes", Integer,
-       "peak resident memory of the process holding the model, during load or run, bytes"},
-      {"max_abs_error", Number, "largest absolute output difference against PyTorch's outputs"},
-      {"status", Text,
-       "successful, failed, numeric_mismatch (outputs outside tolerance: latency left empty), "
-       "incomplete or unreadable"},
-      {"last_stage", Text, "the tool the build stopped at (failed in, or last run)"},
-      {"error", Text, "one-line reason for a failed, incomplete or unreadable build"},
-      {"finished_utc", Text, "when the build finished, ISO 8601 UTC"},
-      {"duplicate_of", Text, "<cache>/<build_name> of the first row with the same measurement"},
-      // schema_version 2
-      {"cold_latency_ms", Number, "the first (cold) call, ms"},
-      {"cv", Number, "coefficient of variation of the latency, std / mean"},
-      {"harness_overhead_ms", Number, "median of the same loop around an empty call, ms"},
-      {"max_rel_error", Number, "largest max|diff| / max|reference| over the outputs"},
-      {"min_cosine", Number, "smallest cosine similarity to PyTorch's outputs over the outputs"},
-      {"measurement_flags", Text,
-       "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
-      // schema_version 3
-      {"correctness", Text,
-       "outputs against PyTorch's: within_tolerance, within_tolerance_up_to_ties, inconclusive, "
-       "outside_tolerance or not_checked"},
-  };
+  static const std::vector<Column> kColumns = [] {
+    std::vector<Column> out;
+    for (const StatsField& f : field_table()) {
+      if (!f.column) continue;
+      const CellType type = f.type == FieldType::Integer  ? CellType::Integer
+                            : f.type == FieldType::Number ? CellType::Number
+                                                          : CellType::Text;
+      out.push_back({f.column, type, f.meaning});
+    }
+    return out;
+  }();
   return kColumns;
 }
 
@@ -90,6 +56,10 @@ double Row::number(const std::string& column) const {
   return it->get<double>();
 }
 
+// The status of a build (or result) that ran through; the engine's status table names it too.
+
+bool Row::successful() const { return is_success(text("status")); }
+
 bool Row::has(const std::string& column) const {
   auto it = cells.find(column);
   return it != cells.end() && !it->is_null();
@@ -104,8 +74,28 @@ std::string Row::model_key() const {
   return "build:" + text("build_name");
 }
 
+std::string Row::settings() const {
+  std::string s;
+  if (!has("runs")) return s;  // a row of an older cache: the build's own numbers
+  auto add = [&](const char* name, const char* column) {
+    const std::string v = cell_text(cells.value(column, json()));
+    if (!v.empty()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, v);
+  };
+  add("threads", "threads");
+  add("pin", "pinned_cpus");
+  add("shapes", "input_shapes");
+  return s;
+}
+
 std::string Row::measurement_key() const {
-  return model_key() + "|" + text("runtime") + "|" + text("device");
+  std::string key = model_key() + "|" + text("runtime") + "|" + text("device");
+  // A result (schema >= 4; it counts its runs) adds its settings; a row of an older cache keys
+  // as before.
+  if (!has("runs")) return key;
+  for (const char* setting : {"threads", "pinned_cpus", "input_shapes", "sequence"}) {
+    key += "|" + cell_text(cells.value(setting, json()));
+  }
+  return key;
 }
 
 namespace {
@@ -113,13 +103,6 @@ namespace {
 std::string one_line(const std::string& s) {
   std::string line = s.substr(0, s.find_first_of("\r\n"));
   return line.size() > 400 ? line.substr(0, 400) + "..." : line;
-}
-
-const Column* find_column(const std::string& name) {
-  for (const Column& c : columns()) {
-    if (name == c.name) return &c;
-  }
-  return nullptr;
 }
 
 // Reads one YAML file that must hold a mapping. Missing file: null, no problem.
@@ -141,16 +124,15 @@ json load_yaml_map(const fs::path& path, const char* what, std::vector<std::stri
   }
 }
 
-// Copies `source[key]` into the column, checking its type; a wrong type is a problem.
-void take(Row& row, const char* column, const json& source, const char* key, const char* what,
-          std::vector<std::string>& problems) {
+// Copies `source[key]` into `column`, checking it against `type`; a wrong type is a problem.
+void take(Row& row, const char* column, FieldType type, const json& source, const char* key,
+          const char* what, std::vector<std::string>& problems, const char* part = nullptr) {
   if (!source.is_object()) return;
   auto it = source.find(key);
   if (it == source.end() || it->is_null()) return;
-  const Column* c = find_column(column);
   const json& v = *it;
-  switch (c->type) {
-    case CellType::Text:
+  switch (type) {
+    case FieldType::Text:
       if (v.is_string()) {
         row.cells[column] = v;
       } else if (v.is_number() || v.is_boolean()) {
@@ -159,7 +141,7 @@ void take(Row& row, const char* column, const json& source, const char* key, con
         problems.push_back(fmt::format("{}: {} is not text", what, key));
       }
       return;
-    case CellType::Integer:
+    case FieldType::Integer:
       if (v.is_number_integer()) {
         row.cells[column] = v;
       } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
@@ -169,14 +151,63 @@ void take(Row& row, const char* column, const json& source, const char* key, con
         problems.push_back(fmt::format("{}: {} is not a whole number", what, key));
       }
       return;
-    case CellType::Number:
+    case FieldType::Number:
       if (v.is_number() && std::isfinite(v.get<double>())) {
         row.cells[column] = v;
       } else {
         problems.push_back(fmt::format("{}: {} is not a number", what, key));
       }
       return;
+    case FieldType::TextList: {
+      if (!v.is_array()) {
+        problems.push_back(fmt::format("{}: {} is not a list", what, key));
+        return;
+      }
+      std::string joined;
+      for (const json& e : v) {
+        if (e.is_string()) joined += (joined.empty() ? "" : "; ") + e.get<std::string>();
+      }
+      if (!joined.empty()) row.cells[column] = joined;
+      return;
+    }
+    case FieldType::Object:
+      if (part && v.is_object() && v.contains(part) && v[part].is_string()) {
+        row.cells[column] = v[part];
+      } else if (!v.is_object()) {
+        problems.push_back(fmt::format("{}: {} is not a mapping", what, key));
+      }
+      return;
+    case FieldType::Boolean:
+      if (v.is_boolean()) row.cells[column] = cell_text(v);
+      return;
   }
+}
+
+// Every column of `scope` the field table fills from `source`.
+void take_scope(Row& row, FieldScope scope, const json& source, const char* what,
+                std::vector<std::string>& problems) {
+  for (const StatsField& f : field_table()) {
+    if (f.scope == scope && f.column)
+      take(row, f.column, f.type, source, f.key, what, problems, f.part);
+  }
+}
+
+// Stats of schema 3 before the verdict was recorded say only whether outputs were within.
+void legacy_correctness(Row& row, const json& source) {
+  if (row.has("correctness") || !source.is_object() || !source.contains("correctness")) return;
+  const json& c = source["correctness"];
+  if (!c.is_object()) return;
+  if (c.contains("within") && c["within"].is_boolean()) {
+    row.cells["correctness"] = c["within"].get<bool>() ? "within_tolerance" : "outside_tolerance";
+  } else {
+    row.cells["correctness"] = "not_checked";
+  }
+}
+
+// Text columns computed by the reader (status, error, ...).
+void take_text(Row& row, const char* column, const json& source, const char* key, const char* what,
+               std::vector<std::string>& problems) {
+  take(row, column, FieldType::Text, source, key, what, problems);
 }
 
 // "x:1x3x224x224,mask:1x128", from [{name, dtype, shape}]; a missing shape gives name:<dtype>.
@@ -214,7 +245,13 @@ void load_samples(Row& row) {
     row.samples_note = "runtime or device name is not a file name";
     return;
   }
-  const std::string name = fmt::format("samples_{}_{}.json", runtime, device);
+  const std::string name = row.samples_file.empty()
+                               ? fmt::format("samples_{}_{}.json", runtime, device)
+                               : row.samples_file;
+  if (!safe_file_part(name)) {
+    row.samples_note = "samples file name is not a file name";
+    return;
+  }
   const fs::path path = row.build_dir / name;
   std::error_code ec;
   if (!fs::exists(path, ec)) {
@@ -250,12 +287,87 @@ void load_samples(Row& row) {
 
 }  // namespace
 
-Row read_build_dir(const fs::path& build_dir, const std::string& label) {
-  Row row;
-  row.build_dir = build_dir;
+namespace {
+
+// What the build's latest run says: status, error and where it stopped (from the state).
+void take_state(Row& row, const json& state, bool stats_exists,
+                std::vector<std::string>& problems) {
+  if (state.is_object() && state.contains("sequence") && state["sequence"].is_array()) {
+    std::string seq;
+    for (const json& t : state["sequence"]) {
+      if (!t.is_string()) continue;
+      if (!seq.empty()) seq += ' ';
+      seq += t.get<std::string>();
+    }
+    row.cells["sequence"] = seq;
+  }
+  take_text(row, "finished_utc", state, "finished", "state", problems);
+  // Where the build stopped: the tool it failed in, else the last one it started.
+  take_text(row, "last_stage", state, "failed_tool", "state", problems);
+  if (!row.has("last_stage")) take_text(row, "last_stage", state, "last_tool", "state", problems);
+  if (!row.has("last_stage") && state.is_object() && state.contains("tools") &&
+      state["tools"].is_array() && !state["tools"].empty() && state["tools"].back().is_object()) {
+    take_text(row, "last_stage", state["tools"].back(), "name", "state", problems);
+  }
+  if (state.is_object()) {
+    if (state.contains("build_status") && state["build_status"].is_string()) {
+      row.cells["status"] = state["build_status"];
+    } else {
+      problems.push_back("state has no build_status");
+    }
+  }
+  if (row.successful() && !stats_exists) problems.push_back("stats file missing");
+  take_text(row, "error", state, "error", "state", problems);
+}
+
+// One result's columns (schema >= 4): its settings, numbers, status and run history.
+void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& problems) {
+  take_scope(row, FieldScope::Result, r.fields, "result", problems);
+  legacy_correctness(row, r.fields);
+  row.cells["status"] = r.status;
+  if (!r.error.empty()) row.cells["error"] = r.error;
+  row.cells["last_stage"] = r.failed_tool.empty() ? "benchmark" : r.failed_tool;
+  if (!r.finished.empty()) row.cells["finished_utc"] = r.finished;
+  row.cells["runs"] = static_cast<int64_t>(r.history.size() + 1);
+  std::string medians;
+  for (const RunSummary& h : r.history) medians += cell_text(h.median_latency_ms) + " ";
+  row.cells["median_history_ms"] = medians + cell_text(r.fields.value("median_latency_ms", json()));
+  row.samples_file = r.samples_file;
+}
+
+void finish_row(Row& row, const std::vector<std::string>& problems) {
+  if (!problems.empty()) {
+    row.cells["status"] = "unreadable";
+    std::string reason;
+    for (const std::string& p : problems) reason += (reason.empty() ? "" : "; ") + p;
+    row.cells["error"] = one_line(reason);
+  } else {
+    const std::string status = row.text("status");
+    if (status == "numeric_mismatch") {
+      // Outputs outside tolerance: the timing of a wrong computation is not a result.
+      for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
+                              "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "std_ms",
+                              "throughput_ips", "cold_latency_ms", "cv", "median_history_ms"}) {
+        row.cells.erase(key);
+      }
+    }
+    if (row.has("error")) row.cells["error"] = one_line(row.text("error"));
+    if (status == "incomplete" && !row.has("error")) {
+      row.cells["error"] = fmt::format("did not finish: stopped during {} (or still running)",
+                                       row.has("last_stage") ? row.text("last_stage") : "start");
+    }
+  }
+  load_samples(row);
+}
+
+}  // namespace
+
+std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& label) {
+  Row base;
+  base.build_dir = build_dir;
   const std::string name = build_dir.filename().string();
-  row.cells["cache"] = label;
-  row.cells["build_name"] = name;
+  base.cells["cache"] = label;
+  base.cells["build_name"] = name;
   std::vector<std::string> problems;
 
   const fs::path state_path = build_dir / (name + "_state.yaml");
@@ -267,111 +379,54 @@ Row read_build_dir(const fs::path& build_dir, const std::string& label) {
   json stats = load_yaml_map(stats_path, "stats", problems);
   if (!state_exists)
     problems.push_back("state file " + state_path.filename().string() + " missing");
+  const BuildState typed_state = BuildState::from_json(state, problems);
 
-  take(row, "script", stats, "script", "stats", problems);
-  take(row, "model_name", stats, "model_name", "stats", problems);
-  if (!row.has("model_name")) take(row, "model_name", state, "model_name", "state", problems);
-  take(row, "class", stats, "class", "stats", problems);
-  take(row, "hash", stats, "hash", "stats", problems);
-  take(row, "labels", stats, "labels", "stats", problems);
-  take(row, "parameters", stats, "parameters", "stats", problems);
+  take_scope(base, FieldScope::Model, stats, "stats", problems);
+  if (!base.has("model_name"))
+    take_text(base, "model_name", state, "model_name", "state", problems);
   for (const json* src : {&stats, &state}) {
-    if (row.cells.contains("hash_full")) break;
+    if (base.cells.contains("hash_full")) break;
     if (src->is_object() && src->contains("hash_full") && (*src)["hash_full"].is_string()) {
-      row.cells["hash_full"] = (*src)["hash_full"];
+      base.cells["hash_full"] = (*src)["hash_full"];
     }
   }
-  if (!row.has("hash") && row.cells.contains("hash_full")) {
-    row.cells["hash"] = row.cells["hash_full"].get<std::string>().substr(0, 8);
+  if (!base.has("hash") && base.cells.contains("hash_full")) {
+    base.cells["hash"] = base.cells["hash_full"].get<std::string>().substr(0, 8);
   }
   if (stats.is_object()) {
     std::string shapes = describe_inputs(stats.value("inputs", json()));
     if (shapes.empty()) shapes = describe_inputs(stats.value("onnx_inputs", json()));
-    if (!shapes.empty()) row.cells["input_shapes"] = shapes;
-  }
-  if (state.is_object() && state.contains("sequence") && state["sequence"].is_array()) {
-    std::string seq;
-    for (const json& t : state["sequence"]) {
-      if (!t.is_string()) continue;
-      if (!seq.empty()) seq += ' ';
-      seq += t.get<std::string>();
-    }
-    row.cells["sequence"] = seq;
-  }
-  take(row, "runtime", stats, "runtime", "stats", problems);
-  take(row, "device", stats, "device", "stats", problems);
-  take(row, "device_name", stats, "device_name", "stats", problems);
-  take(row, "runtime_version", stats, "runtime_version", "stats", problems);
-  take(row, "iterations", stats, "iterations", "stats", problems);
-  for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
-                          "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "throughput_ips",
-                          "peak_memory_bytes", "max_abs_error", "cold_latency_ms", "cv",
-                          "harness_overhead_ms", "max_rel_error", "min_cosine"}) {
-    take(row, key, stats, key, "stats", problems);
-  }
-  if (stats.is_object() && stats.contains("measurement_flags") &&
-      stats["measurement_flags"].is_array()) {
-    std::string flags;
-    for (const json& f : stats["measurement_flags"]) {
-      if (f.is_string()) flags += (flags.empty() ? "" : "; ") + f.get<std::string>();
-    }
-    if (!flags.empty()) row.cells["measurement_flags"] = flags;
-  }
-  if (stats.is_object() && stats.contains("correctness") && stats["correctness"].is_object()) {
-    const json& c = stats["correctness"];
-    if (c.contains("verdict") && c["verdict"].is_string()) {
-      row.cells["correctness"] = c["verdict"].get<std::string>();
-    } else if (c.contains("within") && c["within"].is_boolean()) {  // stats without a verdict
-      row.cells["correctness"] = c["within"].get<bool>() ? "within_tolerance" : "outside_tolerance";
-    } else {
-      row.cells["correctness"] = "not_checked";
-    }
-  }
-  take(row, "std_ms", stats, "std_latency_ms", "stats", problems);
-  take(row, "finished_utc", state, "finished", "state", problems);
-
-  // Where the build stopped: the tool it failed in, else the last one it started.
-  take(row, "last_stage", state, "failed_tool", "state", problems);
-  if (!row.has("last_stage")) take(row, "last_stage", state, "last_tool", "state", problems);
-  if (!row.has("last_stage") && state.is_object() && state.contains("tools") &&
-      state["tools"].is_array() && !state["tools"].empty() && state["tools"].back().is_object()) {
-    take(row, "last_stage", state["tools"].back(), "name", "state", problems);
+    if (!shapes.empty()) base.cells["input_shapes"] = shapes;
   }
 
-  std::string status;
-  if (state.is_object()) {
-    if (state.contains("build_status") && state["build_status"].is_string()) {
-      status = state["build_status"].get<std::string>();
-    } else {
-      problems.push_back("state has no build_status");
+  std::vector<Row> rows;
+  const bool has_results = stats.is_object() && stats.contains("results");
+  if (problems.empty() && has_results) {
+    bool latest_has_result = false;
+    for (const ResultRecord& r : results_of(stats)) {
+      Row row = base;
+      std::vector<std::string> row_problems;
+      take_result(row, r, row_problems);
+      latest_has_result = latest_has_result || r.finished == typed_state.finished;
+      finish_row(row, row_problems);
+      rows.push_back(std::move(row));
+    }
+    // The latest run made no result (it failed before benchmarking, built only, or is still
+    // running): its own row says so, next to the results earlier runs left.
+    if (!rows.empty() && (latest_has_result || is_success(typed_state.build_status))) {
+      return rows;
     }
   }
-  if (status == "successful" && !stats_exists) problems.push_back("stats file missing");
-
-  if (!problems.empty()) {
-    row.cells["status"] = "unreadable";
-    std::string reason;
-    for (const std::string& p : problems) reason += (reason.empty() ? "" : "; ") + p;
-    row.cells["error"] = one_line(reason);
-  } else {
-    row.cells["status"] = status;
-    if (status == "numeric_mismatch") {
-      // Outputs outside tolerance: the timing of a wrong computation is not a result.
-      for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
-                              "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "std_ms",
-                              "throughput_ips", "cold_latency_ms", "cv"}) {
-        row.cells.erase(key);
-      }
-    }
-    take(row, "error", state, "error", "state", problems);
-    if (row.has("error")) row.cells["error"] = one_line(row.text("error"));
-    if (status == "incomplete" && !row.has("error")) {
-      row.cells["error"] = fmt::format("did not finish: stopped during {} (or still running)",
-                                       row.has("last_stage") ? row.text("last_stage") : "start");
-    }
+  Row row = base;
+  take_state(row, state, stats_exists, problems);
+  // Schema <= 3 keeps its one result at the top level of the stats.
+  if (!has_results) {
+    take_scope(row, FieldScope::Result, stats, "stats", problems);
+    legacy_correctness(row, stats);
   }
-  load_samples(row);
-  return row;
+  finish_row(row, problems);
+  rows.push_back(std::move(row));
+  return rows;
 }
 
 std::vector<Row> read_cache(const fs::path& cache_dir, const std::string& label) {
@@ -383,13 +438,7 @@ std::vector<Row> read_cache(const fs::path& cache_dir, const std::string& label)
   }
   std::vector<fs::path> dirs;
   for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    if (!it->is_directory(e2)) continue;
-    const fs::path& d = it->path();
-    const std::string name = d.filename().string();
-    if (fs::exists(d / (name + "_state.yaml"), e2) || fs::exists(d / "turnkey_stats.yaml", e2)) {
-      dirs.push_back(d);
-    }
+    if (is_build_dir(it->path())) dirs.push_back(it->path());
   }
   if (ec) {
     throw Error(ErrorKind::Io,
@@ -398,7 +447,9 @@ std::vector<Row> read_cache(const fs::path& cache_dir, const std::string& label)
   std::sort(dirs.begin(), dirs.end());
   std::vector<Row> rows;
   rows.reserve(dirs.size());
-  for (const fs::path& d : dirs) rows.push_back(read_build_dir(d, label));
+  for (const fs::path& d : dirs) {
+    for (Row& r : read_build_dir(d, label)) rows.push_back(std::move(r));
+  }
   return rows;
 }
 
@@ -437,7 +488,9 @@ Report read_caches(const std::vector<std::string>& cache_dirs) {
     while (label.size() > 1 && label.back() == '/') label.pop_back();
     CacheSummary summary{label, fs::absolute(p), 0, 0};
     std::vector<Row> rows = read_cache(p, label);
-    summary.builds = static_cast<int>(rows.size());
+    std::set<std::string> build_names;
+    for (const Row& r : rows) build_names.insert(r.text("build_name"));
+    summary.builds = static_cast<int>(build_names.size());
     for (const Row& r : rows) summary.unreadable += r.text("status") == "unreadable";
     report.caches.push_back(summary);
     for (Row& r : rows) report.rows.push_back(std::move(r));

@@ -69,7 +69,7 @@ const char* verdict_name(Verdict v) {
 namespace {
 
 bool measured(const Row& r) {
-  return r.text("status") == "successful" && std::isfinite(r.number("median_latency_ms"));
+  return r.successful() && std::isfinite(r.number("median_latency_ms"));
 }
 
 std::string display_name(const Row& r) {
@@ -115,8 +115,8 @@ std::string other_side_note(const Row& r, const Index& other) {
 }
 
 Unmatched unmatched(const Row& r, const Index& other) {
-  return {display_name(r), r.text("build_name"), r.text("runtime"), r.text("device"),
-          other_side_note(r, other)};
+  return {display_name(r),  r.text("build_name"), r.text("runtime"),
+          r.text("device"), r.settings(),         other_side_note(r, other)};
 }
 
 }  // namespace
@@ -138,6 +138,7 @@ Comparison compare_reports(const Report& a, const Report& b, const CompareOption
     m.build_name_b = rb.text("build_name");
     m.runtime = ra.text("runtime");
     m.device = ra.text("device");
+    m.settings = ra.settings();
     m.samples_a = ra.samples_ms.size();
     m.samples_b = rb.samples_ms.size();
     const bool tested = m.samples_a >= options.min_samples && m.samples_b >= options.min_samples;
@@ -239,19 +240,20 @@ std::string format_comparison(const Comparison& c, const CompareOptions& options
                               : m.build_name_a + " / " + m.build_name_b;
       double p = m.ratio >= 1 ? m.p_slower : m.p_faster;
       rows.push_back(
-          {m.model_name, build, m.runtime, m.device, fmt::format("{:.4g}", m.median_a_ms),
-           fmt::format("{:.4g}", m.median_b_ms),
+          {m.model_name, build, m.runtime, m.device, m.settings,
+           fmt::format("{:.4g}", m.median_a_ms), fmt::format("{:.4g}", m.median_b_ms),
            std::isfinite(m.ratio) ? fmt::format("{:.3f}", m.ratio) : "-", fmt_p(p, tested),
            std::string(verdict_name(m.verdict)) + (m.note.empty() ? "" : " (" + m.note + ")")});
     }
-    out += table({"model", "build", "runtime", "device", "A median ms", "B median ms", "B/A", "p",
-                  "verdict"},
-                 {false, false, false, false, true, true, true, true, false}, rows);
+    out += table({"model", "build", "runtime", "device", "settings", "A median ms", "B median ms",
+                  "B/A", "p", "verdict"},
+                 {false, false, false, false, false, true, true, true, true, false}, rows);
   }
   auto list = [&](const char* title, const std::vector<Unmatched>& items, const char* other) {
     out += fmt::format("\n{} ({}):{}\n", title, items.size(), items.empty() ? " none" : "");
     for (const Unmatched& u : items) {
-      out += fmt::format("  {} ({}) on {} {}{}\n", u.model_name, u.build_name, u.runtime, u.device,
+      out += fmt::format("  {} ({}) on {} {}{}{}\n", u.model_name, u.build_name, u.runtime,
+                         u.device, u.settings.empty() ? "" : " (" + u.settings + ")",
                          u.other_side.empty() ? fmt::format(" - not in {}", other)
                                               : fmt::format(" - {}: {}", other, u.other_side));
     }

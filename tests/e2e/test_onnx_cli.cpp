@@ -71,7 +71,8 @@ TEST_F(OnnxCli, BenchmarksLinearModelAndWritesStatsAndState) {
   EXPECT_NEAR(stats["throughput_ips"].get<double>(), 1000.0 / mean, 1e-6 * 1000.0 / mean);
   // The stored median is the median of the stored raw samples, to full precision (a latency of
   // a few microseconds must not be rounded to 0.001).
-  json samples = json::parse(slurp(build / "samples_ort_x86.json"));
+  ASSERT_TRUE(stats.contains("samples_file"));
+  json samples = json::parse(slurp(build / stats["samples_file"].get<std::string>()));
   std::vector<double> v = samples["samples"].get<std::vector<double>>();
   ASSERT_EQ(v.size(), 50u);
   std::sort(v.begin(), v.end());

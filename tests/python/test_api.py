@@ -77,6 +77,12 @@ class Api(unittest.TestCase):
         with open(os.path.join(perf.build_dir, "turnkey_stats.yaml")) as f:
             stats = yaml.safe_load(f)
         self.assertEqual(stats["mean_latency_ms"], perf.mean_latency)
+        # Every field of the result is an attribute, named as its key without the unit suffix.
+        result = [r for r in stats["results"] if r["samples_file"] == stats["samples_file"]][0]
+        self.assertEqual(result["mean_latency_ms"], perf.mean_latency)
+        self.assertEqual(perf.peak_memory, result["peak_memory_bytes"])
+        self.assertEqual(perf.threads, result["threads"])
+        self.assertEqual(perf.input_shapes, result["input_shapes"])
         self.assertEqual(stats["class_path"], "test_api.Tiny")
         self.assertEqual(stats["input_source"], "captured from the script")
         # The model is left as it was given (export switches to eval mode and back).

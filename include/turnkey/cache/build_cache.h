@@ -56,6 +56,7 @@ class BuildDir {
 
   // Creates the directory (and the cache dir). Throws Error(Cache).
   void create() const;
+  // Both stamp `schema_version` (fields.h) into what they write.
   void write_state(const nlohmann::json& state) const;
   void write_stats(const nlohmann::json& stats) const;
 

@@ -20,7 +20,7 @@ struct BuildSummary {
   std::string problem;   // why state/stats could not be read, "" when fine
 };
 
-// Every build dir (a folder holding `<folder name>_state.yaml`) in the cache, sorted by name.
+// Every build dir of the cache (is_build_dir() of build_records.h), sorted by name.
 std::vector<BuildSummary> list_builds(const std::filesystem::path& cache_dir);
 
 // The build dir of `name`; throws Error(InvalidInput) for unsafe names and for names that are

@@ -34,6 +34,7 @@ const char* verdict_name(Verdict v);
 
 struct Matched {
   std::string model_name, build_name_a, build_name_b, runtime, device;
+  std::string settings;  // Row::settings() of the result, "" for rows of older caches
   double median_a_ms = 0, median_b_ms = 0, ratio = 0;  // ratio = B / A
   size_t samples_a = 0, samples_b = 0;
   double p_slower = 1, p_faster = 1;  // one-sided p-values (1 when untested)
@@ -43,6 +44,7 @@ struct Matched {
 
 struct Unmatched {
   std::string model_name, build_name, runtime, device;
+  std::string settings;  // Row::settings()
   std::string
       other_side;  // what the other report says about this model, e.g. "failed at benchmark"
 };

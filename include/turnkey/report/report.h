@@ -15,7 +15,9 @@
 
 namespace turnkey::report {
 
-inline constexpr int kSchemaVersion = 3;  // 2: columns after duplicate_of; 3: correctness
+// 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
+// runs, median_history_ms, and the result's own input_shapes and sequence).
+inline constexpr int kSchemaVersion = 4;
 
 enum class CellType { Text, Integer, Number };
 
@@ -25,34 +27,42 @@ struct Column {
   const char* meaning;  // one line, with the unit; docs/report.md says the same
 };
 
-// The fixed column set, in CSV order. The CSV header is exactly these names.
+// The fixed column set, in CSV order: the field table's columns (turnkey/cache/fields.h). The
+// CSV header is exactly these names.
 const std::vector<Column>& columns();
 std::string csv_header();  // "cache,build_name,...", no line break
 
-// One row: one build dir (and the runtime/device its stats name).
+// One row: one result of a build dir (its runtime, device and settings), or the build itself
+// when it has no result (or its latest run made none).
 struct Row {
   // Column name -> value; null (or absent) means a missing value, an empty CSV cell.
   nlohmann::json cells = nlohmann::json::object();
   // Raw per-iteration latencies in ms for (runtime, device), when the build dir keeps them.
   std::vector<double> samples_ms;
   std::string samples_note;  // why samples are missing or unusable; "" when present or n/a
+  std::string samples_file;  // the result's samples file in build_dir; "" = the schema-3 name
   std::filesystem::path build_dir;
 
   // A text cell ("" when missing or not text); a numeric cell (NaN when missing).
   std::string text(const std::string& column) const;
   double number(const std::string& column) const;
   bool has(const std::string& column) const;
+  bool successful() const;  // status "successful"
   // What identifies a measurement across caches: the model's full content hash (else its 8-digit
-  // hash, else the build name), the runtime and the device. Rows sharing it are duplicates.
+  // hash, else the build name), the runtime, the device and (rows of schema >= 4) the result's
+  // settings. Rows sharing it are duplicates.
   std::string model_key() const;
   std::string measurement_key() const;
+  // "threads=2 pin=0-1 shapes=x:1x3x8x8": the settings that tell this result from the build's
+  // others; "" for a row without them (an older cache).
+  std::string settings() const;
 };
 
 struct CacheSummary {
   std::string label;           // the cache column's value: the path as the user gave it
   std::filesystem::path path;  // absolute
-  int builds = 0;
-  int unreadable = 0;
+  int builds = 0;      // build dirs
+  int unreadable = 0;  // rows whose build dir could not be read
 };
 
 struct Report {
@@ -61,13 +71,15 @@ struct Report {
   int duplicate_rows = 0;  // rows with a non-empty duplicate_of
 };
 
-// Reads every build dir of one cache (sorted by name). A dir is a build dir when it holds
-// `<dir>_state.yaml` or `turnkey_stats.yaml`; other dirs (discovery_logs, ...) are skipped.
+// Reads every build dir of one cache (sorted by name; is_build_dir() of build_records.h says
+// which dirs are builds; other dirs such as discovery_logs are skipped).
 // Throws Error(InvalidInput) when `cache_dir` is not a directory; never for a bad build dir.
 std::vector<Row> read_cache(const std::filesystem::path& cache_dir, const std::string& label);
 
-// Reads one build dir into a row (status "unreadable" with the reason when it cannot).
-Row read_build_dir(const std::filesystem::path& build_dir, const std::string& label);
+// Reads one build dir into its rows: one per result, plus one for the build when it has no result
+// or its latest run made none; a single row with status "unreadable" and the reason when it
+// cannot be read.
+std::vector<Row> read_build_dir(const std::filesystem::path& build_dir, const std::string& label);
 
 // Reads several caches in the given order and marks duplicates: the first row of each
 // measurement_key() is kept as is, every later one gets duplicate_of = "<cache>/<build_name>" of

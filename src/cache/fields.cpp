@@ -1,0 +1,101 @@
+#include "turnkey/cache/fields.h"
+
+namespace turnkey {
+
+const std::vector<StatsField>& field_table() {
+  using enum FieldType;
+  constexpr FieldScope M = FieldScope::Model, R = FieldScope::Result, P = FieldScope::Report;
+  // clang-format off
+  static const std::vector<StatsField> kFields = {
+    // key                     type     scope unit   column               since meaning [label, line, part]
+    {"cache",                  Text,    P, "",      "cache",             1, "the cache the row comes from, as given with -d"},
+    {"build_name",             Text,    P, "",      "build_name",        1, "build directory name, <stem>_<hash8>"},
+    {"script",                 Text,    M, "",      "script",            1, "absolute path of the Python script (empty for ONNX-file inputs)"},
+    {"model_name",             Text,    M, "",      "model_name",        1, "variable name of the model in the script, or the ONNX file's stem"},
+    {"class",                  Text,    M, "",      "class",             1, "Python class of the model (empty for ONNX files)"},
+    {"class_path",             Text,    M, "",      nullptr,             1, "module path of the model's class"},
+    {"model_type",             Text,    M, "",      nullptr,             1, "pytorch or ONNX file"},
+    {"location",               Text,    M, "",      nullptr,             1, "where the script built the model, file:line"},
+    {"input",                  Text,    M, "",      nullptr,             1, "the input file the build came from"},
+    {"hash",                   Text,    M, "",      "hash",              1, "first 8 hex digits of the model's content hash"},
+    {"hash_full",              Text,    M, "",      nullptr,             1, "the model's full content hash"},
+    {"labels",                 Text,    M, "",      "labels",            1, "the script's labels, key::value pairs"},
+    {"parameters",             Integer, M, "",      "parameters",        1, "number of model parameters"},
+    {"parameter_bytes",        Integer, M, "bytes", nullptr,             1, "bytes of the model's parameters"},
+    {"inputs",                 Object,  M, "",      nullptr,             1, "the model's inputs as the script called it: [{name, dtype, shape}]"},
+    {"torch_version",          Text,    M, "",      nullptr,             1, "PyTorch version of the script's interpreter"},
+    {"onnx_python_version",    Text,    M, "",      nullptr,             1, "onnx (Python) version of the exporter"},
+    {"python_version",         Text,    M, "",      nullptr,             1, "version of the script's interpreter"},
+    {"input_shapes",           Text,    R, "",      "input_shapes",      1, "inputs benchmarked, name:dim1xdim2,... (name:() for a scalar); a result key since schema 4"},
+    {"sequence",               Text,    R, "",      "sequence",          1, "tools the build ran, space-separated"},
+    {"runtime",                Text,    R, "",      "runtime",           1, "runtime name (ort, ...)"},
+    {"runtime_name",           Text,    R, "",      nullptr,             1, "the runtime's display name"},
+    {"device",                 Text,    R, "",      "device",            1, "device name (x86, ...)"},
+    {"device_name",            Text,    R, "",      "device_name",       1, "the device as the benchmark saw it (CPU model)"},
+    {"runtime_version",        Text,    R, "",      "runtime_version",   1, "version of the runtime"},
+    {"iterations",             Integer, R, "",      "iterations",        1, "number of timed iterations"},
+    {"mean_latency_ms",        Number,  R, "ms",    "mean_latency_ms",   1, "mean latency, ms", "Mean Latency", 1},
+    {"median_latency_ms",      Number,  R, "ms",    "median_latency_ms", 1, "median latency, ms", "Latency (ms)", 4},
+    {"median_ci_low_ms",       Number,  R, "ms",    "median_ci_low_ms",  1, "lower bound of the 95% CI of the median, ms"},
+    {"median_ci_high_ms",      Number,  R, "ms",    "median_ci_high_ms", 1, "upper bound of the 95% CI of the median, ms"},
+    {"min_latency_ms",         Number,  R, "ms",    nullptr,             1, "fastest timed iteration, ms"},
+    {"max_latency_ms",         Number,  R, "ms",    nullptr,             1, "slowest timed iteration, ms"},
+    {"p90_latency_ms",         Number,  R, "ms",    "p90_latency_ms",    1, "90th percentile latency, ms"},
+    {"p95_latency_ms",         Number,  R, "ms",    nullptr,             1, "95th percentile latency, ms"},
+    {"p99_latency_ms",         Number,  R, "ms",    "p99_latency_ms",    1, "99th percentile latency, ms"},
+    {"std_latency_ms",         Number,  R, "ms",    "std_ms",            1, "sample standard deviation of the latency, ms"},
+    {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second, batch_size * 1000 / mean_latency_ms", "Throughput", 2},
+    {"batch_size",             Integer, R, "",      nullptr,             1, "first dim of the first input when it has rank >= 2, else 1"},
+    {"peak_memory_bytes",      Integer, R, "bytes", "peak_memory_bytes", 1, "peak resident memory of the process holding the model, during load or run, bytes", "Peak memory", 5},
+    {"peak_memory_load_bytes", Integer, R, "bytes", nullptr,             1, "peak resident memory while loading, bytes"},
+    {"peak_memory_run_bytes",  Integer, R, "bytes", nullptr,             1, "peak resident memory while timing, bytes"},
+    {"memory_before_load_bytes", Integer, R, "bytes", nullptr,           1, "resident memory before loading, bytes"},
+    {"max_abs_error",          Number,  R, "",      "max_abs_error",     1, "largest absolute output difference against PyTorch's outputs"},
+    {"status",                 Text,    P, "",      "status",            1, "successful, failed, numeric_mismatch (outputs outside tolerance: latency left empty), incomplete or unreadable"},
+    {"last_stage",             Text,    P, "",      "last_stage",        1, "the tool the build stopped at (failed in, or last run)"},
+    {"error",                  Text,    P, "",      "error",             1, "one-line reason for a failed, incomplete or unreadable build"},
+    {"finished_utc",           Text,    P, "",      "finished_utc",      1, "when the build (or this result's latest run) finished, ISO 8601 UTC"},
+    {"duplicate_of",           Text,    P, "",      "duplicate_of",      1, "<cache>/<build_name> of the first row with the same measurement"},
+    {"cold_latency_ms",        Number,  R, "ms",    "cold_latency_ms",   2, "the first (cold) call, ms"},
+    {"cv",                     Number,  R, "",      "cv",                2, "coefficient of variation of the latency, std / mean"},
+    {"harness_overhead_ms",    Number,  R, "ms",    "harness_overhead_ms", 2, "median of the same loop around an empty call, ms"},
+    {"harness_overhead_fraction", Number, R, "",    nullptr,             2, "harness_overhead_ms / median_latency_ms"},
+    {"max_rel_error",          Number,  R, "",      "max_rel_error",     2, "largest max|diff| / max|reference| over the outputs"},
+    {"min_cosine",             Number,  R, "",      "min_cosine",        2, "smallest cosine similarity to PyTorch's outputs over the outputs"},
+    {"measurement_flags",      TextList, R, "",     "measurement_flags", 2, "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
+    {"noisy",                  Boolean, R, "",      nullptr,             2, "measurement_flags is not empty"},
+    {"stop_rule",              Text,    R, "",      nullptr,             2, "iterations, duration or adaptive"},
+    {"stop_reason",            Text,    R, "",      nullptr,             2, "why the timed loop stopped"},
+    {"timed_s",                Number,  R, "s",     nullptr,             2, "time spent in the timed loop, s"},
+    {"warmup_iterations",      Integer, R, "",      nullptr,             2, "warm-up calls made"},
+    {"warmup_rounds",          Integer, R, "",      nullptr,             2, "warm-up rounds until steady"},
+    {"warmup_steady",          Boolean, R, "",      nullptr,             2, "the warm-up reached a steady state"},
+    {"environment",            Object,  R, "",      nullptr,             2, "machine state around the run (load, governor, other runnable threads)"},
+    {"benchmarked_model",      Text,    R, "",      nullptr,             2, "the ONNX file timed, or 'live PyTorch model'"},
+    {"input_source",           Text,    R, "",      nullptr,             2, "captured from the script, test_data_set_0 beside the model, or generated (seeded)"},
+    {"percentile_method",      Text,    R, "",      nullptr,             2, "how percentiles are computed"},
+    {"throughput_definition",  Text,    R, "",      nullptr,             2, "how throughput_ips is computed"},
+    {"correctness",            Object,  R, "",      "correctness",       3, "outputs against PyTorch's: within_tolerance, within_tolerance_up_to_ties, inconclusive, outside_tolerance or not_checked", "Correctness", 6, "verdict"},
+    {"threads",                Integer, R, "",      "threads",           4, "threads the runtime used (a result setting)"},
+    {"pinned_cpus",            Text,    R, "",      "pinned_cpus",       4, "CPUs the benchmark was pinned to, e.g. 0-1 (empty: not pinned; a result setting)"},
+    {"runs",                   Integer, P, "",      "runs",              4, "how many runs this result has seen (its history plus the latest)"},
+    {"median_history_ms",      Text,    P, "",      "median_history_ms", 4, "the result's median latency over its runs, oldest first, space-separated, ms"},
+  };
+  // clang-format on
+  return kFields;
+}
+
+const StatsField* find_field(std::string_view key) {
+  for (const StatsField& f : field_table()) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& result_settings() {
+  static const std::vector<std::string> kSettings = {"runtime",     "device",       "threads",
+                                                     "pinned_cpus", "input_shapes", "sequence"};
+  return kSettings;
+}
+
+}  // namespace turnkey

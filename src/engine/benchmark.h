@@ -1,0 +1,86 @@
+// Internal to the engine: the benchmark tool's parts. tool_benchmark (benchmark.cpp) resolves its
+// options (benchmark_options.cpp), loads and times the model, judges the outputs
+// (benchmark_judge.cpp) and records the result (benchmark_record.cpp). Not thread-safe: one
+// Build is worked on by one thread.
+#pragma once
+
+#include <sched.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "build.h"
+#include "turnkey/build/build_stages.h"
+#include "turnkey/measure/loop.h"
+#include "turnkey/measure/statistics.h"
+#include "turnkey/measure/system_info.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey::engine_internal {
+
+// Every benchmark option checked and resolved, before anything loads.
+struct BenchmarkSetup {
+  const Runtime* runtime = nullptr;
+  std::string runtime_name, device;
+  RuntimeOptions ro;  // ro.threads is the resolved thread count
+  LoopOptions loop;
+  build::Tolerance tolerance;
+  int threads = 0;  // threads the runtime will use
+};
+
+// Throws Error(InvalidInput) for a bad value, Error(Runtime) for an unavailable runtime/device.
+// Appends to `log` what it decided for the user (e.g. graph optimizations off).
+BenchmarkSetup resolve_benchmark(const Build& build, const nlohmann::json& opts, std::string& log);
+
+// Pins the calling thread (and so the threads a runtime creates from it) to `cpus` for its
+// lifetime, then restores the previous set.
+class ScopedPin {
+ public:
+  explicit ScopedPin(const std::vector<int>& cpus);
+  ~ScopedPin();
+  ScopedPin(const ScopedPin&) = delete;
+  ScopedPin& operator=(const ScopedPin&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool active_ = false;
+};
+
+struct Judgement {
+  std::string line;  // for the block and the log
+  bool mismatch = false;
+};
+
+// A runtime's outputs against the PyTorch outputs saved at export (docs/measurement.md):
+// writes `correctness` (with its verdict) and the error fields into the build's stats.
+Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
+                        const build::Tolerance& tol);
+
+// What one timed run gave.
+struct Measurement {
+  LoopResult loop;
+  LatencyStats stats;
+  EnvironmentFingerprint env;
+  int64_t batch = 1;
+  double throughput_ips = 0;
+  double overhead_fraction = 0;
+  std::vector<std::string> flags;  // why the numbers may not be trusted
+  bool live = false;               // timed the live PyTorch model, not an ONNX file
+};
+
+// The tools the result's model went through, space-separated: the state's sequence, after the
+// sequence it continued for load-build.
+std::string sequence_text(const nlohmann::json& state);
+
+// The result's settings (fields.h result_settings()) into the build's stats, recorded before the
+// model loads so that a failed benchmark still says what it tried.
+void record_settings(Build& build, const BenchmarkSetup& setup);
+// The measured fields into the build's stats and the samples into the result's samples file.
+void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m);
+// The block's lines under Status, from the field table's terminal labels (fields.h).
+std::vector<std::string> result_block_lines(const nlohmann::json& stats,
+                                            const std::string& correctness_line,
+                                            const std::vector<std::string>& flags);
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,219 @@
+// The benchmark's result into the build's stats (fields.h names every key), the result block's
+// lines, and the stats file that keeps every result of a build (build_records.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "benchmark.h"
+#include "turnkey/cache/build_records.h"
+#include "turnkey/cache/fields.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+
+namespace turnkey::engine_internal {
+
+using nlohmann::json;
+
+namespace {
+
+// "x:1x3x16x16,mask:1x128": the shapes the runtime is fed.
+std::string shapes_text(const Build& build) {
+  std::vector<std::string> parts;
+  auto dims = [](const std::vector<int64_t>& shape) {
+    return shape.empty() ? std::string("()") : fmt::format("{}", fmt::join(shape, "x"));
+  };
+  if (!build.inputs.empty()) {
+    for (const HostTensor& t : build.inputs) parts.push_back(t.name + ":" + dims(t.shape));
+  } else if (build.model) {
+    for (const json& in : build.model->inputs) {
+      std::vector<int64_t> shape;
+      if (in.contains("shape") && in["shape"].is_array()) {
+        for (const json& d : in["shape"]) shape.push_back(d.is_number() ? d.get<int64_t>() : -1);
+      }
+      parts.push_back(in.value("name", std::string("?")) + ":" + dims(shape));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// The block's "Input Shape" in its own style, when the benchmark fed concrete shapes.
+std::string shapes_for_block(const Build& build) {
+  std::vector<std::string> parts;
+  for (const HostTensor& t : build.inputs) {
+    std::string dims = fmt::format("{}", fmt::join(t.shape, ", "));
+    if (t.shape.size() == 1) dims += ",";
+    parts.push_back(fmt::format("'{}': ({})", t.name, dims));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string padded(const char* label) {
+  std::string s = std::string(label) + ":";
+  if (s.size() < 16) s.resize(16, ' ');
+  return s;
+}
+
+double num(const json& s, const char* key) {
+  auto it = s.find(key);
+  return it != s.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+}  // namespace
+
+std::string sequence_text(const json& state) {
+  std::vector<std::string> tools;
+  auto add = [&](const json& list, bool skip_load_build) {
+    if (!list.is_array()) return;
+    for (const json& t : list) {
+      if (!t.is_string() || (skip_load_build && t == "load-build")) continue;
+      tools.push_back(t.get<std::string>());
+    }
+  };
+  // A continued build measures the model its first sequence made: same result as that one's.
+  if (state.contains("continued_from")) {
+    add(state["continued_from"], false);
+    tools.erase(std::remove(tools.begin(), tools.end(), "benchmark"), tools.end());
+  }
+  add(state.value("sequence", json::array()), true);
+  return fmt::format("{}", fmt::join(tools, " "));
+}
+
+void record_settings(Build& build, const BenchmarkSetup& setup) {
+  json& s = build.stats;
+  s["runtime"] = setup.runtime_name;
+  s["device"] = setup.device;
+  s["threads"] = setup.threads;
+  s["pinned_cpus"] = fmt::format("{}", fmt::join(setup.ro.cpus, ","));
+  s["input_shapes"] = shapes_text(build);
+  s["sequence"] = sequence_text(build.state);
+  if (!build.inputs.empty()) {
+    for (Field& f : build.block.fields) {
+      if (f.first == "Input Shape") f.second = shapes_for_block(build);
+    }
+  }
+}
+
+void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m) {
+  json& s = build.stats;
+  s["device_name"] = cpu_facts().model;
+  s["runtime_name"] = setup.runtime->display_name();
+  s["runtime_version"] = setup.runtime->version();
+  s["batch_size"] = m.batch;
+  s["iterations"] = m.stats.iterations;
+  s["stop_rule"] = setup.loop.rule == StopRule::Iterations ? "iterations"
+                   : setup.loop.rule == StopRule::Duration ? "duration"
+                                                           : "adaptive";
+  s["stop_reason"] = m.loop.stop_reason;
+  s["timed_s"] = m.loop.timed_s;
+  s["warmup_iterations"] = m.loop.warmup_iterations;
+  s["warmup_rounds"] = m.loop.warmup_rounds;
+  s["warmup_steady"] = m.loop.warmup_steady;
+  s["cold_latency_ms"] = m.loop.cold_ms;
+  s["mean_latency_ms"] = m.stats.mean_ms;
+  s["median_latency_ms"] = m.stats.median_ms;
+  s["median_ci_low_ms"] = m.stats.median_ci_low_ms;
+  s["median_ci_high_ms"] = m.stats.median_ci_high_ms;
+  s["min_latency_ms"] = m.stats.min_ms;
+  s["max_latency_ms"] = m.stats.max_ms;
+  s["std_latency_ms"] = m.stats.std_ms;
+  s["cv"] = m.stats.cv;
+  s["p90_latency_ms"] = m.stats.p90_ms;
+  s["p95_latency_ms"] = m.stats.p95_ms;
+  s["p99_latency_ms"] = m.stats.p99_ms;
+  s["throughput_ips"] = m.throughput_ips;
+  s["harness_overhead_ms"] = m.loop.overhead_median_ms;
+  s["harness_overhead_fraction"] = m.overhead_fraction;
+  s["memory_before_load_bytes"] = m.loop.rss_before_load_bytes;
+  s["peak_memory_load_bytes"] = m.loop.peak_rss_load_bytes;
+  s["peak_memory_run_bytes"] = m.loop.peak_rss_run_bytes;
+  s["peak_memory_bytes"] = std::max(m.loop.peak_rss_load_bytes, m.loop.peak_rss_run_bytes);
+  s["percentile_method"] = "linear interpolation between closest ranks (type 7)";
+  s["throughput_definition"] = "batch_size * 1000 / mean_latency_ms";
+  s["benchmarked_model"] = m.live ? std::string("live PyTorch model") : build.onnx_path.string();
+  json e = {{"cpu_model", m.env.cpu_model},
+            {"physical_cores", m.env.physical_cores},
+            {"logical_cpus", m.env.logical_cpus},
+            {"threads", m.env.threads},
+            {"pinned_cpus", m.env.cpus},
+            {"governor", m.env.governor},
+            {"cpu_mhz", m.env.cpu_mhz},
+            {"load_average_1m", m.env.load_average_1m},
+            {"runnable_other_threads_before", m.env.runnable_before},
+            {"runnable_other_threads_after", m.env.runnable_after}};
+  s["environment"] = e;
+  s["measurement_flags"] = m.flags;
+  s["noisy"] = !m.flags.empty();
+  const std::string samples = samples_file_name(result_fields_of(s));
+  write_file_atomic(build.dir->path() / samples,
+                    json({{"unit", "ms"}, {"samples", m.loop.samples_ms}}).dump() + "\n");
+  s["samples_file"] = samples;
+}
+
+std::vector<std::string> result_block_lines(const json& s, const std::string& correctness_line,
+                                            const std::vector<std::string>& flags) {
+  // Fields whose line shows more than their own value.
+  const std::map<std::string, std::string> composite = {
+      {"median_latency_ms",
+       fmt::format(
+           "median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, p99 {} ({} "
+           "iterations, cold {})",
+           format_latency(num(s, "median_latency_ms")), format_latency(num(s, "median_ci_low_ms")),
+           format_latency(num(s, "median_ci_high_ms")), format_latency(num(s, "min_latency_ms")),
+           format_latency(num(s, "max_latency_ms")), format_latency(num(s, "std_latency_ms")),
+           format_latency(num(s, "p90_latency_ms")), format_latency(num(s, "p99_latency_ms")),
+           s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms")))},
+      {"peak_memory_bytes",
+       fmt::format("{} (load), {} (run)", format_bytes(num(s, "peak_memory_load_bytes")),
+                   format_bytes(num(s, "peak_memory_run_bytes")))},
+      {"correctness", correctness_line}};
+  std::vector<const turnkey::StatsField*> labelled;
+  for (const turnkey::StatsField& f : field_table()) {
+    if (f.label) labelled.push_back(&f);
+  }
+  std::stable_sort(labelled.begin(), labelled.end(),
+                   [](const auto* a, const auto* b) { return a->line < b->line; });
+  std::vector<std::string> lines;
+  for (const turnkey::StatsField* f : labelled) {
+    std::string value;
+    if (auto it = composite.find(f->key); it != composite.end()) {
+      value = it->second;
+    } else if (std::string_view(f->unit) == "ms") {
+      value = format_latency(num(s, f->key)) + "\tmilliseconds (ms)";
+    } else if (std::string_view(f->unit) == "ips") {
+      value = fmt::format("{:.1f}\tinferences per second (IPS)", num(s, f->key));
+    } else {
+      value = s.contains(f->key) ? s[f->key].dump() : "";
+    }
+    lines.push_back(padded(f->label) + value);
+  }
+  for (const std::string& f : flags) lines.push_back(padded("Warning") + f);
+  return lines;
+}
+
+void write_build_stats(Build& build) {
+  json stats = build.stats;
+  std::vector<ResultRecord> results;
+  try {
+    // The results earlier runs left in this build dir (any schema); unreadable ones are lost.
+    results = results_of(json_from_yaml(read_file(build.dir->stats_path())));
+  } catch (const std::exception&) {
+  }
+  if (stats.contains("runtime")) {
+    ResultRecord latest;
+    latest.fields = result_fields_of(stats);
+    latest.key = result_key(latest.fields);
+    latest.status = build.state.value("build_status", std::string());
+    latest.error = build.state.value("error", std::string());
+    latest.failed_tool = build.state.value("failed_tool", std::string());
+    latest.finished = build.state.value("finished", std::string());
+    latest.samples_file = stats.value("samples_file", std::string());
+    results = merge_result(std::move(results), std::move(latest));
+  }
+  json all = json::array();
+  for (const ResultRecord& r : results) all.push_back(r.to_json());
+  stats["results"] = all;
+  build.dir->write_stats(stats);
+}
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,128 @@
+// End-to-end: a build keeps one result per (runtime, device, settings), and `cache list`, the
+// CSV and the HTML show every one; a cache written before results were kept (schema 3,
+// tests/data/cache_schema3) keeps its result when a new run joins it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "e2e_util.h"
+#include "support/onnx_factory.h"
+#include "support/temp_dir.h"
+#include "turnkey/cache/build_cache.h"
+
+namespace turnkey::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kHelloWorld = fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/scripts/hello_world.py";
+
+std::string file_with_extension(const fs::path& dir, const std::string& ext) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ext) return slurp(e.path());
+  }
+  return "";
+}
+
+TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
+  TempDir dir{"tk-e2e-results"};
+  const fs::path cache = dir / "cache";
+  const fs::path model = dir / "dyn.onnx";
+  symbolic_dim(model);  // x ["batch", 16]
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{kHelloWorld.string(), "--iterations", "20"},
+        {kHelloWorld.string(), "--runtime", "torchscript", "--iterations", "20"},
+        {model.string(), "--input-shapes", "x:1x16", "--iterations", "20"},
+        {model.string(), "--input-shapes", "x:4x16", "--iterations", "20"}}) {
+    RunResult r = run_turnkey(args, cache);
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    if (args[0] == model.string()) {
+      // The block shows the shape benchmarked, not the symbolic one.
+      EXPECT_NE(r.out.find("Input Shape:    'x': (" + args[2].substr(2, 1) + ", 16)"),
+                std::string::npos)
+          << r.out;
+    }
+  }
+
+  // cache list: one line per result, with its settings.
+  RunResult list = run_turnkey({"cache", "list"}, cache);
+  ASSERT_EQ(list.exit_code, 0) << list.all();
+  EXPECT_EQ(count_occurrences(list.out, "hello_world_4d4540b8 "), 2) << list.out;
+  EXPECT_EQ(count_occurrences(list.out, "\ndyn_"), 2) << list.out;
+  EXPECT_NE(list.out.find(" ort "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find(" torchscript "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("shapes=x:1x16"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("shapes=x:4x16"), std::string::npos) << list.out;
+
+  // The stats keep both results of each build, each with its own samples file.
+  fs::path dyn_dir;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    if (e.path().filename().string().rfind("dyn_", 0) == 0) dyn_dir = e.path();
+  }
+  json stats = json_from_yaml(slurp(dyn_dir / "turnkey_stats.yaml"));
+  EXPECT_EQ(stats["schema_version"], 4);
+  ASSERT_EQ(stats["results"].size(), 2u) << stats.dump(1);
+  for (const json& r : stats["results"]) {
+    EXPECT_TRUE(fs::exists(dyn_dir / r["samples_file"].get<std::string>())) << r.dump();
+  }
+  EXPECT_NE(stats["results"][0]["samples_file"], stats["results"][1]["samples_file"]);
+
+  // CSV and HTML: four successful rows; the runtime-versus-runtime matrix is filled.
+  const fs::path out = dir / "report";
+  RunResult rep =
+      run_turnkey({"report", "-d", cache.string(), "-r", out.string(), "--html"}, cache);
+  ASSERT_EQ(rep.exit_code, 0) << rep.all();
+  const std::string csv = file_with_extension(out, ".csv");
+  EXPECT_EQ(count_occurrences(csv, ",successful,"), 4) << csv;
+  EXPECT_NE(csv.find(",x:1x16,load-onnx benchmark,ort,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",x:4x16,load-onnx benchmark,ort,"), std::string::npos) << csv;
+  const std::string html = file_with_extension(out, ".html");
+  EXPECT_NE(html.find("id=\"speedup-matrix\""), std::string::npos);
+  EXPECT_EQ(html.find("id=\"speedup-none\""), std::string::npos);
+
+  // A rerun with the same settings replaces its own result and keeps the old number's trace.
+  RunResult again =
+      run_turnkey({model.string(), "--input-shapes", "x:4x16", "--iterations", "20"}, cache);
+  ASSERT_EQ(again.exit_code, 0) << again.all();
+  stats = json_from_yaml(slurp(dyn_dir / "turnkey_stats.yaml"));
+  ASSERT_EQ(stats["results"].size(), 2u);
+  EXPECT_EQ(stats["results"][0]["history"].size(), 0u);
+  EXPECT_EQ(stats["results"][1]["history"].size(), 1u);
+}
+
+// A schema-3 build dir of hello_world.py (ort) met by a torchscript run: the ort result stays.
+TEST(ResultsKept, ACacheOfSchemaThreeKeepsItsResultWhenANewRunJoins) {
+  TempDir dir{"tk-e2e-results"};
+  const fs::path cache = dir / "cache";
+  const fs::path fixture = fs::path(TURNKEY_SOURCE_DIR) / "tests/data/cache_schema3";
+  fs::create_directories(cache);
+  fs::copy(fixture / "hello_world_4d4540b8", cache / "hello_world_4d4540b8",
+           fs::copy_options::recursive);
+  // The fixture was made from another checkout: point its input at this one's script.
+  for (const char* name : {"hello_world_4d4540b8_state.yaml", "turnkey_stats.yaml"}) {
+    const fs::path p = cache / "hello_world_4d4540b8" / name;
+    std::string text = slurp(p);
+    const std::string old_path = "/work/main/examples/cli/scripts/hello_world.py";
+    for (size_t at = text.find(old_path); at != std::string::npos; at = text.find(old_path)) {
+      text.replace(at, old_path.size(), kHelloWorld.string());
+    }
+    std::ofstream(p) << text;
+  }
+  const json old_stats =
+      json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
+  RunResult r =
+      run_turnkey({kHelloWorld.string(), "--runtime", "torchscript", "--iterations", "20"}, cache);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json stats = json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
+  ASSERT_EQ(stats["results"].size(), 2u) << stats.dump(1);
+  EXPECT_EQ(stats["results"][0]["runtime"], "ort");
+  EXPECT_EQ(stats["results"][0]["median_latency_ms"], old_stats["median_latency_ms"]);
+  EXPECT_EQ(stats["results"][0]["samples_file"], "samples_ort_x86.json");
+  EXPECT_EQ(stats["results"][1]["runtime"], "torchscript");
+  RunResult list = run_turnkey({"cache", "list"}, cache);
+  EXPECT_EQ(count_occurrences(list.out, "hello_world_4d4540b8 "), 2) << list.out;
+}
+
+}  // namespace
+}  // namespace turnkey::test

@@ -1,0 +1,224 @@
+// The field table, result records (merge, history, legacy stats) and the build-dir rule; and a
+// cache written by the schema-3 binary (tests/data/cache_schema3) read through report and
+// `cache list`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "support/temp_dir.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
+#include "turnkey/cache/fields.h"
+#include "turnkey/common/files.h"
+#include "turnkey/report/cache_list.h"
+#include "turnkey/report/report.h"
+
+namespace turnkey {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kSchema3 = fs::path(TURNKEY_SOURCE_DIR) / "tests/data/cache_schema3";
+
+TEST(FieldTable, KeysAndColumnsAreUniqueAndUnitsNameTheirKeys) {
+  std::set<std::string> keys, columns;
+  for (const StatsField& f : field_table()) {
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key;
+    if (f.column) {
+      EXPECT_TRUE(columns.insert(f.column).second) << f.column;
+    }
+    const std::string unit = f.unit, key = f.key;
+    if (!unit.empty()) {
+      ASSERT_GT(key.size(), unit.size() + 1) << key;
+      std::string suffix = "_";
+      suffix += unit;
+      EXPECT_TRUE(key.ends_with(suffix)) << key;
+    }
+    EXPECT_GE(f.since, 1) << key;
+    EXPECT_LE(f.since, kStatsSchemaVersion) << key;
+  }
+  for (const std::string& s : result_settings()) {
+    const StatsField* f = find_field(s);
+    ASSERT_NE(f, nullptr) << s;
+    EXPECT_EQ(f->scope, FieldScope::Result) << s;
+  }
+}
+
+TEST(FieldTable, ReportColumnsAreTheTablesColumnsInOrder) {
+  std::vector<std::string> from_table;
+  for (const StatsField& f : field_table()) {
+    if (f.column) from_table.push_back(f.column);
+  }
+  std::vector<std::string> from_report;
+  for (const report::Column& c : report::columns()) from_report.push_back(c.name);
+  EXPECT_EQ(from_report, from_table);
+  // Columns of earlier schemas keep their place: a new field's column goes at the end.
+  int last_since = 0;
+  for (const StatsField& f : field_table()) {
+    if (!f.column) continue;
+    EXPECT_GE(f.since, last_since) << f.column;
+    last_since = f.since;
+  }
+}
+
+json result_fields(const std::string& runtime, int threads, double median) {
+  return {{"runtime", runtime},          {"device", "x86"},
+          {"threads", threads},          {"pinned_cpus", ""},
+          {"input_shapes", "x:1x16"},    {"sequence", "load-onnx benchmark"},
+          {"median_latency_ms", median}, {"mean_latency_ms", median * 1.1}};
+}
+
+ResultRecord record(const std::string& runtime, int threads, double median,
+                    const std::string& finished) {
+  ResultRecord r;
+  r.fields = result_fields(runtime, threads, median);
+  r.key = result_key(r.fields);
+  r.status = "successful";
+  r.finished = finished;
+  return r;
+}
+
+TEST(ResultRecords, SameSettingsReplaceTheirOwnResultAndKeepItsHistory) {
+  std::vector<ResultRecord> results;
+  results = merge_result(results, record("ort", 2, 1.0, "t1"));
+  results = merge_result(results, record("torchscript", 2, 3.0, "t2"));
+  results = merge_result(results, record("ort", 1, 2.0, "t3"));  // other threads: its own
+  results = merge_result(results, record("ort", 2, 0.9, "t4"));  // replaces the first
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].fields["median_latency_ms"], 0.9);
+  ASSERT_EQ(results[0].history.size(), 1u);
+  EXPECT_EQ(results[0].history[0].median_latency_ms, 1.0);
+  EXPECT_EQ(results[0].history[0].finished, "t1");
+  EXPECT_EQ(results[1].fields["runtime"], "torchscript");
+  EXPECT_TRUE(results[1].history.empty());
+  EXPECT_EQ(results[2].fields["threads"], 1);
+}
+
+TEST(ResultRecords, HistoryIsBoundedAndOldestGoFirst) {
+  std::vector<ResultRecord> results;
+  for (int i = 0; i < 15; ++i) {
+    results = merge_result(results, record("ort", 2, i, std::to_string(i) + "t"));
+  }
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_EQ(results[0].history.size(), ResultRecord::kHistoryLimit);
+  EXPECT_EQ(results[0].history.front().finished, "4t");
+  EXPECT_EQ(results[0].history.back().finished, "13t");
+  EXPECT_EQ(results[0].finished, "14t");
+}
+
+TEST(ResultRecords, JsonRoundTripKeepsEverything) {
+  std::vector<ResultRecord> results =
+      merge_result({record("ort", 2, 1.0, "t1")}, record("ort", 2, 2.0, "t2"));
+  results[0].samples_file = "samples_ort_x86_12345678.json";
+  results[0].error = "";
+  const ResultRecord back = ResultRecord::from_json(results[0].to_json());
+  EXPECT_EQ(back.key, results[0].key);
+  EXPECT_EQ(back.fields, results[0].fields);
+  EXPECT_EQ(back.samples_file, results[0].samples_file);
+  ASSERT_EQ(back.history.size(), 1u);
+  EXPECT_EQ(back.history[0].median_latency_ms, 1.0);
+}
+
+TEST(ResultRecords, SettingsChangeTheKeyAndTheSamplesFile) {
+  json a = result_fields("ort", 2, 1.0), b = a;
+  b["input_shapes"] = "x:8x16";
+  EXPECT_NE(result_key(a), result_key(b));
+  EXPECT_NE(samples_file_name(a), samples_file_name(b));
+  json c = a;
+  c["median_latency_ms"] = 5.0;  // a number is not a setting
+  EXPECT_EQ(result_key(a), result_key(c));
+  EXPECT_EQ(samples_file_name(a).rfind("samples_ort_x86_", 0), 0u);
+}
+
+TEST(ResultRecords, SchemaThreeStatsReadAsOneResult) {
+  json stats = {{"runtime", "ort"},         {"device", "x86"},
+                {"median_latency_ms", 0.5}, {"build_status", "successful"},
+                {"model_name", "m"},        {"hash", "abcd1234"}};
+  std::vector<ResultRecord> r = results_of(stats);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, "successful");
+  EXPECT_EQ(r[0].samples_file, "samples_ort_x86.json");
+  EXPECT_EQ(r[0].fields["median_latency_ms"], 0.5);
+  EXPECT_FALSE(r[0].fields.contains("model_name")) << "a model fact is not a result field";
+  EXPECT_TRUE(results_of(json{{"model_name", "m"}}).empty()) << "no runtime: no result";
+}
+
+TEST(ResultRecords, CarryOverTakesModelFactsOnly) {
+  json from = {
+      {"model_name", "m"}, {"parameters", 10}, {"median_latency_ms", 1.0}, {"onnx_opset", 17}};
+  json into = json::object();
+  carry_model_facts(from, into);
+  EXPECT_EQ(into, (json{{"model_name", "m"}, {"parameters", 10}}));
+}
+
+TEST(BuildDirRule, StateOrStatsInAnyFormMakesABuildDir) {
+  test::TempDir d{"tk-records"};
+  fs::create_directories(d.path() / "a");
+  std::ofstream(d.path() / "a" / "a_state.yaml") << "build_name: a\n";
+  fs::create_directories(d.path() / "b" / "b_state.yaml");  // damaged: a dir in its place
+  fs::create_directories(d.path() / "c");
+  std::ofstream(d.path() / "c" / "turnkey_stats.yaml") << "";
+  fs::create_directories(d.path() / "discovery_logs");
+  fs::create_symlink(d.path() / "a", d.path() / "link");
+  EXPECT_TRUE(is_build_dir(d.path() / "a"));
+  EXPECT_TRUE(is_build_dir(d.path() / "b"));
+  EXPECT_TRUE(is_build_dir(d.path() / "c"));
+  EXPECT_FALSE(is_build_dir(d.path() / "discovery_logs"));
+  EXPECT_FALSE(is_build_dir(d.path() / "link"));
+  EXPECT_FALSE(is_build_dir(d.path() / "missing"));
+}
+
+TEST(BuildFiles, BothFilesCarryTheSchemaVersion) {
+  test::TempDir d{"tk-records"};
+  BuildDir dir(d.path(), "m_12345678");
+  dir.create();
+  dir.write_state({{"build_name", "m_12345678"}});
+  dir.write_stats({{"model_name", "m"}});
+  EXPECT_EQ(json_from_yaml(read_file(dir.state_path()))["schema_version"], kStateSchemaVersion);
+  EXPECT_EQ(json_from_yaml(read_file(dir.stats_path()))["schema_version"], kStatsSchemaVersion);
+}
+
+// tests/data/cache_schema3: state, stats and samples of two builds written by the binary of
+// schema 3 (before results were kept), numbers as it wrote them: hello_world.py benchmarked on
+// ort, and dyn.onnx whose second run (an unknown runtime) failed.
+TEST(SchemaThreeCache, ReportReadsItsRowsWithTheirNumbers) {
+  std::vector<report::Row> rows = report::read_cache(kSchema3, "old");
+  ASSERT_EQ(rows.size(), 2u);
+  const report::Row& dyn = rows[0];
+  EXPECT_EQ(dyn.text("build_name"), "dyn_393a33d5");
+  EXPECT_EQ(dyn.text("status"), "failed");
+  EXPECT_EQ(dyn.text("runtime"), "nosuch");
+  EXPECT_NE(dyn.text("error").find("unknown runtime 'nosuch'"), std::string::npos)
+      << dyn.text("error");
+  const report::Row& hello = rows[1];
+  EXPECT_EQ(hello.text("build_name"), "hello_world_4d4540b8");
+  EXPECT_EQ(hello.text("status"), "successful");
+  EXPECT_EQ(hello.text("runtime"), "ort");
+  EXPECT_EQ(hello.text("correctness"), "within_tolerance");
+  EXPECT_EQ(hello.text("input_shapes"), "x:10");
+  json stats = json_from_yaml(read_file(kSchema3 / "hello_world_4d4540b8/turnkey_stats.yaml"));
+  EXPECT_EQ(hello.number("median_latency_ms"), stats["median_latency_ms"].get<double>());
+  EXPECT_EQ(hello.number("std_ms"), stats["std_latency_ms"].get<double>());
+  EXPECT_EQ(hello.samples_ms.size(), 100u) << hello.samples_note;
+  EXPECT_FALSE(hello.has("runs")) << "a schema-3 row has no run history";
+  // CSV and JSON render it; JSON reads back to the same cells.
+  const std::string csv = report::to_csv(rows);
+  EXPECT_NE(csv.find("hello_world_4d4540b8"), std::string::npos);
+  report::Report rep;
+  rep.rows = rows;
+  report::Report back = report::report_from_json(report::to_json(rep, report::Provenance{}), "old");
+  ASSERT_EQ(back.rows.size(), 2u);
+  EXPECT_EQ(back.rows[1].number("median_latency_ms"), hello.number("median_latency_ms"));
+}
+
+TEST(SchemaThreeCache, CacheListShowsEveryBuild) {
+  const std::string out = report::cache_list_text(kSchema3);
+  EXPECT_NE(out.find("hello_world_4d4540b8"), std::string::npos) << out;
+  EXPECT_NE(out.find("dyn_393a33d5"), std::string::npos) << out;
+  EXPECT_NE(out.find("unknown runtime 'nosuch'"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace turnkey
