@@ -12,91 +12,12 @@
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
-#include "turnkey/engine/status.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-const std::vector<Column>& columns() {
-  static const std::vector<Column> kColumns = [] {
-    std::vector<Column> out;
-    for (const StatsField& f : field_table()) {
-      if (!f.column) continue;
-      const CellType type = f.type == FieldType::Integer  ? CellType::Integer
-                            : f.type == FieldType::Number ? CellType::Number
-                                                          : CellType::Text;
-      out.push_back({f.column, type, f.meaning});
-    }
-    return out;
-  }();
-  return kColumns;
-}
-
-std::string csv_header() {
-  std::string h;
-  for (const Column& c : columns()) {
-    if (!h.empty()) h += ',';
-    h += c.name;
-  }
-  return h;
-}
-
-std::string Row::text(const std::string& column) const {
-  auto it = cells.find(column);
-  if (it == cells.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
-
-double Row::number(const std::string& column) const {
-  auto it = cells.find(column);
-  if (it == cells.end() || !it->is_number()) return std::numeric_limits<double>::quiet_NaN();
-  return it->get<double>();
-}
-
-// The status of a build (or result) that ran through; the engine's status table names it too.
-
-bool Row::successful() const { return is_success(text("status")); }
-
-bool Row::has(const std::string& column) const {
-  auto it = cells.find(column);
-  return it != cells.end() && !it->is_null();
-}
-
-std::string Row::model_key() const {
-  auto it = cells.find("hash_full");
-  if (it != cells.end() && it->is_string() && !it->get<std::string>().empty()) {
-    return it->get<std::string>();
-  }
-  if (!text("hash").empty()) return text("hash");
-  return "build:" + text("build_name");
-}
-
-std::string Row::settings() const {
-  std::string s;
-  if (!has("runs")) return s;  // a row of an older cache: the build's own numbers
-  auto add = [&](const char* name, const char* column) {
-    const std::string v = cell_text(cells.value(column, json()));
-    if (!v.empty()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, v);
-  };
-  add("threads", "threads");
-  add("pin", "pinned_cpus");
-  add("shapes", "input_shapes");
-  return s;
-}
-
-std::string Row::measurement_key() const {
-  std::string key = model_key() + "|" + text("runtime") + "|" + text("device");
-  // A result (schema >= 4; it counts its runs) adds its settings; a row of an older cache keys
-  // as before.
-  if (!has("runs")) return key;
-  for (const char* setting : {"threads", "pinned_cpus", "input_shapes", "sequence"}) {
-    key += "|" + cell_text(cells.value(setting, json()));
-  }
-  return key;
-}
 
 namespace {
 
@@ -413,7 +334,7 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
     }
     // The latest run made no result (it failed before benchmarking, built only, or is still
     // running): its own row says so, next to the results earlier runs left.
-    if (!rows.empty() && (latest_has_result || is_success(typed_state.build_status))) {
+    if (!rows.empty() && (latest_has_result || is_successful(typed_state.build_status))) {
       return rows;
     }
   }

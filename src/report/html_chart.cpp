@@ -259,6 +259,11 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
       tip += fmt::format(" [95% CI {}, {}]", fmt_ms(lo), fmt_ms(hi));
     }
     if (several_caches) tip += " \u2014 cache " + r.text("cache");
+    // Results of one build on one runtime differ by their settings: name the shapes benchmarked.
+    if (!r.settings().empty()) {
+      label += " \u00b7 " + r.text("input_shapes");
+      tip += " \u2014 " + r.settings();
+    }
     const double bx = sc.x(m);
     svg += fmt::format(
         "<text class=\"bar-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}"

@@ -27,6 +27,9 @@ struct Column {
   const char* meaning;  // one line, with the unit; docs/report.md says the same
 };
 
+// Whether a row's (or a state's) status says the build or result ran through.
+bool is_successful(const std::string& status);
+
 // The fixed column set, in CSV order: the field table's columns (turnkey/cache/fields.h). The
 // CSV header is exactly these names.
 const std::vector<Column>& columns();
