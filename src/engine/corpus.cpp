@@ -24,6 +24,7 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
 #include "turnkey/common/version.h"
@@ -91,11 +92,6 @@ std::vector<json> read_progress(const fs::path& p) {
     start = nl + 1;
   }
   return events;
-}
-
-std::string one_line(const std::string& s) {
-  std::string line = s.substr(0, s.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
 }  // namespace
