@@ -30,8 +30,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-extern std::atomic<int> g_corpus_stop_signal;
-
 namespace {
 
 std::string field(const std::string& text, const std::string& key) {
