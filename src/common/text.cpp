@@ -7,7 +7,11 @@
 namespace turnkey {
 
 std::string one_line(std::string_view text, size_t max_chars) {
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return "";
+  text.remove_prefix(start);
   std::string_view line = text.substr(0, text.find_first_of("\r\n"));
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
   if (line.size() <= max_chars) return std::string(line);
   return std::string(line.substr(0, max_chars)) + "...";
 }

@@ -9,33 +9,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "build.h"
 #include "corpus_internal.h"
 #include "isolation.h"
 #include "turnkey/cache/build_cache.h"
-#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
-#include "turnkey/common/sha256.h"
 #include "turnkey/common/text.h"
-#include "turnkey/common/version.h"
-#include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/status.h"
-#include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
-#include "worker_link.h"
 
 namespace turnkey {
 
@@ -285,7 +273,6 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
   }
   return results;
 }
-
 
 }  // namespace engine_internal
 

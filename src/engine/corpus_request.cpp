@@ -2,40 +2,17 @@
 // input items as JSON (the workers' copy of what the user asked for).
 #include "turnkey/engine/corpus.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <iostream>
 #include <map>
-#include <memory>
 
 #include <fmt/format.h>
 
-#include "build.h"
 #include "corpus_internal.h"
-#include "isolation.h"
-#include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
-#include "turnkey/common/files.h"
-#include "turnkey/common/sha256.h"
-#include "turnkey/common/text.h"
-#include "turnkey/common/version.h"
-#include "turnkey/discovery/python_side.h"
-#include "turnkey/engine/status.h"
-#include "turnkey/engine/tools.h"
-#include "turnkey/measure/system_info.h"
-#include "worker_link.h"
 
 namespace turnkey {
 

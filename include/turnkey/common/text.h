@@ -10,8 +10,8 @@
 
 namespace turnkey {
 
-// The first line of `text` (up to the first \r or \n), cut to `max_chars` characters plus "..."
-// when longer: for error lines on a terminal and in report cells.
+// The first non-blank line of `text`, trimmed, cut to `max_chars` characters plus "..." when
+// longer ("" when there is none): for error lines on a terminal and in report cells.
 inline constexpr size_t kOneLineMaxChars = 400;
 std::string one_line(std::string_view text, size_t max_chars = kOneLineMaxChars);
 
