@@ -1,7 +1,5 @@
 #include "turnkey/common/error.h"
 
-#include "turnkey/common/text.h"
-
 namespace turnkey {
 
 const char* error_kind_name(ErrorKind kind) {
@@ -20,8 +18,12 @@ const char* error_kind_name(ErrorKind kind) {
 }
 
 std::string first_line(std::string_view text) {
-  std::string line = one_line(text, std::string_view::npos);
-  return line.empty() ? "(no message)" : line;
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return "(no message)";
+  text.remove_prefix(start);
+  text = text.substr(0, text.find_first_of("\r\n"));
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return std::string(text);
 }
 
 }  // namespace turnkey

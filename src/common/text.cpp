@@ -4,16 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "turnkey/common/error.h"
+
 namespace turnkey {
 
 std::string one_line(std::string_view text, size_t max_chars) {
-  const size_t start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return "";
-  text.remove_prefix(start);
-  std::string_view line = text.substr(0, text.find_first_of("\r\n"));
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-  if (line.size() <= max_chars) return std::string(line);
-  return std::string(line.substr(0, max_chars)) + "...";
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return "";
+  const std::string line = first_line(text);  // the one first-line rule (error.h)
+  if (line.size() <= max_chars) return line;
+  return line.substr(0, max_chars) + "...";
 }
 
 std::string trim(std::string_view text, std::string_view chars) {

@@ -10,10 +10,11 @@
 
 namespace turnkey::tool_checks {
 
-std::vector<std::string> runtime_choices();  // the runtime registry's names, plugins included
 std::vector<std::string> device_names();
 std::vector<std::string> ort_levels();       // optimize-ort --level
 
+// A runtime of the registry; a built-in name loads no plugin library (runtime_registry.cpp).
+void check_runtime(const nlohmann::json& value);
 void check_script_args(const nlohmann::json& value);   // splits like a shell: quotes closed
 void check_build_name(const nlohmann::json& value);
 void check_attach(const nlohmann::json& value);

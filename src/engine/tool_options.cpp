@@ -165,7 +165,14 @@ std::string option_help(const OptionSpec& option, bool with_choices) {
 
 namespace tool_checks {
 
-std::vector<std::string> runtime_choices() { return runtime_names(); }
+void check_runtime(const json& value) {
+  const std::string name = value.get<std::string>();
+  if (find_runtime(name)) return;
+  const std::vector<std::string> names = runtime_names();
+  const std::string hint = closest_name(name, names);
+  throw invalid(fmt::format("--runtime '{}': not one of {}{}", name, fmt::join(names, ", "),
+                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+}
 
 std::vector<std::string> device_names() {
   std::vector<std::string> names;

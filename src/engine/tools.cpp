@@ -83,7 +83,7 @@ const std::vector<ToolSpec>& tool_specs() {
         {"--runtime", "runtime", T::String,
          "Runtime: ort, torch-eager, torchscript, torch-compiled (availability below and in "
          "system-info)",
-         "ort", {.choices = runtime_choices}},
+         "ort", {.check = check_runtime}},
         {"--iterations", "iterations", T::Int,
          "Timed iterations (the default stop rule; see --duration and --adaptive)",
          kLoop.iterations, {.low = 1, .high = 1e8}},

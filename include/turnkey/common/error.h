@@ -24,8 +24,8 @@ enum class ErrorKind {
 
 const char* error_kind_name(ErrorKind kind);
 
-// one_line (text.h) without a length cap, "(no message)" when there is none: what a one-line
-// reason shows of a library's message.
+// The first non-blank line of a (library's) message, trimmed: what a one-line reason shows.
+// "(no message)" when there is none.
 std::string first_line(std::string_view text);
 
 class Error : public std::runtime_error {

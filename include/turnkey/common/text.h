@@ -10,8 +10,9 @@
 
 namespace turnkey {
 
-// The first non-blank line of `text`, trimmed, cut to `max_chars` characters plus "..." when
-// longer ("" when there is none): for error lines on a terminal and in report cells.
+// first_line(text) (error.h: the first non-blank line, trimmed) cut to `max_chars` characters
+// plus "..." when longer, "" when there is none: for error lines on a terminal and in report
+// cells.
 inline constexpr size_t kOneLineMaxChars = 400;
 std::string one_line(std::string_view text, size_t max_chars = kOneLineMaxChars);
 

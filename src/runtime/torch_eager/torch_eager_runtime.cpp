@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "turnkey/common/process.h"
+#include "turnkey/discovery/interpreter.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -16,32 +17,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-struct TorchProbe {
-  std::string version;  // "" when none
-  std::string why;
-};
-
-TorchProbe probe_torch() {
-  TorchProbe p;
-  std::string python;
-  try {
-    python = find_python("");
-  } catch (const Error& e) {
-    p.why = e.what();
-    return p;
-  }
-  CaptureResult r = run_capture({python, "-c", "import torch; print(torch.__version__)"}, 60.0);
-  if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-    p.why = fmt::format("{} could not import torch", python);
-    return p;
-  }
-  std::string v = r.out.substr(0, r.out.find('\n'));
-  // Debian's torch says "1.13.0a0+git..." in __version__ for the 1.13.1 package: keep the
-  // public part.
-  p.version = v.substr(0, v.find('+'));
-  return p;
-}
 
 int major_version(const std::string& version) {
   try {
@@ -146,12 +121,14 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
+// The torch version of the default interpreter, from its (remembered) probe: no `import torch`.
 std::string probed_torch_version(std::string* why) {
-  static std::once_flag once;
-  static TorchProbe probe;
-  std::call_once(once, [] { probe = probe_torch(); });
-  if (why) *why = probe.why;
-  return probe.version;
+  try {
+    return find_interpreter("").torch_version;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return "";
+  }
 }
 
 const Runtime& torch_eager_runtime() {
