@@ -23,7 +23,6 @@
 namespace turnkey {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using namespace engine_internal;
 

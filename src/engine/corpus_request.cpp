@@ -16,9 +16,7 @@
 
 namespace turnkey {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 using namespace engine_internal;
 
 bool is_corpus_run(const GlobalOptions& g) {
