@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -27,28 +29,94 @@ std::vector<char*> to_argv(const std::vector<std::string>& args) {
   return out;
 }
 
+// This process's environment with `overrides` set: built before fork (setenv after fork is not
+// async-signal-safe).
+std::vector<std::string> child_environment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    bool overridden = false;
+    for (const auto& [key, value] : overrides) {
+      overridden = overridden || (entry.size() > key.size() && entry[key.size()] == '=' &&
+                                  entry.substr(0, key.size()) == key);
+    }
+    if (!overridden) env.emplace_back(entry);
+  }
+  for (const auto& [key, value] : overrides) env.push_back(key + "=" + value);
+  return env;
+}
+
+// Writes the decimal pid to `fd` without allocating (in the child, after fork).
+void write_pid(int fd, pid_t pid) {
+  char rev[24];
+  char num[24];
+  int len = 0;
+  for (pid_t v = pid; v > 0 && len < 24; v /= 10) rev[len++] = static_cast<char>('0' + v % 10);
+  for (int i = 0; i < len; ++i) num[i] = rev[len - 1 - i];
+  if (::write(fd, num, static_cast<size_t>(len)) < 0) {
+    // Nothing to do: the child runs outside the cgroup, which the parent notices.
+  }
+}
+
 }  // namespace
 
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) throw Error(ErrorKind::Internal, "spawn_process: empty argv");
-  std::vector<char*> cargv = to_argv(argv);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) throw Error(ErrorKind::Io, fmt::format("fork failed: {}", strerror(errno)));
-  if (pid == 0) {
-    if (options.die_with_parent) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-      if (getppid() != parent) _exit(125);  // the parent died before prctl took effect
-    }
-    for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
-    for (int fd : options.inherit_fds) {
-      int flags = fcntl(fd, F_GETFD);
-      if (flags >= 0) fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
-    }
-    execvp(cargv[0], cargv.data());
-    _exit(127);
+  // Everything the child needs is made here; after fork only async-signal-safe calls run.
+  std::vector<std::string> args = argv;
+  if (args[0].find('/') == std::string::npos) {
+    const std::string found = find_on_path(args[0]);
+    if (!found.empty()) args[0] = found;
   }
-  return pid;
+  std::vector<char*> cargv = to_argv(args);
+  std::vector<std::string> env = child_environment(options.env);
+  std::vector<char*> cenv;
+  for (std::string& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  const char* procs_file =
+      options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str();
+  const rlimit data_limit{static_cast<rlim_t>(options.data_limit_bytes),
+                          static_cast<rlim_t>(options.data_limit_bytes)};
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(ErrorKind::Io, fmt::format("fork failed: {}", strerror(errno)));
+  if (pid > 0) return pid;
+  // ---- the child: async-signal-safe calls only, from here to execve ----
+  if (options.new_session) {
+    setsid();
+  } else if (options.new_process_group) {
+    setpgid(0, 0);
+  }
+  if (options.die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) _exit(125);  // the parent died before prctl took effect
+  }
+  if (procs_file) {
+    const int cg = ::open(procs_file, O_WRONLY | O_CLOEXEC);
+    if (cg >= 0) {
+      write_pid(cg, getpid());
+      ::close(cg);
+    }
+  }
+  if (options.data_limit_bytes > 0) setrlimit(RLIMIT_DATA, &data_limit);
+  if (options.stdin_null) {
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0 && devnull != 0) {
+      dup2(devnull, 0);
+      ::close(devnull);
+    }
+  }
+  if (options.output_fd >= 0) {
+    dup2(options.output_fd, 1);
+    dup2(options.output_fd, 2);
+  }
+  for (int fd : options.inherit_fds) {
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0) fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+  }
+  execve(cargv[0], cargv.data(), cenv.data());
+  _exit(127);
 }
 
 std::string describe_wait_status(int status) {
@@ -64,21 +132,17 @@ CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s
   CaptureResult result;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error(ErrorKind::Io, "pipe failed");
-  std::vector<char*> cargv = to_argv(argv);
-  pid_t pid = fork();
-  if (pid < 0) {
+  SpawnOptions spawn;
+  spawn.new_process_group = true;
+  spawn.stdin_null = true;
+  spawn.output_fd = fds[1];
+  pid_t pid = -1;
+  try {
+    pid = spawn_process(argv, spawn);
+  } catch (...) {
     close(fds[0]);
     close(fds[1]);
-    throw Error(ErrorKind::Io, fmt::format("fork failed: {}", strerror(errno)));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    execvp(cargv[0], cargv.data());
-    _exit(127);
+    throw;
   }
   setpgid(pid, pid);
   close(fds[1]);

@@ -1,8 +1,12 @@
-// Internal to the engine: what the local corpus loop (corpus.cpp), the Slurm loop (slurm.cpp) and
-// the worker share: per-input files, the worker command line, resume and the finalization that
-// turns however a worker ended into one status in the input record and its build states.
+// Internal to the engine: what the parts of a corpus run share. corpus.cpp (the run),
+// corpus_request.cpp (request <-> JSON), corpus_records.cpp (per-input files, the worker command
+// line, resume, and the finalization that turns however a worker ended into one status),
+// corpus_summary.cpp, corpus_local.cpp (the local scheduler), slurm.cpp (the Slurm loop) and
+// corpus_worker.cpp (the hidden entry points).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -69,7 +73,20 @@ InputItem item_from_json(const nlohmann::json& j);
 int print_summary(const std::vector<InputResult>& results, const std::filesystem::path& inputs_dir,
                   double wall_s);
 
+// The local loop (corpus_local.cpp): up to -j supervised workers, one benchmark at a time.
+// `total_inputs` counts the inputs of the run (for progress lines).
+std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<CorpusInput>& todo,
+                                   size_t total_inputs);
+
 // The Slurm loop (slurm.cpp): one job per input, waits with progress, collects results.
 std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<CorpusInput>& todo);
+
+// Set by SIGINT/SIGTERM during a corpus run (0 = none); the loops stop their workers and jobs.
+extern std::atomic<int> g_corpus_stop_signal;
+void on_corpus_stop_signal(int sig);  // a signal handler: stores sig
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 }  // namespace turnkey::engine_internal

@@ -211,58 +211,22 @@ SupervisedProcess::SupervisedProcess(const std::vector<std::string>& argv, const
                 fmt::format("{}: cannot write: {}", output_log.string(), strerror(errno)));
   }
   cgroup_ = make_pids_cgroup(fmt::format("turnkey-{}-{}", getpid(), tag), limits.max_processes);
-  const std::string procs_file = cgroup_.empty() ? "" : (cgroup_ / "cgroup.procs").string();
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  // The environment is built here: after fork only async-signal-safe calls are allowed.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "TURNKEY_WORKER_TAG=", 19) != 0) env_strings.push_back(*e);
-  }
-  env_strings.push_back("TURNKEY_WORKER_TAG=" + tag);
-  std::vector<char*> cenv;
-  for (auto& e : env_strings) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
+  SpawnOptions spawn;
+  spawn.env = {{"TURNKEY_WORKER_TAG", tag}};
+  spawn.new_session = true;
+  spawn.die_with_parent = true;
+  spawn.cgroup_procs_file = cgroup_.empty() ? "" : (cgroup_ / "cgroup.procs").string();
+  spawn.data_limit_bytes = limits.memory_bytes;
+  spawn.stdin_null = true;
+  spawn.output_fd = fds[1];
+  if (child_fd >= 0) spawn.inherit_fds = {child_fd};
+  pid_t pid = -1;
+  try {
+    pid = spawn_process(argv, spawn);
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw Error(ErrorKind::Io, fmt::format("fork failed: {}", strerror(errno)));
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec.
-    setsid();
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != parent) _exit(125);  // the parent died before prctl took effect
-    if (!procs_file.empty()) {
-      int cg = ::open(procs_file.c_str(), O_WRONLY);
-      if (cg >= 0) {
-        char num[16];
-        int len = 0;
-        char rev[16];
-        for (pid_t v = getpid(); v > 0; v /= 10) rev[len++] = static_cast<char>('0' + v % 10);
-        for (int i = 0; i < len; ++i) num[i] = rev[len - 1 - i];
-        if (::write(cg, num, static_cast<size_t>(len)) < 0) {
-        }
-        ::close(cg);
-      }
-    }
-    if (limits.memory_bytes > 0) {
-      rlimit r{static_cast<rlim_t>(limits.memory_bytes), static_cast<rlim_t>(limits.memory_bytes)};
-      setrlimit(RLIMIT_DATA, &r);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    if (child_fd >= 0) {
-      int flags = fcntl(child_fd, F_GETFD);
-      if (flags >= 0) fcntl(child_fd, F_SETFD, flags & ~FD_CLOEXEC);
-    }
-    execve(cargv[0], cargv.data(), cenv.data());
-    _exit(127);
+    throw;
   }
   ::close(fds[1]);
   out_fd_ = fds[0];

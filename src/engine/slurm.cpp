@@ -19,6 +19,7 @@
 #include "corpus_internal.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/process.h"
 #include "turnkey/engine/status.h"
@@ -29,20 +30,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-extern std::atomic<int> g_corpus_stop_signal;
-
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
 
 std::string field(const std::string& text, const std::string& key) {
   size_t at = text.find(key + "=");

@@ -5,36 +5,44 @@
 #include <fmt/format.h>
 
 #include "turnkey/common/error.h"
+#include "turnkey/measure/loop.h"
+#include "tool_checks.h"
 
 namespace turnkey {
 
 using T = OptionSpec::Type;
 using nlohmann::json;
+using namespace tool_checks;
 
 const std::vector<ToolSpec>& tool_specs() {
   using A = Artifact;
+  // The measurement loop's own defaults (measure/loop.h), so there is one number for each.
+  static const LoopOptions kLoop{};
   static const std::vector<ToolSpec> specs = {
       {"discover",
        ToolGroup::First,
        "Run a Python script and discover the PyTorch models it calls",
        {{"--script-args", "script_args", T::String,
-         "Arguments for the script, split like a shell (no shell involved)", ""},
+         "Arguments for the script, split like a shell (no shell involved)", "",
+         {.check = check_script_args}},
         {"--max-depth", "max_depth", T::Int,
-         "Also discover sub-modules down to this depth (0 = top-level models only)", 0},
+         "Also discover sub-modules down to this depth (0 = top-level models only)", 0,
+         {.low = 0}},
         {"--build-name", "build_name", T::String,
          "Build name for the one model built (default <script>_<hash8>; classic grammar: also for "
          "one ONNX file)",
-         ""},
+         "", {.check = check_build_name}},
         {"--attach", "attach", T::String,
          "E,C: take the models from the calling Python process over these inherited pipes "
          "(used by the Python API, docs/python_api.md)",
-         ""}},
+         "", {.check = check_attach}}},
        A::None, A::PyTorchModel, false},
       {"load-onnx",
        ToolGroup::First,
        "Load an ONNX file: checker, parameters, ops, opset, inputs and outputs",
        {{"--input-shapes", "input_shapes", T::String,
-         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128", ""}},
+         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128", "",
+         {.check = check_input_shapes}}},
        A::None, A::OnnxModel, false},
       {"load-build",
        ToolGroup::First,
@@ -45,7 +53,8 @@ const std::vector<ToolSpec>& tool_specs() {
        ToolGroup::Sequence,
        "Export a discovered PyTorch model to ONNX (torch.onnx.export) and save its outputs",
        {{"--opset", "opset", T::Int,
-         "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)", nullptr}},
+         "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)", nullptr,
+         {.low = 7, .high = 30}}},
        A::PyTorchModel, A::OnnxModel, true},
       {"optimize-ort",
        ToolGroup::Sequence,
@@ -53,7 +62,7 @@ const std::vector<ToolSpec>& tool_specs() {
        {{"--level", "level", T::String,
          "basic (portable ONNX), extended (ONNX Runtime contrib ops), layout or all (this CPU's "
          "ISA only)",
-         "basic"}},
+         "basic", {.choices = ort_levels}}},
        A::OnnxModel, A::OnnxModel, true},
       {"convert-fp16",
        ToolGroup::Sequence,
@@ -69,47 +78,54 @@ const std::vector<ToolSpec>& tool_specs() {
       {"benchmark",
        ToolGroup::Sequence,
        "Measure latency and throughput on a runtime and device",
-       {{"--device", "device", T::String, "Device to benchmark on: x86, nvidia", "x86"},
+       {{"--device", "device", T::String, "Device to benchmark on: x86, nvidia", "x86",
+         {.choices = device_names}},
         {"--runtime", "runtime", T::String,
          "Runtime: ort, torch-eager, torchscript, torch-compiled (availability below and in "
          "system-info)",
-         "ort"},
+         "ort", {.check = check_runtime}},
         {"--iterations", "iterations", T::Int,
-         "Timed iterations (the default stop rule; see --duration and --adaptive)", 100},
+         "Timed iterations (the default stop rule; see --duration and --adaptive)",
+         kLoop.iterations, {.low = 1, .high = 1e8}},
         {"--duration", "duration_s", T::Float,
-         "Time the model for this many seconds instead of a fixed count", nullptr},
+         "Time the model for this many seconds instead of a fixed count", nullptr,
+         {.low = 0, .high = 86400, .low_open = true}},
         {"--adaptive", "adaptive", T::Flag,
          "Stop when the median's 95% CI is within +-CI-TARGET% (between --min-iterations and "
          "--max-iterations, at most --max-duration seconds)",
          false},
         {"--ci-target", "ci_target_pct", T::Float,
-         "Adaptive target: half-width of the median's 95% CI in % of the median", 2.0},
-        {"--min-iterations", "min_iterations", T::Int, "Adaptive: fewest timed iterations", 10},
-        {"--max-iterations", "max_iterations", T::Int, "Adaptive: most timed iterations", 100000},
+         "Adaptive target: half-width of the median's 95% CI in % of the median",
+         kLoop.ci_target * 100, {.low = 0, .high = 100, .low_open = true, .high_open = true}},
+        {"--min-iterations", "min_iterations", T::Int, "Adaptive: fewest timed iterations",
+         kLoop.min_iterations, {.low = 1, .high = 1e8}},
+        {"--max-iterations", "max_iterations", T::Int, "Adaptive: most timed iterations",
+         kLoop.max_iterations, {.low = 1, .high = 1e8}},
         {"--max-duration", "max_duration_s", T::Float, "Adaptive: most seconds of timed runs",
-         60.0},
+         kLoop.max_duration_s, {.low = 0, .high = 86400, .low_open = true}},
         {"--warmup", "warmup", T::Int,
          "Warm-up iterations after the cold run, at least 50 ms of them and more until steady "
          "(0 = none)",
-         10},
-        {"--threads", "threads", T::Int, "Intra-op threads (0 = physical cores)", 0},
+         kLoop.warmup_iterations, {.low = 0, .high = 1e8}},
+        {"--threads", "threads", T::Int, "Intra-op threads (0 = physical cores)", 0,
+         {.low = 0, .high = 4096}},
         {"--pin", "pin", T::String,
          "Pin the benchmark to these CPUs, e.g. 0-1 or 0,2 (the runtime's threads included)",
-         ""},
+         "", {.check = check_cpu_list}},
         {"--rt-args", "rt_args", T::List,
          "Runtime arguments key=value (ort: threads, inter_op_threads, "
          "graph_optimization_level=disabled|basic|extended|all, execution_mode; torchscript: "
          "freeze=true, optimize=true)",
-         json::array()},
+         json::array(), {.check = check_runtime_args}},
         {"--max-rel-error", "max_rel_error", T::Float,
          "Correctness: largest |runtime - PyTorch| / max|PyTorch| per output (default 1e-3, "
          "1e-2 after convert-fp16)",
-         nullptr},
+         nullptr, {.low = 0}},
         {"--min-cosine", "min_cosine", T::Float,
          "Correctness: smallest cosine similarity to PyTorch's outputs (default 0.9999, 0.999 "
          "after convert-fp16)",
-         nullptr}},
-       A::OnnxModel, A::Measurement, false, true},
+         nullptr, {.low = -1, .high = 1}}},
+       A::OnnxModel, A::Measurement, false, true, check_benchmark_together},
       {"version", ToolGroup::Management, "Print the turnkey version", {}},
       {"cache", ToolGroup::Management,
        "Manage the cache: list, stats (print), delete, clean, location", {}},
@@ -220,14 +236,6 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
     }
   }
   return best;
-}
-
-json default_tool_options(const ToolSpec& spec) {
-  json o = json::object();
-  for (const OptionSpec& opt : spec.options) {
-    if (!opt.default_value.is_null()) o[opt.key] = opt.default_value;
-  }
-  return o;
 }
 
 }  // namespace turnkey

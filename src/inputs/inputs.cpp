@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey {
 
@@ -21,13 +22,6 @@ bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std
 
 bool has_regex_chars(const std::string& s) {
   return s.find_first_of("^$+(){}|\\") != std::string::npos || s.find(".*") != std::string::npos;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 std::vector<std::string> glob_paths(const std::string& pattern) {

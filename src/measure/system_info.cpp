@@ -15,22 +15,20 @@
 #include <fmt/format.h>
 
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey {
 
 namespace {
 
-std::string trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\n\"");
-  size_t e = s.find_last_not_of(" \t\n\"");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
+// Values in /proc and /etc/os-release files: blanks and the quotes around them go.
+std::string trim_value(const std::string& s) { return trim(s, " \t\n\""); }
 
 std::string read_first_line(const char* path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  return trim(line);
+  return trim_value(line);
 }
 
 // "key<sep>value" lookup in a /proc-style file; "" when absent.
@@ -40,7 +38,7 @@ std::string proc_value(const char* path, const std::string& key, char sep) {
   while (std::getline(in, line)) {
     if (line.rfind(key, 0) == 0) {
       size_t p = line.find(sep);
-      if (p != std::string::npos) return trim(line.substr(p + 1));
+      if (p != std::string::npos) return trim_value(line.substr(p + 1));
     }
   }
   return "";
@@ -49,7 +47,7 @@ std::string proc_value(const char* path, const std::string& key, char sep) {
 CpuFacts read_cpu_facts() {
   CpuFacts f;
   if (cpuinfo_initialize()) {
-    if (cpuinfo_get_packages_count() > 0) f.model = trim(cpuinfo_get_package(0)->name);
+    if (cpuinfo_get_packages_count() > 0) f.model = trim_value(cpuinfo_get_package(0)->name);
     f.physical_cores = static_cast<int>(cpuinfo_get_cores_count());
     f.logical_cpus = static_cast<int>(cpuinfo_get_processors_count());
   }

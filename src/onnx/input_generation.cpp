@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 #include "turnkey/onnx/model_facts.h"
 
 namespace turnkey::onnx_model {
@@ -18,12 +19,6 @@ namespace turnkey::onnx_model {
 namespace {
 
 Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // "[batch, 16, ?]": the model's view of a shape, for messages.
 std::string model_dims_string(const ValueInfo& input) {
@@ -194,15 +189,15 @@ InputShapes parse_input_shapes(const std::string& spec) {
   const std::string usage = "expected name:dims[,name:dims...], e.g. input:1x3x224x224";
   while (true) {
     size_t comma = rest.find(',');
-    std::string_view entry = trim(rest.substr(0, comma));
+    const std::string entry = trim(rest.substr(0, comma));
     if (entry.empty())
       throw invalid(fmt::format("--input-shapes '{}': empty entry; {}", spec, usage));
     size_t colon = entry.rfind(':');
-    if (colon == std::string_view::npos) {
+    if (colon == std::string::npos) {
       throw invalid(fmt::format("--input-shapes '{}': '{}' has no ':'; {}", spec, entry, usage));
     }
-    std::string name(trim(entry.substr(0, colon)));
-    std::string_view dims_text = trim(entry.substr(colon + 1));
+    std::string name = trim(std::string_view(entry).substr(0, colon));
+    const std::string dims_text = trim(std::string_view(entry).substr(colon + 1));
     if (name.empty()) {
       throw invalid(
           fmt::format("--input-shapes '{}': '{}' has no input name; {}", spec, entry, usage));
@@ -211,7 +206,7 @@ InputShapes parse_input_shapes(const std::string& spec) {
     std::string_view d = dims_text;
     while (true) {
       size_t x = d.find_first_of("xX");
-      std::string_view part = trim(d.substr(0, x));
+      const std::string part = trim(d.substr(0, x));
       int64_t value = 0;
       auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
       if (part.empty() || ec != std::errc() || end != part.data() + part.size() || value < 1) {

@@ -12,7 +12,7 @@
 #include "e2e_util.h"
 #include "support/fake_cache.h"
 #include "support/temp_dir.h"
-#include "turnkey/report/report_cli.h"
+#include "turnkey/cli/report_commands.h"
 
 namespace turnkey::test {
 namespace {
@@ -101,7 +101,7 @@ TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
   const fs::path out = dir / "reports";
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  const int code = report::report_main({"-d", a, b, "-r", out.string(), "--html"});
+  const int code = cli::report_main({"-d", a, b, "-r", out.string(), "--html"});
   const std::string printed =
       testing::internal::GetCapturedStdout() + testing::internal::GetCapturedStderr();
   ASSERT_EQ(code, 1) << printed;  // one unreadable build dir: report written, exit 1

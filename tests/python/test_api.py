@@ -148,11 +148,19 @@ class Api(unittest.TestCase):
 
     def test_failures_raise_with_turnkeys_one_line_reason(self):
         with self.assertRaises(TurnkeyError) as caught:
-            benchmark_model(tiny(), torch.ones(1, 8), runtime="nosuch", cache_dir=self.cache)
+            benchmark_model(tiny(), torch.ones(1, 8), device="nvidia", cache_dir=self.cache)
         self.assertRegex(str(caught.exception),
-                         r"^test_api_[0-9a-f]{8} failed at benchmark: unknown runtime 'nosuch'")
+                         r"^test_api_[0-9a-f]{8} failed at benchmark: device nvidia: unavailable")
         self.assertTrue(os.path.isdir(caught.exception.build_dir))
         self.assertEqual(caught.exception.exit_code, 1)
+
+    def test_bad_option_values_raise_turnkeys_usage_error(self):
+        # Refused when turnkey reads its command line (issue 15): no build is made.
+        with self.assertRaises(TurnkeyError) as caught:
+            benchmark_model(tiny(), torch.ones(1, 8), runtime="nosuch", cache_dir=self.cache)
+        self.assertIn("--runtime 'nosuch': not one of ort", str(caught.exception))
+        self.assertIsNone(caught.exception.build_dir)
+        self.assertEqual(caught.exception.exit_code, 2)
 
         with self.assertRaises(TurnkeyError) as caught:
             build_model(NoTensors(), torch.ones(1, 8), cache_dir=self.cache)

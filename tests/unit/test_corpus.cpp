@@ -1,6 +1,10 @@
-// Corpus-run pieces a user meets directly: --memory-limit sizes (the statuses: test_status.cpp).
+// Corpus-run pieces a user meets directly: --memory-limit sizes (the statuses: test_status.cpp); and
+// the request a corpus parent hands its workers (a JSON round trip).
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "corpus_internal.h"
 #include "turnkey/common/error.h"
 #include "turnkey/engine/corpus.h"
 

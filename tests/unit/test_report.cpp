@@ -10,12 +10,12 @@
 
 #include "support/fake_cache.h"
 #include "support/temp_dir.h"
+#include "turnkey/cli/report_commands.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/report/compare.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"
-#include "turnkey/report/report_cli.h"
 
 namespace turnkey::report {
 namespace {
@@ -26,6 +26,8 @@ using test::fake_latencies;
 using test::FakeBuild;
 using test::TempDir;
 using test::write_fake_build;
+using cli::compare_main;
+using cli::report_main;
 
 // A strict RFC 4180 reader (CRLF records, quoted fields with doubled quotes), so the tests check
 // what a CSV consumer would read back rather than our own string pieces.

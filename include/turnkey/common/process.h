@@ -1,23 +1,34 @@
-// Child processes: spawn with extra inherited descriptors, wait, and a capture-with-timeout for
-// short probes (never hangs). Not thread-safe with respect to fork in multithreaded callers that
-// hold locks; turnkey forks only from its main thread.
+// Child processes: one spawn function (with extra inherited descriptors, limits and sessions),
+// wait-status wording, and a capture-with-timeout for short probes (never hangs). The child
+// side of spawn_process is async-signal-safe, so any thread may call it.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace turnkey {
 
+// How to start a child: everything is prepared before fork, so the child runs only
+// async-signal-safe calls (dup2, fcntl, setsid, prctl, open/write, setrlimit) until execve.
 struct SpawnOptions {
   std::vector<std::pair<std::string, std::string>> env;  // set (or override) in the child
   std::vector<int> inherit_fds;  // descriptors the child keeps (their CLOEXEC flag is cleared)
   bool die_with_parent = false;  // SIGKILL the child when turnkey dies (PR_SET_PDEATHSIG)
+  bool stdin_null = false;       // stdin from /dev/null
+  int output_fd = -1;            // when >= 0, the child's stdout and stderr
+  bool new_session = false;      // setsid(): its own session and process group
+  bool new_process_group = false;  // setpgid(0, 0) (implied by new_session)
+  std::string cgroup_procs_file;   // when set, the child writes its pid there first
+  int64_t data_limit_bytes = 0;    // when > 0, RLIMIT_DATA of the child
 };
 
-// Throws Error(Io) when fork fails; exec failure shows as exit code 127 of the child.
+// The one way turnkey starts a process. argv[0] without a '/' is looked up on PATH (before the
+// fork). Throws Error(Io) when fork fails; exec failure shows as exit code 127 of the child,
+// a parent that died before PR_SET_PDEATHSIG took effect as 125.
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 // "exited with code 3", "killed by signal 9 (Killed)".

@@ -3,6 +3,7 @@
 // else. Immutable after start-up; thread-safe to read.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,18 @@ namespace turnkey {
 
 enum class ToolGroup { First, Sequence, Management };
 
+// What values an option takes beyond its type: an inclusive or open range (numbers), a list of
+// names (strings, or each item of a list), and a check of its own. Help and validation both
+// derive from it.
+struct OptionLimits {
+  std::optional<double> low = {}, high = {};  // range of an Int or Float
+  bool low_open = false, high_open = false;  // true: the bound itself is not allowed
+  // Names the value must be one of (computed on use: the runtime registry includes plugins).
+  std::vector<std::string> (*choices)() = nullptr;
+  // Any other check of the value; throws Error(InvalidInput) with a message naming it.
+  void (*check)(const nlohmann::json& value) = nullptr;
+};
+
 struct OptionSpec {
   enum class Type { Int, Float, String, Flag, List };
   std::string flags;  // CLI11 style: "--iterations" or "-i,--iterations"
@@ -19,6 +32,9 @@ struct OptionSpec {
   Type type = Type::String;
   std::string help;
   nlohmann::json default_value;  // null = no default
+  OptionLimits limits = {};
+
+  std::string long_flag() const;  // "--iterations"
 };
 
 // What a build holds between tools. A tool needs one and produces one (or keeps what it got).
@@ -35,6 +51,9 @@ struct ToolSpec {
   bool cacheable = false;  // its output is reused from the cache when its inputs did not change
   // Also runs right after discover, on the live PyTorch model (benchmark with a torch runtime).
   bool takes_pytorch_model = false;
+  // Rules between options (e.g. --adaptive excludes --duration), given the options with their
+  // defaults filled; throws Error(InvalidInput).
+  void (*check_together)(const nlohmann::json& options) = nullptr;
 };
 
 const std::vector<ToolSpec>& tool_specs();
@@ -52,7 +71,22 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& named_seque
 // it". `tools` starts with a first tool.
 void check_sequence(const std::vector<std::string>& tools);
 
-// Options of a tool with defaults filled in, e.g. {"iterations": 100, "device": "x86"}.
+// Options of a tool with defaults filled in, e.g. {"iterations": 100, "device": "x86"}. The table
+// is the one source of these defaults.
 nlohmann::json default_tool_options(const ToolSpec& spec);
+
+// Checks options a user gave one tool (from the command line or a sequence file) against the
+// table, before any work: known key, type, range, choices, the option's own check, then the
+// tool's rules between options. Throws Error(InvalidInput) naming the option and the value:
+// "--iterations -5: expected a whole number from 1 to 100000000".
+void validate_tool_options(const ToolSpec& spec, const nlohmann::json& given);
+
+// default_tool_options with `given` on top, validated.
+nlohmann::json tool_options_with_defaults(const ToolSpec& spec, const nlohmann::json& given);
+
+// The help text of an option with what the table says about its values appended:
+// "Timed iterations ... (from 1 to 1e+08; default: 100)". Choices are listed only when
+// `with_choices` (the runtime choices load the plugins).
+std::string option_help(const OptionSpec& option, bool with_choices = true);
 
 }  // namespace turnkey

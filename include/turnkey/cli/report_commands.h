@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace turnkey::report {
+namespace turnkey::cli {
 
 int report_main(const std::vector<std::string>& args);
 int compare_main(const std::vector<std::string>& args);
 
-}  // namespace turnkey::report
+}  // namespace turnkey::cli

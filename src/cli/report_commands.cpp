@@ -1,40 +1,27 @@
-#include "turnkey/report/report_cli.h"
+#include "turnkey/cli/report_commands.h"
 
-#include <fmt/format.h>
-
-#include <CLI/CLI.hpp>
-#include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 
+#include <fmt/format.h>
+
+#include "cli_args.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/common/text.h"
 #include "turnkey/engine/status.h"
 #include "turnkey/report/compare.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"
 
-namespace turnkey::report {
+namespace turnkey::cli {
 
 namespace fs = std::filesystem;
+using namespace report;
 
 namespace {
-
-std::string one_line(const std::string& s) { return s.substr(0, s.find_first_of("\r\n")); }
-
-std::string shell_quote(const std::string& s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) ||
-           std::string_view("_./:=,@%+-~").find(static_cast<char>(c)) != std::string_view::npos;
-  });
-  if (plain) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string command_line(const char* command, const std::vector<std::string>& args) {
   std::string s = fmt::format("turnkey {}", command);
@@ -52,29 +39,14 @@ int error_exit(const char* command, const Error& e) {
   return fail(command, e.what(), e.kind() == ErrorKind::InvalidInput ? 2 : 1);
 }
 
-// Parses `args` (in order) into `app`. Returns -1 when parsed, else the exit code to return:
-// 0 after printing help, 2 after a one-line usage error.
-int parse(CLI::App& app, std::vector<std::string> args, const char* command) {
-  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
+// Parses `args` into `app`. Returns -1 when parsed, else the exit code to return: 0 after
+// printing help, 2 after a one-line usage error.
+int parse(CLI::App& app, const std::vector<std::string>& args, const char* command) {
   try {
-    app.parse(args);
-  } catch (const CLI::Success&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    return fail(command, fmt::format("{} (see turnkey {} --help)", one_line(e.what()), command), 2);
+    return parse_args(app, args, "") ? -1 : 0;
+  } catch (const UsageError& e) {
+    return fail(command, fmt::format("{} (see turnkey {} --help)", e.what(), command), 2);
   }
-  return -1;
-}
-
-std::string iso_utc(std::chrono::system_clock::time_point when) {
-  std::time_t t = std::chrono::system_clock::to_time_t(when);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()) % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms.count()));
 }
 
 // A cache dir, or a JSON report file.
@@ -109,7 +81,7 @@ int report_main(const std::vector<std::string>& args) {
     if (caches.empty()) caches.push_back(resolve_cache_dir("").string());
     Report report = read_caches(caches);
     const auto now = std::chrono::system_clock::now();
-    Provenance provenance{iso_utc(now), command_line(kCommand, args), machine_fingerprint()};
+    Provenance provenance{iso_utc_timestamp(now), command_line(kCommand, args), machine_fingerprint()};
     std::vector<std::pair<std::string, std::string>> files = {
         {"csv", to_csv(report.rows)}, {"json", to_json(report, provenance)}};
     if (html) files.emplace_back("html", to_html(report, provenance));
@@ -200,4 +172,4 @@ int compare_main(const std::vector<std::string>& args) {
   }
 }
 
-}  // namespace turnkey::report
+}  // namespace turnkey::cli

@@ -1,0 +1,176 @@
+// The classic grammar of the reference tool: `turnkey [benchmark] INPUT... [options]`, mapped
+// onto a tool sequence (auto first tool, a named or file sequence, then benchmark).
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli_args.h"
+#include "grammar_internal.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/files.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// A YAML list: each item a tool name, or a one-key map {tool: {option: value}}.
+std::vector<ToolCall> read_sequence_file(const std::string& path) {
+  const std::string context = "--sequence-file " + path;
+  json doc;
+  try {
+    doc = json_from_yaml(read_file(path));
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("{}: {}", context, e.what()));
+  }
+  if (!doc.is_array() || doc.empty()) {
+    throw UsageError(fmt::format("{}: expected a YAML list of tools", context));
+  }
+  std::vector<ToolCall> calls;
+  for (const json& item : doc) {
+    ToolCall call;
+    if (item.is_string()) {
+      call.name = item.get<std::string>();
+    } else if (item.is_object() && item.size() == 1) {
+      call.name = item.begin().key();
+      if (item.begin().value().is_object()) {
+        call.options = item.begin().value();
+      } else if (!item.begin().value().is_null()) {
+        throw UsageError(fmt::format("{}: options of {} must be a map", context, call.name));
+      }
+    } else {
+      throw UsageError(fmt::format("{}: each item is a tool name or {{tool: {{option: value}}}}",
+                                   context));
+    }
+    const ToolSpec* spec = find_tool(call.name);
+    if (!spec || spec->group != ToolGroup::Sequence) {
+      const std::string c = closest_name(call.name, cli::all_tool_names());
+      throw UsageError(fmt::format("{}: '{}' is not a sequence tool{}", context, call.name,
+                                   c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c)));
+    }
+    cli::check_tool_options(*spec, call.options, context);
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
+bool is_live_runtime(const json& benchmark_options) {
+  if (!benchmark_options.contains("runtime") || !benchmark_options["runtime"].is_string()) {
+    return false;
+  }
+  const Runtime* r = find_runtime(benchmark_options["runtime"].get<std::string>());
+  return r && r->needs_live_model();
+}
+
+// The build tools of a named sequence (default onnx-fp32).
+std::vector<ToolCall> named_sequence(const std::string& given) {
+  const std::string name = given.empty() ? "onnx-fp32" : given;
+  std::vector<std::string> names;
+  for (const auto& [n, tools] : named_sequences()) {
+    if (n == name) {
+      std::vector<ToolCall> calls;
+      for (const std::string& t : tools) calls.push_back({t, json::object()});
+      return calls;
+    }
+    names.push_back(n);
+  }
+  const std::string c = closest_name(name, names);
+  throw UsageError(fmt::format("--sequence {}: unknown (known: {}){}", name,
+                               fmt::join(names, ", "),
+                               c.empty() ? "" : fmt::format("; did you mean '{}'?", c)));
+}
+
+}  // namespace
+
+std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
+                                                const std::string& command_line) {
+  if (!args.empty() && args.front() == "benchmark") args.erase(args.begin());
+  RunRequest request;
+  request.command_line = command_line;
+  CLI::App app("Benchmark the models in scripts and ONNX files", "turnkey benchmark");
+  app.add_option("inputs", request.global.inputs, "Scripts, ONNX files, globs, .txt lists");
+  cli::add_global_options(app, request.global);
+  app.add_option("-s,--search-dir", request.global.search_dir, "Folder the inputs are in");
+  bool all = false, analyze_only = false, build_only = false;
+  app.add_flag("--all", all, "Every .py script in --search-dir");
+  app.add_flag("--analyze-only", analyze_only, "Discover and list models; no build or benchmark");
+  app.add_flag("--build-only", build_only, "Discover and build models; no benchmark");
+  const bool help = cli::asks_for_help(args);
+  cli::BoundTool discover, load, exporter, bench;
+  discover.bind(app, *find_tool("discover"), help);
+  load.bind(app, *find_tool("load-onnx"), help);
+  exporter.bind(app, *find_tool("export-pytorch"), help, {"--opset"});
+  long long opset = 0;
+  CLI::Option* opset_opt = app.add_option("--onnx-opset,--opset", opset, "ONNX opset for export");
+  bench.bind(app, *find_tool("benchmark"), help);
+  std::string sequence_name, sequence_file;
+  std::vector<std::string> sequence_names;
+  for (const auto& [name, tools] : named_sequences()) sequence_names.push_back(name);
+  app.add_option("--sequence", sequence_name,
+                 fmt::format("Named build sequence: {} (default: onnx-fp32)",
+                             fmt::join(sequence_names, ", ")));
+  app.add_option("--sequence-file", sequence_file,
+                 "YAML list of tools with options, e.g. [export-pytorch, {optimize-ort: {level: "
+                 "extended}}]");
+  if (!cli::parse_args(app, args, "turnkey")) return std::nullopt;
+  if (!sequence_name.empty() && !sequence_file.empty()) {
+    throw UsageError("--sequence and --sequence-file exclude each other");
+  }
+  if (analyze_only && build_only) {
+    throw UsageError("--analyze-only and --build-only exclude each other");
+  }
+  if (all) {
+    const std::string dir =
+        request.global.search_dir.empty() ? "." : request.global.search_dir;
+    request.global.inputs.push_back((fs::path(dir) / "*.py").string());
+    request.global.search_dir.clear();
+  }
+  if (request.global.inputs.empty()) throw UsageError("no inputs given (see turnkey -h)");
+  cli::check_inputs_for_tool_typos(request.global.inputs);
+  json export_options = exporter.given();
+  if (opset_opt->count()) export_options["opset"] = opset;
+  // Every option given is checked, also those of tools this run leaves out (--analyze-only,
+  // --build-only): a bad value is a mistake whatever else the command line says.
+  cli::check_tool_options(*find_tool("export-pytorch"), export_options, "");
+  cli::check_tool_options(*find_tool("benchmark"), bench.given(), "");
+  request.sequence.push_back({"auto", json::object()});
+  request.sequence.push_back({"discover", discover.given()});
+  request.sequence.push_back({"load-onnx", load.given()});
+  std::vector<ToolCall> build_tools;
+  if (!sequence_file.empty()) {
+    build_tools = read_sequence_file(sequence_file);
+  } else if (sequence_name.empty() && is_live_runtime(bench.given())) {
+    // torch-eager, torchscript, torch-compiled start from the live model: no ONNX export
+    // unless a sequence asks for one (the reference outputs come from the Python side).
+  } else {
+    build_tools = named_sequence(sequence_name);
+  }
+  if (!analyze_only) {
+    for (ToolCall& call : build_tools) {
+      if (call.name == "export-pytorch") call.options.update(export_options);
+      if (call.name == "benchmark" && build_only) continue;
+      request.sequence.push_back(call);
+    }
+    const bool has_benchmark =
+        std::any_of(build_tools.begin(), build_tools.end(),
+                    [](const ToolCall& c) { return c.name == "benchmark"; });
+    if (!build_only && !has_benchmark) request.sequence.push_back({"benchmark", bench.given()});
+    // Checked as for a script (discover first), the sequence also holds for ONNX inputs, which
+    // skip the PyTorch-only tools.
+    std::vector<std::string> names = {"discover"};
+    for (size_t i = 3; i < request.sequence.size(); ++i) names.push_back(request.sequence[i].name);
+    try {
+      check_sequence(names);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  cli::check_request(request);
+  return request;
+}
+
+}  // namespace turnkey

@@ -1,0 +1,148 @@
+#include "cli_args.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "turnkey/engine/corpus.h"
+
+namespace turnkey::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string closest_option(const CLI::App& app, const std::string& given) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+  }
+  return closest_name(given.substr(0, given.find('=')), names);
+}
+
+std::string prefixed(const std::string& context, const std::string& message) {
+  return context.empty() ? message : context + ": " + message;
+}
+
+}  // namespace
+
+std::vector<std::string> all_tool_names() {
+  std::vector<std::string> names;
+  for (const ToolSpec& s : tool_specs()) names.push_back(s.name);
+  return names;
+}
+
+bool asks_for_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "-h" || a == "--help"; });
+}
+
+bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
+  try {
+    app.parse(args);
+  } catch (const CLI::Success&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ExtrasError&) {
+    const std::vector<std::string> extras = app.remaining();
+    const std::string first = extras.empty() ? "" : extras.front();
+    if (!first.empty() && first[0] == '-') {
+      const std::string c = closest_option(app, first);
+      throw UsageError(prefixed(context, fmt::format("unknown option '{}'{}", first,
+                                                     c.empty() ? "" : " (did you mean '" + c +
+                                                                          "'?)")));
+    }
+    const std::string c = closest_name(first, all_tool_names());
+    throw UsageError(prefixed(context, fmt::format("unexpected argument '{}'{}", first,
+                                                   c.empty() ? "" : " (did you mean '" + c +
+                                                                        "'?)")));
+  } catch (const CLI::ParseError& e) {
+    const std::string what = e.what();
+    throw UsageError(prefixed(context, what.substr(0, what.find_first_of("\r\n"))));
+  }
+  return true;
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("-d,--cache-dir", g.cache_dir,
+                 "Cache directory (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)");
+  app.add_option("--labels", g.labels, "Only scripts whose labels match all of key::value ...")
+      ->expected(1, -1);
+  app.add_option("--rebuild", g.rebuild, "Cache policy: if_needed, always, never")
+      ->check(CLI::IsMember({"if_needed", "always", "never"}));
+  app.add_flag("--lean-cache", g.lean_cache, "Delete build artifacts, keep logs and yaml/json");
+  app.add_option("--python", g.python,
+                 "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)");
+  // Corpus runs (docs/corpus_runs.md).
+  app.add_flag("--process-isolation", g.process_isolation,
+               "Each input in its own supervised process (timeout, memory and process limits)");
+  app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)");
+  app.add_option("-j,--jobs", g.jobs,
+                 "Inputs built at once, each isolated; benchmarks still run one at a time")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--timeout", g.timeout_s,
+                 "Seconds per input before it is killed (default: TURNKEY_TIMEOUT_SECONDS, else "
+                 "3600)")
+      ->check(CLI::PositiveNumber);
+  const CLI::Validator size(
+      [](std::string& text) {
+        try {
+          parse_size(text);
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "SIZE");
+  app.add_option("--memory-limit", g.memory_limit,
+                 "Memory per input, e.g. 4G: resident memory of all its processes and each "
+                 "process's data size")
+      ->check(size);
+  app.add_option("--max-processes", g.max_processes,
+                 "Processes per input before it is killed as a fork storm (default 512)")
+      ->check(CLI::Range(2, 1000000));
+  app.add_flag("--retry-failed", g.retry_failed,
+               "Rerun inputs that failed in an earlier corpus run (complete ones are skipped)");
+  app.add_option("--slurm-partition", g.slurm_partition, "sbatch --partition for --use-slurm");
+  app.add_option("--slurm-mem", g.slurm_memory,
+                 "sbatch --mem for --use-slurm (default: --memory-limit plus 256M)");
+}
+
+void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
+                     const std::set<std::string>& skip) {
+  spec = &s;
+  for (const OptionSpec& o : s.options) {
+    if (skip.count(o.flags)) continue;
+    const std::string help = option_help(o, with_choices);
+    switch (o.type) {
+      case OptionSpec::Type::Int: options[o.key] = app.add_option(o.flags, ints[o.key], help); break;
+      case OptionSpec::Type::Float:
+        options[o.key] = app.add_option(o.flags, floats[o.key], help);
+        break;
+      case OptionSpec::Type::String:
+        options[o.key] = app.add_option(o.flags, strings[o.key], help);
+        break;
+      case OptionSpec::Type::List:
+        options[o.key] = app.add_option(o.flags, lists[o.key], help)->expected(1, -1);
+        break;
+      case OptionSpec::Type::Flag: options[o.key] = app.add_flag(o.flags, flags[o.key], help); break;
+    }
+  }
+}
+
+json BoundTool::given() const {
+  json out = json::object();
+  for (const auto& [key, opt] : options) {
+    if (opt->count() == 0) continue;
+    if (ints.count(key)) out[key] = ints.at(key);
+    else if (floats.count(key)) out[key] = floats.at(key);
+    else if (strings.count(key)) out[key] = strings.at(key);
+    else if (lists.count(key)) out[key] = lists.at(key);
+    else if (flags.count(key)) out[key] = flags.at(key);
+  }
+  return out;
+}
+
+}  // namespace turnkey::cli

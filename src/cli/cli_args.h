@@ -1,0 +1,51 @@
+// The CLI layer's use of CLI11: one parse wrapper with turnkey's one-line usage errors, the
+// global options of both grammars, and a tool's options bound from the tool table. Internal to
+// src/cli.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "turnkey/cli/grammar.h"
+#include "turnkey/engine/engine.h"
+#include "turnkey/engine/tools.h"
+
+namespace turnkey::cli {
+
+// Parses `args` (in order) into `app`. Returns false when help was printed. Throws UsageError:
+// "<context>: unknown option '--iteratons' (did you mean '--iterations'?)" (no prefix when
+// `context` is empty).
+bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context);
+
+// Names of every tool in the table, for did-you-mean hints.
+std::vector<std::string> all_tool_names();
+
+// True when the args ask for help (-h/--help): only then are the option choices (which load
+// the plugins of the runtime registry) spelled out in help texts.
+bool asks_for_help(const std::vector<std::string>& args);
+
+// Global options shared by both grammars, bound to `g`.
+void add_global_options(CLI::App& app, GlobalOptions& g);
+
+// A tool's options from the table, added to a CLI11 app; after parsing, given() holds the ones
+// the user gave (defaults are the engine's, from the same table).
+struct BoundTool {
+  const ToolSpec* spec = nullptr;
+  std::map<std::string, std::string> strings;
+  std::map<std::string, std::vector<std::string>> lists;
+  std::map<std::string, long long> ints;
+  std::map<std::string, double> floats;
+  std::map<std::string, bool> flags;
+  std::map<std::string, CLI::Option*> options;
+
+  void bind(CLI::App& app, const ToolSpec& s, bool with_choices,
+            const std::set<std::string>& skip = {});
+  nlohmann::json given() const;
+};
+
+}  // namespace turnkey::cli

@@ -1,0 +1,264 @@
+// Per-input records of a corpus run (<cache>/inputs/): the worker command line, resume from an
+// earlier run, and the finalization of however a worker ended into one status.
+#include "turnkey/engine/corpus.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "corpus_internal.h"
+#include "isolation.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/common/sha256.h"
+#include "turnkey/common/version.h"
+#include "turnkey/engine/status.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace engine_internal;
+
+namespace {
+
+std::string file_sha256(const fs::path& p) {
+  try {
+    return sha256_hex(read_file(p));
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+std::vector<json> read_progress(const fs::path& p) {
+  std::vector<json> events;
+  std::string text;
+  try {
+    text = read_file(p);
+  } catch (const Error&) {
+    return events;
+  }
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) break;  // a torn last line is ignored
+    try {
+      json e = json::parse(text.substr(start, nl - start));
+      if (e.is_object()) events.push_back(std::move(e));
+    } catch (const json::exception&) {
+    }
+    start = nl + 1;
+  }
+  return events;
+}
+
+}  // namespace
+
+namespace engine_internal {
+
+// ---- Corpus ------------------------------------------------------------------------------------
+
+Corpus::Corpus(const RunRequest& request, bool write_request)
+    : request_(request), cache_dir_(fs::absolute(resolve_cache_dir(request.global.cache_dir))) {
+  request_.global.cache_dir = cache_dir_.string();  // workers elsewhere (Slurm) use the same
+  inputs_dir_ = cache_dir_ / "inputs";
+  limits_.timeout_s = corpus_timeout_s(request.global);
+  limits_.memory_bytes =
+      request.global.memory_limit.empty() ? 0 : parse_size(request.global.memory_limit);
+  limits_.max_processes = request.global.max_processes > 0 ? request.global.max_processes : 512;
+  json key_parts = {{"sequence", request_to_json(request_)["sequence"]}, {"turnkey", kVersion}};
+  request_key_ = sha256_hex(key_parts.dump());
+  request_file_ = inputs_dir_ / "requests" / (request_key_.substr(0, 16) + ".json");
+  std::error_code ec;
+  exe_ = fs::read_symlink("/proc/self/exe", ec);
+  if (write_request) {
+    fs::create_directories(request_file_.parent_path(), ec);
+    if (ec) {
+      throw Error(ErrorKind::Cache,
+                  fmt::format("{}: cannot create: {}", inputs_dir_.string(), ec.message()));
+    }
+    write_file_atomic(request_file_, request_to_json(request_).dump(2) + "\n");
+  }
+}
+
+CorpusInput Corpus::input_for(const InputItem& item) const {
+  CorpusInput in;
+  in.item = item;
+  // Workers may run elsewhere (another cwd, a Slurm node): they get absolute paths.
+  in.item.path = fs::absolute(item.path).lexically_normal();
+  const std::string abs = in.item.path.string();
+  std::string id = abs;
+  for (const std::string& h : item.hashes) id += "::" + h;
+  in.key = make_build_name(item.path.stem().string(), sha256_hex(id).substr(0, 8));
+  in.record = inputs_dir_ / (in.key + ".yaml");
+  in.log = inputs_dir_ / (in.key + ".log");
+  in.progress = inputs_dir_ / (in.key + ".progress.jsonl");
+  return in;
+}
+
+std::vector<std::string> Corpus::worker_argv(const CorpusInput& in, int control_fd) const {
+  std::vector<std::string> argv = {exe_.string(), "__worker",
+                                   "--request",   request_file_.string(),
+                                   "--item",      item_to_json(in.item).dump(),
+                                   "--progress",  in.progress.string()};
+  if (control_fd >= 0) {
+    argv.push_back("--control-fd");
+    argv.push_back(std::to_string(control_fd));
+  }
+  return argv;
+}
+
+std::vector<std::string> Corpus::isolate_argv(const CorpusInput& in) const {
+  return {exe_.string(),          "__isolate", "--request",
+          request_file_.string(), "--item",    item_to_json(in.item).dump()};
+}
+
+std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
+  if (request_.global.rebuild == "always") return std::nullopt;
+  json record;
+  try {
+    record = json_from_yaml(read_file(in.record));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!record.is_object() || record.value("request_key", "") != request_key_ ||
+      record.value("turnkey_version", "") != kVersion ||
+      record.value("input_sha256", "") != file_sha256(in.item.path)) {
+    return std::nullopt;
+  }
+  InputResult r;
+  r.given = in.item.given;
+  r.status = record.value("status", "");
+  r.signal = record.value("signal", 0);
+  r.stage = record.value("stage", "");
+  r.error = record.value("error", "");
+  r.log = in.log;
+  r.earlier = true;
+  if (!find_status(r.status) || r.status == "cancelled") return std::nullopt;
+  if (is_failure_status(r.status)) {
+    if (request_.global.retry_failed) return std::nullopt;
+    return r;
+  }
+  // A success only stands while its builds do (not deleted, not rebuilt into another state).
+  for (const json& b : record.value("builds", json::array())) {
+    const std::string name = b.value("build", "");
+    try {
+      json state = json_from_yaml(read_file(cache_dir_ / name / (name + "_state.yaml")));
+      if (!state.is_object() || !is_success(state.value("build_status", ""))) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double duration_s) const {
+  std::vector<json> events = read_progress(in.progress);
+  json outcome;
+  std::string last_stage = "start";
+  std::map<std::string, std::string> build_stage, build_dir;
+  std::vector<std::string> builds;
+  for (const json& e : events) {
+    const std::string kind = e.value("e", "");
+    if (kind == "stage") {
+      last_stage = e.value("stage", last_stage);
+      if (e.contains("build")) build_stage[e.value("build", "")] = last_stage;
+    } else if (kind == "build") {
+      const std::string name = e.value("build", "");
+      if (std::find(builds.begin(), builds.end(), name) == builds.end()) builds.push_back(name);
+      build_dir[name] = e.value("dir", "");
+      build_stage[name] = last_stage;
+    } else if (kind == "done") {
+      outcome = e.value("outcome", json::object());
+    }
+  }
+  InputResult r;
+  r.given = in.item.given;
+  r.log = in.log;
+  if (!ended.status.empty()) {
+    r.status = ended.status;
+    r.signal = ended.signal;
+    r.stage = last_stage;
+    r.error = ended.detail;
+  } else if (outcome.is_object() && outcome.contains("status")) {
+    r.status = outcome.value("status", "crashed");
+    r.signal = outcome.value("signal", 0);
+    r.stage = outcome.value("stage", "");
+    r.error = outcome.value("error", "");
+  } else {
+    r.status = "crashed";
+    r.stage = last_stage;
+    r.error = ended.exit_code >= 0
+                  ? fmt::format("the worker exited with code {} without a result", ended.exit_code)
+                  : "the worker ended without a result";
+  }
+  // Builds the worker did not finish carry the input's status and the stage they reached.
+  const std::string description =
+      status_display(r.status, r.signal) + (r.error.empty() ? "" : ": " + r.error);
+  for (const std::string& name : builds) {
+    fs::path dir = build_dir[name].empty() ? cache_dir_ / name : fs::path(build_dir[name]);
+    BuildDir bd(dir.parent_path(), name);
+    try {
+      json state = json_from_yaml(read_file(bd.state_path()));
+      if (!state.is_object() || state.value("build_status", "") != "incomplete") continue;
+      const std::string stage = build_stage.count(name) ? build_stage[name] : last_stage;
+      state["build_status"] = r.status;
+      state["status"] = r.status;
+      state["failed_tool"] = stage;
+      state["last_tool"] = stage;
+      state["error"] = description;
+      if (r.signal > 0) state["signal"] = r.signal;
+      state["finished"] = utc_timestamp_now();
+      if (state.contains("tools") && state["tools"].is_array() && !state["tools"].empty() &&
+          state["tools"].back().value("status", "") == "running") {
+        state["tools"].back()["status"] = r.status;
+      }
+      bd.write_state(state);
+      json stats = json::object();
+      try {
+        stats = json_from_yaml(read_file(bd.stats_path()));
+        if (!stats.is_object()) stats = json::object();
+      } catch (const Error&) {
+      }
+      stats["build_name"] = name;
+      stats["build_status"] = r.status;
+      stats["status"] = r.status;
+      stats["failed_tool"] = stage;
+      stats["error"] = description;
+      bd.write_stats(stats);
+    } catch (const Error&) {
+      // A state that cannot be read or written: the input record still says what happened.
+    }
+  }
+  json build_list = json::array();
+  for (const std::string& name : builds) build_list.push_back({{"build", name}});
+  json record = {{"input", fs::absolute(in.item.path).lexically_normal().string()},
+                 {"given", in.item.given},
+                 {"hashes", in.item.hashes},
+                 {"status", r.status},
+                 {"stage", r.stage},
+                 {"error", r.error},
+                 {"builds", build_list},
+                 {"log", in.log.string()},
+                 {"duration_s", duration_s},
+                 {"request_key", request_key_},
+                 {"input_sha256", file_sha256(in.item.path)},
+                 {"turnkey_version", kVersion},
+                 {"finished", utc_timestamp_now()}};
+  if (r.signal > 0) record["signal"] = r.signal;
+  try {
+    write_file_atomic(in.record, yaml_from_json(record));
+  } catch (const Error& e) {
+    std::cerr << "turnkey: " << in.item.given << ": cannot write its record: " << e.what() << "\n";
+  }
+  return r;
+}
+
+}  // namespace engine_internal
+
+}  // namespace turnkey

@@ -1,0 +1,28 @@
+// What the tool table (tools.cpp) says about option values beyond their type: the named choices
+// and the checks of single options and of options together. Each check throws
+// Error(InvalidInput) naming the option and the value. Defined in tool_options.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace turnkey::tool_checks {
+
+std::vector<std::string> device_names();
+std::vector<std::string> ort_levels();       // optimize-ort --level
+
+// A runtime of the registry; a built-in name loads no plugin library (runtime_registry.cpp).
+void check_runtime(const nlohmann::json& value);
+void check_script_args(const nlohmann::json& value);   // splits like a shell: quotes closed
+void check_build_name(const nlohmann::json& value);
+void check_attach(const nlohmann::json& value);
+void check_input_shapes(const nlohmann::json& value);
+void check_cpu_list(const nlohmann::json& value);
+void check_runtime_args(const nlohmann::json& value);  // key=value items
+
+// benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations.
+void check_benchmark_together(const nlohmann::json& options);
+
+}  // namespace turnkey::tool_checks

@@ -1,0 +1,259 @@
+// Validation and help of tool options, derived from the tool table (tools.cpp): one place says
+// what values an option takes, so the command line, sequence files and help all agree.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tool_checks.h"
+#include "turnkey/build/build_stages.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
+#include "turnkey/discovery/python_side.h"
+#include "turnkey/engine/tools.h"
+#include "turnkey/measure/system_info.h"
+#include "turnkey/onnx/model_facts.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey {
+
+using nlohmann::json;
+
+namespace {
+
+Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
+
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+// A value as the user typed it: strings bare, numbers shortest ("0", not "0.0"), the rest JSON.
+std::string shown(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return number_text(value.get<double>());
+  return value.dump();
+}
+
+// "from 1 to 100000000", "more than 0 and at most 86400", "at least 0".
+std::string range_text(const OptionLimits& l) {
+  if (l.low && l.high && !l.low_open && !l.high_open) {
+    return fmt::format("from {} to {}", number_text(*l.low), number_text(*l.high));
+  }
+  std::vector<std::string> parts;
+  if (l.low) parts.push_back((l.low_open ? "more than " : "at least ") + number_text(*l.low));
+  if (l.high) parts.push_back((l.high_open ? "less than " : "at most ") + number_text(*l.high));
+  return fmt::format("{}", fmt::join(parts, " and "));
+}
+
+const char* type_text(OptionSpec::Type type) {
+  switch (type) {
+    case OptionSpec::Type::Int: return "a whole number";
+    case OptionSpec::Type::Float: return "a number";
+    case OptionSpec::Type::String: return "a string";
+    case OptionSpec::Type::Flag: return "true or false";
+    case OptionSpec::Type::List: return "a list of strings";
+  }
+  return "a value";
+}
+
+bool has_type(const json& value, OptionSpec::Type type) {
+  switch (type) {
+    case OptionSpec::Type::Int: return value.is_number_integer();
+    case OptionSpec::Type::Float: return value.is_number();
+    case OptionSpec::Type::String: return value.is_string();
+    case OptionSpec::Type::Flag: return value.is_boolean();
+    case OptionSpec::Type::List:
+      if (!value.is_array()) return false;
+      for (const json& item : value) {
+        if (!item.is_string()) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+void check_choice(const OptionSpec& option, const std::string& value) {
+  const std::vector<std::string> names = option.limits.choices();
+  if (std::find(names.begin(), names.end(), value) != names.end()) return;
+  const std::string hint = closest_name(value, names);
+  throw invalid(fmt::format("{} '{}': not one of {}{}", option.long_flag(), value,
+                            fmt::join(names, ", "),
+                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+}
+
+void check_value(const OptionSpec& option, const json& value) {
+  if (value.is_null()) return;  // "no value": the option's default (or none)
+  if (!has_type(value, option.type)) {
+    throw invalid(fmt::format("{} {}: expected {}", option.long_flag(), shown(value),
+                              type_text(option.type)));
+  }
+  const OptionLimits& l = option.limits;
+  if (value.is_number() && (l.low || l.high)) {
+    const double v = value.get<double>();
+    const bool ok = std::isfinite(v) && (!l.low || (l.low_open ? v > *l.low : v >= *l.low)) &&
+                    (!l.high || (l.high_open ? v < *l.high : v <= *l.high));
+    if (!ok) {
+      throw invalid(fmt::format("{} {}: expected {} {}", option.long_flag(), shown(value),
+                                type_text(option.type), range_text(l)));
+    }
+  }
+  if (l.choices) {
+    if (value.is_string()) check_choice(option, value.get<std::string>());
+    if (value.is_array()) {
+      for (const json& item : value) check_choice(option, item.get<std::string>());
+    }
+  }
+  if (l.check) l.check(value);
+}
+
+}  // namespace
+
+std::string OptionSpec::long_flag() const {
+  const size_t comma = flags.rfind(',');
+  return comma == std::string::npos ? flags : flags.substr(comma + 1);
+}
+
+json default_tool_options(const ToolSpec& spec) {
+  json o = json::object();
+  for (const OptionSpec& opt : spec.options) {
+    if (!opt.default_value.is_null()) o[opt.key] = opt.default_value;
+  }
+  return o;
+}
+
+void validate_tool_options(const ToolSpec& spec, const json& given) {
+  if (!given.is_object()) {
+    throw invalid(fmt::format("options of {} must be a map of option: value", spec.name));
+  }
+  for (const auto& [key, value] : given.items()) {
+    const OptionSpec* option = nullptr;
+    for (const OptionSpec& o : spec.options) {
+      if (o.key == key) option = &o;
+    }
+    if (!option) throw invalid(fmt::format("{} has no option '{}'", spec.name, key));
+    check_value(*option, value);
+  }
+  if (spec.check_together) {
+    json options = default_tool_options(spec);
+    options.update(given);
+    spec.check_together(options);
+  }
+}
+
+json tool_options_with_defaults(const ToolSpec& spec, const json& given) {
+  validate_tool_options(spec, given);
+  json options = default_tool_options(spec);
+  options.update(given);
+  return options;
+}
+
+std::string option_help(const OptionSpec& option, bool with_choices) {
+  std::vector<std::string> facts;
+  const OptionLimits& l = option.limits;
+  if (l.low || l.high) facts.push_back(range_text(l));
+  if (l.choices && with_choices) facts.push_back(fmt::format("one of {}", fmt::join(l.choices(), ", ")));
+  const json& d = option.default_value;
+  const bool shown_default = !d.is_null() && !d.is_array() && !d.is_boolean() &&
+                             !(d.is_string() && d.get<std::string>().empty());
+  if (shown_default) facts.push_back("default: " + shown(d));
+  if (facts.empty()) return option.help;
+  return fmt::format("{} ({})", option.help, fmt::join(facts, "; "));
+}
+
+// ---- the table's checks ------------------------------------------------------------------------
+
+namespace tool_checks {
+
+void check_runtime(const json& value) {
+  const std::string name = value.get<std::string>();
+  if (find_runtime(name)) return;
+  const std::vector<std::string> names = runtime_names();
+  const std::string hint = closest_name(name, names);
+  throw invalid(fmt::format("--runtime '{}': not one of {}{}", name, fmt::join(names, ", "),
+                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+}
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names;
+  for (const Device& d : device_registry()) names.push_back(d.name);
+  return names;
+}
+
+std::vector<std::string> ort_levels() {
+  std::vector<std::string> names;
+  for (build::OrtOptLevel level : {build::OrtOptLevel::Basic, build::OrtOptLevel::Extended,
+                                   build::OrtOptLevel::Layout, build::OrtOptLevel::All}) {
+    names.push_back(build::ort_opt_level_name(level));
+  }
+  return names;
+}
+
+// The Python side splits with shlex (POSIX rules): only an unclosed quote or a trailing
+// backslash make that fail.
+void check_script_args(const json& value) {
+  const std::string s = value.get<std::string>();
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+    } else if (c == '\\' && (quote == 0 || quote == '"')) {
+      if (i + 1 == s.size()) {
+        throw invalid(fmt::format("--script-args '{}': ends with a lone backslash", s));
+      }
+      ++i;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    }
+  }
+  if (quote) throw invalid(fmt::format("--script-args '{}': no closing quotation", s));
+}
+
+void check_build_name(const json& value) {
+  const std::string name = value.get<std::string>();
+  if (!name.empty() && !is_safe_build_name(name)) {
+    throw invalid(fmt::format("--build-name '{}': not a usable directory name", name));
+  }
+}
+
+void check_attach(const json& value) {
+  if (!value.get<std::string>().empty()) parse_attach_fds(value.get<std::string>());
+}
+
+void check_input_shapes(const json& value) {
+  onnx_model::parse_input_shapes(value.get<std::string>());
+}
+
+void check_cpu_list(const json& value) {
+  if (!value.get<std::string>().empty()) parse_cpu_list(value.get<std::string>());
+}
+
+void check_runtime_args(const json& value) {
+  for (const json& item : value) {
+    const std::string s = item.get<std::string>();
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw invalid(fmt::format("--rt-args '{}': expected key=value", s));
+    }
+  }
+}
+
+void check_benchmark_together(const json& options) {
+  const bool adaptive = options.value("adaptive", false);
+  if (adaptive && options.contains("duration_s") && !options["duration_s"].is_null()) {
+    throw invalid("--adaptive and --duration exclude each other");
+  }
+  const int64_t low = options.value("min_iterations", int64_t{1});
+  const int64_t high = options.value("max_iterations", low);
+  if (low > high) {
+    throw invalid(fmt::format("--min-iterations {} / --max-iterations {}: need min <= max", low,
+                              high));
+  }
+}
+
+}  // namespace tool_checks
+
+}  // namespace turnkey

@@ -1,0 +1,194 @@
+// Both grammars of the run command read into a RunRequest (nothing runs), and every bad option
+// value refused when the command line is read.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/temp_dir.h"
+#include "turnkey/cli/grammar.h"
+#include "turnkey/engine/tools.h"
+
+namespace turnkey {
+namespace {
+
+using nlohmann::json;
+
+RunRequest tool_grammar(const std::vector<std::string>& args) {
+  std::optional<RunRequest> r = parse_tool_grammar(args, "turnkey ...");
+  EXPECT_TRUE(r.has_value());
+  return r.value_or(RunRequest{});
+}
+
+RunRequest classic(const std::vector<std::string>& args) {
+  std::optional<RunRequest> r = parse_classic_grammar(args, "turnkey ...");
+  EXPECT_TRUE(r.has_value());
+  return r.value_or(RunRequest{});
+}
+
+std::vector<std::string> names(const RunRequest& r) {
+  std::vector<std::string> out;
+  for (const ToolCall& c : r.sequence) out.push_back(c.name);
+  return out;
+}
+
+// The usage error a command line gives ("" when it parses).
+template <typename Parse>
+std::string usage_error(Parse parse, const std::vector<std::string>& args) {
+  try {
+    parse(args, "turnkey ...");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string classic_error(const std::vector<std::string>& args) {
+  return usage_error(parse_classic_grammar, args);
+}
+std::string tool_error(const std::vector<std::string>& args) {
+  return usage_error(parse_tool_grammar, args);
+}
+
+TEST(ToolGrammar, SplitsGlobalOptionsAndToolsWithTheirOptions) {
+  EXPECT_TRUE(is_tool_grammar({"-i", "a.py", "discover"}));
+  EXPECT_TRUE(is_tool_grammar({"--input-files=a.py", "discover"}));
+  EXPECT_FALSE(is_tool_grammar({"a.py", "--iterations", "5"}));
+  RunRequest r = tool_grammar({"-i", "a.py", "b.onnx", "-d", "/tmp/c", "--rebuild", "always",
+                               "discover", "--max-depth", "1", "export-pytorch", "--opset", "16",
+                               "benchmark", "--iterations", "7", "--rt-args", "threads=1"});
+  EXPECT_EQ(r.global.inputs, (std::vector<std::string>{"a.py", "b.onnx"}));
+  EXPECT_EQ(r.global.cache_dir, "/tmp/c");
+  EXPECT_EQ(r.global.rebuild, "always");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"discover", "export-pytorch", "benchmark"}));
+  EXPECT_EQ(r.sequence[0].options, json({{"max_depth", 1}}));
+  EXPECT_EQ(r.sequence[1].options, json({{"opset", 16}}));
+  // Only what the user gave: defaults come from the table when the engine runs.
+  EXPECT_EQ(r.sequence[2].options, json({{"iterations", 7}, {"rt_args", {"threads=1"}}}));
+}
+
+TEST(ToolGrammar, RefusesBadSequencesAndNamesTheMistake) {
+  EXPECT_NE(tool_error({"-i", "a.py"}).find("no tool given"), std::string::npos);
+  EXPECT_NE(tool_error({"-i", "a.py", "benchmark"}).find("cannot start a sequence"),
+            std::string::npos);
+  EXPECT_NE(tool_error({"-i", "a.py", "discover", "convert-fp16"})
+                .find("convert-fp16 needs an ONNX model"),
+            std::string::npos);
+  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "--iteratons", "5"}),
+            "discover: unknown option '--iteratons'");
+  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "benchmark", "--iteratons", "5"}),
+            "benchmark: unknown option '--iteratons' (did you mean '--iterations'?)");
+  EXPECT_EQ(tool_error({"-i", "benchmrk", "discover"}),
+            "unknown tool 'benchmrk' (did you mean 'benchmark'?)");
+}
+
+TEST(ToolGrammar, ChecksEveryToolsValuesBeforeAnyWork) {
+  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "benchmark", "--iterations", "-5"}),
+            "--iterations -5: expected a whole number from 1 to 100000000");
+  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "export-pytorch", "--opset", "99"}),
+            "--opset 99: expected a whole number from 7 to 30");
+  EXPECT_EQ(tool_error({"-i", "a.onnx", "load-onnx", "optimize-ort", "--level", "extnded"}),
+            "--level 'extnded': not one of basic, extended, layout, all (did you mean "
+            "'extended'?)");
+  EXPECT_NE(tool_error({"-i", "a.onnx", "load-onnx", "--input-shapes", "x"}).find(
+                "--input-shapes 'x'"),
+            std::string::npos);
+  EXPECT_EQ(tool_error({"-i", "a.py", "--process-isolation", "--use-slurm", "discover"})
+                .rfind("--process-isolation and --use-slurm exclude each other", 0),
+            0u);
+}
+
+TEST(ClassicGrammar, MapsOntoAutoFirstToolExportAndBenchmark) {
+  RunRequest r = classic({"a.py", "--iterations", "5", "--opset", "16", "--max-depth", "1"});
+  EXPECT_EQ(r.global.inputs, (std::vector<std::string>{"a.py"}));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"auto", "discover", "load-onnx", "export-pytorch",
+                                                "benchmark"}));
+  EXPECT_EQ(r.sequence[1].options, json({{"max_depth", 1}}));
+  EXPECT_EQ(r.sequence[3].options, json({{"opset", 16}}));
+  EXPECT_EQ(r.sequence[4].options, json({{"iterations", 5}}));
+  // `benchmark` as the first word is the same grammar.
+  EXPECT_EQ(names(classic({"benchmark", "a.py"})), names(classic({"a.py"})));
+  EXPECT_EQ(names(classic({"a.py", "--sequence", "optimize-fp16", "--build-only"})),
+            (std::vector<std::string>{"auto", "discover", "load-onnx", "export-pytorch",
+                                      "optimize-ort", "convert-fp16"}));
+  EXPECT_EQ(names(classic({"a.py", "--analyze-only"})),
+            (std::vector<std::string>{"auto", "discover", "load-onnx"}));
+  // A torch runtime starts from the live model: no export.
+  EXPECT_EQ(names(classic({"a.py", "--runtime", "torch-eager"})),
+            (std::vector<std::string>{"auto", "discover", "load-onnx", "benchmark"}));
+}
+
+TEST(ClassicGrammar, ReadsASequenceFileAndChecksItsValues) {
+  test::TempDir dir;
+  const std::string good = (dir / "good.yaml").string();
+  std::ofstream(good) << "- export-pytorch\n- optimize-ort: {level: extended}\n";
+  RunRequest r = classic({"a.py", "--sequence-file", good});
+  EXPECT_EQ(names(r), (std::vector<std::string>{"auto", "discover", "load-onnx", "export-pytorch",
+                                                "optimize-ort", "benchmark"}));
+  EXPECT_EQ(r.sequence[4].options, json({{"level", "extended"}}));
+  const std::string bad = (dir / "bad.yaml").string();
+  std::ofstream(bad) << "- export-pytorch\n- benchmark: {iterations: many}\n";
+  EXPECT_EQ(classic_error({"a.py", "--sequence-file", bad}),
+            "--sequence-file " + bad + ": --iterations many: expected a whole number");
+  const std::string unknown = (dir / "unknown.yaml").string();
+  std::ofstream(unknown) << "- export-pytorch: {opsett: 16}\n";
+  EXPECT_EQ(classic_error({"a.py", "--sequence-file", unknown}),
+            "--sequence-file " + unknown + ": export-pytorch has no option 'opsett'");
+}
+
+// The values of issue 15: refused when the command line is read, also when --analyze-only
+// leaves the benchmark out.
+TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--iterations", "-5"}, "--iterations -5: expected a whole number from 1 to 100000000"},
+      {{"--runtime", "tensorrt"}, "--runtime 'tensorrt': not one of "},
+      {{"--adaptive", "--duration", "1"}, "--adaptive and --duration exclude each other"},
+      {{"--device", "tpu"}, "--device 'tpu': not one of x86, nvidia"},
+      {{"--duration", "0"}, "--duration 0: expected a number more than 0 and at most 86400"},
+      {{"--adaptive", "--ci-target", "0"}, "--ci-target 0: expected a number more than 0"},
+      {{"--min-iterations", "50", "--max-iterations", "10"}, "need min <= max"},
+      {{"--warmup", "-1"}, "--warmup -1: expected a whole number from 0"},
+      {{"--threads", "5000"}, "--threads 5000: expected a whole number from 0 to 4096"},
+      {{"--max-rel-error", "-1"}, "--max-rel-error -1: expected a number at least 0"},
+      {{"--min-cosine", "1.5"}, "--min-cosine 1.5: expected a number from -1 to 1"},
+      {{"--pin", "1-0"}, "--pin '1-0'"},
+      {{"--rt-args", "threads"}, "--rt-args 'threads': expected key=value"},
+      {{"--opset", "3"}, "--opset 3: expected a whole number from 7 to 30"},
+      {{"--max-depth", "-1"}, "--max-depth -1: expected a whole number at least 0"},
+      {{"--build-name", "../x"}, "--build-name '../x': not a usable directory name"},
+      {{"--script-args", "'unclosed"}, "--script-args ''unclosed': no closing quotation"},
+      {{"--input-shapes", "x:1xq"}, "--input-shapes 'x:1xq'"},
+      {{"--memory-limit", "lots"}, "--memory-limit lots: expected a size such as 512M or 4G"},
+      {{"--iterations", "five"}, "--iterations"},
+  };
+  for (const auto& [options, message] : cases) {
+    for (bool analyze_only : {false, true}) {
+      std::vector<std::string> args = {"a.py"};
+      args.insert(args.end(), options.begin(), options.end());
+      if (analyze_only) args.push_back("--analyze-only");
+      const std::string error = classic_error(args);
+      EXPECT_NE(error.find(message), std::string::npos)
+          << "args: " << ::testing::PrintToString(args) << "\nerror: " << error;
+    }
+  }
+}
+
+TEST(ToolTable, DefaultsAndHelpComeFromTheTable) {
+  const ToolSpec& bench = *find_tool("benchmark");
+  const json defaults = default_tool_options(bench);
+  EXPECT_EQ(defaults["iterations"], 100);
+  EXPECT_EQ(defaults["warmup"], 10);
+  EXPECT_EQ(defaults["ci_target_pct"], 2.0);
+  EXPECT_FALSE(defaults.contains("duration_s"));
+  const json resolved = tool_options_with_defaults(bench, {{"iterations", 3}});
+  EXPECT_EQ(resolved["iterations"], 3);
+  EXPECT_EQ(resolved["runtime"], "ort");
+  for (const OptionSpec& o : bench.options) {
+    if (o.key == "iterations") {
+      EXPECT_NE(option_help(o).find("(from 1 to 100000000; default: 100)"), std::string::npos)
+          << option_help(o);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace turnkey
