@@ -721,6 +721,7 @@ class Engine {
     so.script = fs::absolute(item.path).lexically_normal();
     so.script_args = discover_opts.value("script_args", "");
     so.max_depth = discover_opts.value("max_depth", 0);
+    so.bind_paths = {cache_dir_};
     std::cout << std::flush;
     std::cerr << std::flush;
 

@@ -159,7 +159,15 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 }
 
 json resolve_options(const std::string& tool, json options) {
-  if (tool == "export-pytorch") options["opset"] = resolve_opset(options);
+  if (tool == "export-pytorch") {
+    options["opset"] = resolve_opset(options);
+    const std::string exporter = options.value("exporter", "torchscript");
+    if (exporter != "torchscript" && exporter != "dynamo") {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--exporter {}: expected torchscript or dynamo", exporter));
+    }
+    if (exporter == "torchscript") options.erase("exporter");  // the default: one cache key
+  }
   if (tool == "optimize-ort") build::parse_ort_opt_level(options.value("level", "basic"));
   if (tool == "discover" && !options.value("build_name", std::string()).empty() &&
       !is_safe_build_name(options.value("build_name", std::string()))) {
@@ -205,8 +213,9 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   fs::create_directories(io_dir);
   const fs::path target =
       onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
-  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir);
-  log += fmt::format("opset {}\n", opset);
+  const std::string exporter = options.value("exporter", "torchscript");
+  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  log += fmt::format("opset {}, exporter {}\n", opset, exporter);
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
     if (!r.traceback.empty()) log += r.traceback + "\n";
@@ -225,6 +234,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   }
   build.stats["export_s"] = r.export_s;
   build.stats["opset"] = opset;
+  build.stats["exporter"] = exporter;
   build.stats["exporter_fixes"] = r.exporter_fixes;
 }
 
@@ -505,7 +515,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   if (Availability d = dev->probe(); !d.available) {
     throw Error(ErrorKind::Runtime, fmt::format("device {}: unavailable: {}", device, d.reason));
   }
-  Availability a = runtime->probe();
+  // Python-side runtimes answer for the run's own interpreter and process (PythonSide).
+  const PythonSide python_side{build.session ? build.session->python() : "", build.session};
+  const std::string runtime_version = runtime->version_for(python_side);
+  Availability a = runtime->probe_for(python_side);
   if (!a.available) {
     throw Error(ErrorKind::Runtime, fmt::format("{}: unavailable: {}", runtime_name, a.reason));
   }
@@ -582,12 +595,13 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   EnvironmentFingerprint env = start_fingerprint(threads, ro.cpus);
   LoopResult loop;
   std::vector<HostTensor> outputs;
+  json session_stats;
   {
     ScopedPin pin(ro.cpus);
     const pid_t self = getpid();
     // Peak memory while loading: the process holding the model is this one for in-process
     // runtimes; the Python side's for torch-eager (whose load is only a preparation).
-    const pid_t holder = live && runtime_name != "torchscript" ? build.session->pid() : self;
+    const pid_t holder = live && runtime_name != "torchscript" ? build.session->python_pid() : self;
     const bool rss_ok = reset_peak_rss(holder);
     loop.rss_before_load_bytes = current_rss_bytes(holder);
     std::unique_ptr<Session> session;
@@ -605,6 +619,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     loop.rss_before_load_bytes = before;
     loop.peak_rss_load_bytes = load_peak;
     outputs = session->outputs();
+    session_stats = session->stats();
   }
   build.failure_status.clear();
   finish_fingerprint(env);
@@ -648,7 +663,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   s["device_name"] = cpu.model;
   s["runtime"] = runtime_name;
   s["runtime_name"] = runtime->display_name();
-  s["runtime_version"] = runtime->version();
+  s["runtime_version"] = runtime_version;
+  s.update(session_stats);
   s["threads"] = threads;
   s["batch_size"] = batch;
   s["iterations"] = st.iterations;
@@ -706,7 +722,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
-      s["benchmarked_model"].get<std::string>(), runtime->display_name(), runtime->version(),
+      s["benchmarked_model"].get<std::string>(), runtime->display_name(), runtime_version,
       cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.value("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
@@ -717,7 +733,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
 
   ModelBlock& b = build.block;
   b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
-                         runtime->version());
+                         runtime_version);
   b.status_detail = {
       fmt::format("Mean Latency:   {}\tmilliseconds (ms)", format_latency(st.mean_ms)),
       fmt::format("Throughput:     {:.1f}\tinferences per second (IPS)", throughput),

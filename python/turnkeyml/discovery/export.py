@@ -112,7 +112,7 @@ def _save_tensor(path, name, tensor):
     _write_atomic(path, load_onnx().numpy_helper.from_array(array, name).SerializeToString())
 
 
-def export(entry, path, opset, io_dir, reply):
+def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
     """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
     as it goes (so `log` survives a failure).
 
@@ -120,6 +120,7 @@ def export(entry, path, opset, io_dir, reply):
     entry's captured inputs are left as they were.
     """
     onnx = load_onnx()
+    export_arguments = exporter_fixes.export_arguments(exporter)
 
     for folder in (os.path.dirname(os.path.abspath(path)), io_dir):
         if not os.path.isdir(folder):
@@ -168,7 +169,8 @@ def export(entry, path, opset, io_dir, reply):
                     with torch.enable_grad(), _no_saved_tensors():
                         torch.onnx.export(target, feed, tmp_path, opset_version=opset,
                                           input_names=list(entry.input_names),
-                                          output_names=output_names, do_constant_folding=True)
+                                          output_names=output_names, do_constant_folding=True,
+                                          **export_arguments)
             finally:
                 for m, training in flags:
                     m.training = training

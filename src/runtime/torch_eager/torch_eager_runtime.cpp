@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "turnkey/common/process.h"
 #include "turnkey/discovery/python_side.h"
@@ -22,11 +24,15 @@ struct TorchProbe {
   std::string why;
 };
 
-TorchProbe probe_torch() {
+// Debian's torch says "1.13.0a0+git..." in __version__ for the 1.13.1 package: keep the public
+// part.
+std::string public_version(const std::string& v) { return v.substr(0, v.find('+')); }
+
+TorchProbe probe_interpreter(const std::string& override_python) {
   TorchProbe p;
   std::string python;
   try {
-    python = find_python("");
+    python = find_python(override_python);
   } catch (const Error& e) {
     p.why = e.what();
     return p;
@@ -36,11 +42,22 @@ TorchProbe probe_torch() {
     p.why = fmt::format("{} could not import torch", python);
     return p;
   }
-  std::string v = r.out.substr(0, r.out.find('\n'));
-  // Debian's torch says "1.13.0a0+git..." in __version__ for the 1.13.1 package: keep the
-  // public part.
-  p.version = v.substr(0, v.find('+'));
+  p.version = public_version(r.out.substr(0, r.out.find('\n')));
   return p;
+}
+
+// The torch of the run's Python side: the live process's own (its hello), else the interpreter's,
+// probed once per interpreter and process.
+TorchProbe probe_torch(const PythonSide& side) {
+  if (side.session && !side.session->torch_version().empty()) {
+    return {public_version(side.session->torch_version()), ""};
+  }
+  static std::mutex mutex;
+  static std::map<std::string, TorchProbe> probed;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = probed.find(side.python);
+  if (it == probed.end()) it = probed.emplace(side.python, probe_interpreter(side.python)).first;
+  return it->second;
 }
 
 int major_version(const std::string& version) {
@@ -57,17 +74,32 @@ class TorchEagerSession final : public Session {
       : python_(model.session), work_dir_(model.work_dir) {
     json cpus = json::array();
     for (int c : o.cpus) cpus.push_back(c);
+    json compile = json::object();
+    for (const auto& [key, value] : o.runtime_args) {
+      if (key == "threads") continue;  // taken by the benchmark stage as --threads
+      if (mode != "compiled" || !kCompileArgs.count(key)) {
+        throw Error(ErrorKind::InvalidInput,
+                    fmt::format("torch-{}: unknown runtime argument '{}' (known: threads{})",
+                                mode, key,
+                                mode == "compiled" ? ", backend, mode, fullgraph, dynamic" : ""));
+      }
+      compile[key] = value;
+    }
     json reply = python_->request({{"type", "bench_prepare"},
                                    {"id", model.model_id},
                                    {"mode", mode},
                                    {"threads", o.threads},
-                                   {"cpus", cpus}},
+                                   {"cpus", cpus},
+                                   {"compile", compile}},
                                   "bench_ready", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_prepare failed")));
     }
     threads_ = reply.value("threads", 0);
+    // torch.compile's facts (compile time apart from the steady-state latency, graph breaks).
+    if (reply.contains("compiled") && reply["compiled"].is_object()) stats_ = reply["compiled"];
   }
+  json stats() const override { return stats_; }
 
   void run() override { run_timed(1, false); }
   bool times_itself() const override { return true; }
@@ -83,7 +115,7 @@ class TorchEagerSession final : public Session {
     }
     return samples;
   }
-  pid_t process_id() const override { return python_->pid(); }
+  pid_t process_id() const override { return python_->python_pid(); }
   std::vector<HostTensor> outputs() override {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
@@ -103,6 +135,10 @@ class TorchEagerSession final : public Session {
   ScriptSession* python_;
   fs::path work_dir_;
   int threads_ = 0;
+  json stats_ = json::object();
+  // torch.compile's arguments turnkey passes on (--rt-args key=value; timing.py parses them).
+  inline static const std::set<std::string> kCompileArgs = {"backend", "mode", "fullgraph",
+                                                            "dynamic"};
 };
 
 class TorchEagerRuntime final : public Runtime {
@@ -113,17 +149,18 @@ class TorchEagerRuntime final : public Runtime {
     return compiled_ ? "PyTorch (torch.compile)" : "PyTorch eager";
   }
   std::vector<std::string> devices() const override { return {"x86"}; }
-  Availability probe() const override {
-    std::string why;
-    std::string version = probed_torch_version(&why);
-    if (version.empty()) return {false, why};
-    if (compiled_ && major_version(version) < 2) {
-      return {false, fmt::format("needs PyTorch >= 2.0, found {}", version)};
+  Availability probe() const override { return probe_for(PythonSide{}); }
+  std::string version() const override { return version_for(PythonSide{}); }
+  Availability probe_for(const PythonSide& side) const override {
+    const TorchProbe torch = probe_torch(side);
+    if (torch.version.empty()) return {false, torch.why};
+    if (compiled_ && major_version(torch.version) < 2) {
+      return {false, fmt::format("needs PyTorch >= 2.0, found {}", torch.version)};
     }
     return {true, ""};
   }
-  std::string version() const override {
-    std::string v = probed_torch_version();
+  std::string version_for(const PythonSide& side) const override {
+    const std::string v = probe_torch(side).version;
     return v.empty() ? "?" : v;
   }
   std::unique_ptr<Session> load(const fs::path&, const std::vector<HostTensor>&,
@@ -146,10 +183,8 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
-std::string probed_torch_version(std::string* why) {
-  static std::once_flag once;
-  static TorchProbe probe;
-  std::call_once(once, [] { probe = probe_torch(); });
+std::string probed_torch_version(const PythonSide& side, std::string* why) {
+  const TorchProbe probe = probe_torch(side);
   if (why) *why = probe.why;
   return probe.version;
 }
