@@ -60,11 +60,20 @@ TEST_F(Runtimes, SystemInfoAndBenchmarkHelpSayWhatIsAvailableAndWhy) {
         << r.out;
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  torchscript +.*: available\n)")))
         << r.out;
-    // torch 1.x here: the reason names what is needed and what was found.
-    EXPECT_TRUE(std::regex_search(
-        r.out,
-        std::regex(R"(\n  torch-compiled +.*unavailable: needs PyTorch >= 2\.0, found 1\.)")))
-        << r.out;
+    if (torch2_run()) {
+      // The versions are the run's interpreter's (TURNKEY_PYTHON), not the default one's.
+      EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  torch-eager +PyTorch eager 2\.)")))
+          << r.out;
+      EXPECT_TRUE(std::regex_search(
+          r.out, std::regex(R"(\n  torch-compiled +PyTorch \(torch.compile\) 2\..*: available\n)")))
+          << r.out;
+    } else {
+      // torch 1.x: the reason names what is needed and what was found.
+      EXPECT_TRUE(std::regex_search(
+          r.out,
+          std::regex(R"(\n  torch-compiled +.*unavailable: needs PyTorch >= 2\.0, found 1\.)")))
+          << r.out;
+    }
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  x86 +.*: available\n)"))) << r.out;
     EXPECT_TRUE(
         std::regex_search(r.out, std::regex(R"(\n  nvidia +.*unavailable: no NVIDIA GPU found)")))
@@ -74,7 +83,9 @@ TEST_F(Runtimes, SystemInfoAndBenchmarkHelpSayWhatIsAvailableAndWhy) {
 
 TEST_F(Runtimes, EveryRuntimeBenchmarksAScriptAndRecordsTrustFields) {
   const fs::path script = kSource / "examples" / "cli" / "scripts" / "hello_world.py";
-  for (const std::string runtime : {"ort", "torch-eager", "torchscript"}) {
+  std::vector<std::string> runtimes = {"ort", "torch-eager", "torchscript"};
+  if (torch2_run()) runtimes.push_back("torch-compiled");
+  for (const std::string& runtime : runtimes) {
     SCOPED_TRACE(runtime);
     RunResult r =
         run_turnkey({script.string(), "--runtime", runtime, "--iterations", "40"}, cache());
@@ -82,6 +93,12 @@ TEST_F(Runtimes, EveryRuntimeBenchmarksAScriptAndRecordsTrustFields) {
     EXPECT_TRUE(
         std::regex_search(r.out, std::regex("Successfully benchmarked on .+ \\(" + runtime + " v")))
         << r.out;
+    if (runtime.rfind("torch-", 0) == 0) {
+      // The live process's torch, in the status line and the stats.
+      const std::string major = torch2_run() ? "2." : "1.";
+      EXPECT_NE(r.out.find("(" + runtime + " v" + major), std::string::npos) << r.out;
+      EXPECT_EQ(stats_of("hello_world")["runtime_version"].get<std::string>().substr(0, 2), major);
+    }
     EXPECT_NE(r.out.find("Correctness:    max abs error"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Peak memory:"), std::string::npos) << r.out;
     json s = stats_of("hello_world");
@@ -282,7 +299,9 @@ TEST_F(Runtimes, BadMeasurementOptionsFailTheBuildWithOneLine) {
       {{"--device", "nvidia"}, "device nvidia: unavailable: no NVIDIA GPU found"},
       {{"--device", "tpu"}, "unknown device 'tpu'"},
       {{"--runtime", "torch-eager"}, "torch-eager needs a PyTorch model from a script"},
-      {{"--runtime", "torch-compiled"}, "torch-compiled: unavailable: needs PyTorch >= 2.0"},
+      {{"--runtime", "torch-compiled"},
+       torch2_run() ? "torch-compiled needs a PyTorch model from a script"
+                    : "torch-compiled: unavailable: needs PyTorch >= 2.0"},
       {{"--duration", "0"}, "--duration 0: must be more than 0"},
       {{"--adaptive", "--duration", "1"}, "--adaptive and --duration exclude each other"},
       {{"--adaptive", "--ci-target", "0"}, "--ci-target 0: must be a percentage"},
