@@ -59,9 +59,9 @@ def _compile(module, args, kwargs, given):
         raise RuntimeError("torch-compiled needs PyTorch >= 2.0, found %s"
                            % torch.__version__.split("+")[0])
     options = _parse_compile_args(given)
-    import torch._dynamo
+    import torch._dynamo as dynamo
     from torch._dynamo.utils import counters
-    torch._dynamo.reset()
+    dynamo.reset()
     counters.clear()
     compiled = torch.compile(module, **options)
     flags = [(m, m.training) for m in module.modules()]
