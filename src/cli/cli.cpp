@@ -19,6 +19,7 @@
 #include "turnkey/common/files.h"
 #include "turnkey/common/process.h"
 #include "turnkey/common/version.h"
+#include "turnkey/discovery/interpreter.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/corpus.h"
 #include "turnkey/engine/engine.h"
@@ -27,6 +28,7 @@
 #include "turnkey/plugin/plugin_host.h"
 #include "turnkey/report/report_cli.h"
 #include "turnkey/runtime/runtime.h"
+#include "turnkey/runtime/runtime_module.h"
 
 namespace turnkey {
 
@@ -357,34 +359,32 @@ void print_runtimes_and_devices(const std::string& python = "") {
 }
 
 std::string python_versions(const std::string& override_python) {
-  std::string python;
   try {
-    python = find_python(override_python);
+    const PythonInterpreter& p = find_interpreter(override_python);
+    return fmt::format("{}{} (Python {}, from {}): torch {}, onnx {}", p.path,
+                       p.path == p.candidate ? "" : " via " + p.candidate, p.python_version,
+                       p.source, p.torch_version, p.onnx_version.empty() ? "not found" : p.onnx_version);
   } catch (const Error& e) {
     return std::string("unavailable: ") + e.what();
   }
-  CaptureResult r = run_capture(
-      {python, "-c",
-       "import sys\n"
-       "def v(m):\n"
-       "    try:\n"
-       "        return __import__(m).__version__\n"
-       "    except Exception as e:\n"
-       "        return 'not found'\n"
-       "print(sys.version.split()[0], v('torch'), v('onnx'))"},
-      60.0);
-  if (r.timed_out) return python + ": timed out after 60 s";
-  std::string out = r.out.substr(0, r.out.find('\n'));
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t sp = out.find(' ', start);
-    parts.push_back(out.substr(start, sp == std::string::npos ? std::string::npos : sp - start));
-    if (sp == std::string::npos) break;
-    start = sp + 1;
+}
+
+// Runtimes whose heavy library lives in a module of its own (runtime_module.h), loaded here to
+// say whether it can be.
+void print_runtime_modules(std::ostream& out) {
+  out << "Runtime modules:\n";
+  for (const RuntimeModuleInfo& info : runtime_module_table()) {
+    if (!info.built) {
+      out << fmt::format("  {:<16}not built (its library was missing at build time)\n",
+                         info.runtime);
+      continue;
+    }
+    const RuntimeModuleStatus& m = load_runtime_module(info.runtime);
+    out << fmt::format("  {:<16}{}\n", info.runtime,
+                       m.module ? fmt::format("{} ({} {})", m.path.string(), info.runtime,
+                                              m.module->library_version)
+                                : "cannot be loaded: " + m.problem);
   }
-  if (parts.size() != 3) return python + ": could not read versions";
-  return fmt::format("{} (Python {}): torch {}, onnx {}", python, parts[0], parts[1], parts[2]);
 }
 
 // The plugin libraries looked at (docs/plugins.md), loaded or refused, and where we looked.
@@ -422,6 +422,7 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("Load average", fmt::format("{:.2f}", m.load_average_1m));
   line("Python", python_versions(python));
   print_runtimes_and_devices(python);
+  print_runtime_modules(std::cout);
   print_plugins(std::cout);
   return 0;
 }

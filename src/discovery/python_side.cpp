@@ -15,6 +15,7 @@
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/process.h"
+#include "turnkey/discovery/interpreter.h"
 
 namespace turnkey {
 
@@ -34,51 +35,10 @@ std::string how_it_ended(int wait_status) {
   return how;
 }
 
-bool has_torch(const std::string& python) {
-  // find_spec does not import torch (which takes ~1 s), so the probe stays cheap.
-  CaptureResult r = run_capture(
-      {python, "-c",
-       "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('torch') else 3)"},
-      20.0);
-  return !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
-}
-
 }  // namespace
 
 std::string find_python(const std::string& override_path) {
-  std::string chosen = override_path;
-  std::string source = "--python";
-  if (chosen.empty()) {
-    const char* env = std::getenv("TURNKEY_PYTHON");
-    if (env && *env) {
-      chosen = env;
-      source = "TURNKEY_PYTHON";
-    }
-  }
-  if (!chosen.empty()) {
-    std::string resolved = chosen.find('/') == std::string::npos ? find_on_path(chosen) : chosen;
-    if (resolved.empty() || access(resolved.c_str(), X_OK) != 0) {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("{} {}: not an executable interpreter", source, chosen));
-    }
-    if (!has_torch(resolved)) {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("{} {}: this interpreter cannot import torch", source, resolved));
-    }
-    return resolved;
-  }
-  static std::string cached;
-  if (!cached.empty()) return cached;
-  std::vector<std::string> tried;
-  for (const std::string& candidate : {find_on_path("python3"), std::string("/usr/bin/python3")}) {
-    if (candidate.empty() || access(candidate.c_str(), X_OK) != 0) continue;
-    tried.push_back(candidate);
-    if (has_torch(candidate)) return cached = candidate;
-  }
-  throw Error(ErrorKind::InvalidInput,
-              fmt::format("no Python interpreter with torch found (tried: {}); install "
-                          "python3-torch (scripts/setup does) or set TURNKEY_PYTHON",
-                          tried.empty() ? std::string("none") : fmt::format("{}", fmt::join(tried, ", "))));
+  return find_interpreter(override_path).path;
 }
 
 fs::path python_package_dir() {

@@ -9,20 +9,28 @@
 
 namespace turnkey {
 
-// The one list of runtimes. Add a runtime here and nowhere else.
-const std::vector<const Runtime*>& runtime_registry() {
-  static const std::vector<const Runtime*> registry = {
+// The one list of built-in runtimes. Add a runtime here and nowhere else.
+const std::vector<const Runtime*>& builtin_runtimes() {
+  static const std::vector<const Runtime*> builtins = {
       &ort_runtime(), &torch_eager_runtime(), &torchscript_runtime(), &torch_compiled_runtime()};
+  return builtins;
+}
+
+const std::vector<const Runtime*>& runtime_registry() {
   // Plugin runtimes (docs/plugins.md) follow the built-in ones, loaded once on first use.
   static const std::vector<const Runtime*> with_plugins = [] {
-    std::vector<const Runtime*> all = registry;
-    for (const Runtime* r : load_plugin_runtimes(registry)) all.push_back(r);
+    std::vector<const Runtime*> all = builtin_runtimes();
+    for (const Runtime* r : load_plugin_runtimes(builtin_runtimes())) all.push_back(r);
     return all;
   }();
   return with_plugins;
 }
 
 const Runtime* find_runtime(const std::string& name) {
+  // A built-in name loads no plugin library (each may pull in a heavy library of its own).
+  for (const Runtime* r : builtin_runtimes()) {
+    if (r->name() == name) return r;
+  }
   for (const Runtime* r : runtime_registry()) {
     if (r->name() == name) return r;
   }

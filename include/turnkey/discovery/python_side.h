@@ -20,8 +20,8 @@ namespace turnkey {
 
 inline constexpr int kProtocolVersion = 1;
 
-// --python wins over TURNKEY_PYTHON; otherwise the `python3` on PATH, then /usr/bin/python3, the
-// first that has torch importable. Throws Error(InvalidInput) naming what was tried.
+// The path of find_interpreter(override_path) (interpreter.h): --python, TURNKEY_PYTHON, `python3`
+// on PATH, /usr/bin/python3, the first that has torch. Throws Error(InvalidInput).
 std::string find_python(const std::string& override_path);
 
 // The folder holding the `turnkeyml` package: TURNKEY_PYTHON_DIR, else <exe>/../python, else the

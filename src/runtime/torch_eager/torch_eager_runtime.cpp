@@ -1,14 +1,12 @@
 #include "torch_eager_runtime.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <set>
 
-#include "turnkey/common/process.h"
+#include "turnkey/discovery/interpreter.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -28,36 +26,19 @@ struct TorchProbe {
 // part.
 std::string public_version(const std::string& v) { return v.substr(0, v.find('+')); }
 
-TorchProbe probe_interpreter(const std::string& override_python) {
-  TorchProbe p;
-  std::string python;
-  try {
-    python = find_python(override_python);
-  } catch (const Error& e) {
-    p.why = e.what();
-    return p;
-  }
-  CaptureResult r = run_capture({python, "-c", "import torch; print(torch.__version__)"}, 60.0);
-  if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-    p.why = fmt::format("{} could not import torch", python);
-    return p;
-  }
-  p.version = public_version(r.out.substr(0, r.out.find('\n')));
-  return p;
-}
-
-// The torch of the run's Python side: the live process's own (its hello), else the interpreter's,
-// probed once per interpreter and process.
+// The torch of the run's Python side: the live process's own (its hello), else the interpreter's
+// from its remembered probe (interpreter.h; no `import torch`).
 TorchProbe probe_torch(const PythonSide& side) {
   if (side.session && !side.session->torch_version().empty()) {
     return {public_version(side.session->torch_version()), ""};
   }
-  static std::mutex mutex;
-  static std::map<std::string, TorchProbe> probed;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = probed.find(side.python);
-  if (it == probed.end()) it = probed.emplace(side.python, probe_interpreter(side.python)).first;
-  return it->second;
+  try {
+    const PythonInterpreter& p = find_interpreter(side.python);
+    if (p.torch_version.empty()) return {"", p.path + " could not import torch"};
+    return {public_version(p.torch_version), ""};
+  } catch (const Error& e) {
+    return {"", e.what()};
+  }
 }
 
 int major_version(const std::string& version) {

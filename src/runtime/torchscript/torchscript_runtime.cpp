@@ -2,16 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
+#include "turnkey/runtime/runtime_module.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
-
-#ifdef TURNKEY_HAVE_LIBTORCH
-#include <ATen/Parallel.h>
-#include <torch/script.h>
-#include <torch/version.h>
-#endif
 
 namespace turnkey {
 
@@ -20,166 +13,25 @@ using nlohmann::json;
 
 namespace {
 
-#ifdef TURNKEY_HAVE_LIBTORCH
-
-bool parse_bool_arg(const std::string& key, const std::string& value) {
-  if (value == "true" || value == "1" || value == "True") return true;
-  if (value == "false" || value == "0" || value == "False") return false;
-  throw Error(ErrorKind::InvalidInput,
-              fmt::format("torchscript: {}={} is not true or false", key, value));
-}
-
-c10::ScalarType to_torch(DType d) {
-  switch (d) {
-    case DType::Float32:
-      return torch::kFloat32;
-    case DType::Float16:
-      return torch::kFloat16;
-    case DType::Float64:
-      return torch::kFloat64;
-    case DType::Int8:
-      return torch::kInt8;
-    case DType::Uint8:
-      return torch::kUInt8;
-    case DType::Int16:
-      return torch::kInt16;
-    case DType::Int32:
-      return torch::kInt32;
-    case DType::Int64:
-      return torch::kInt64;
-    case DType::Bool:
-      return torch::kBool;
-    case DType::Unknown:
-      break;
-  }
-  throw Error(ErrorKind::InvalidInput, "torchscript: an input has an unknown element type");
-}
-
-DType from_torch(c10::ScalarType t) {
-  switch (t) {
-    case torch::kFloat32:
-      return DType::Float32;
-    case torch::kFloat16:
-      return DType::Float16;
-    case torch::kFloat64:
-      return DType::Float64;
-    case torch::kInt8:
-      return DType::Int8;
-    case torch::kUInt8:
-      return DType::Uint8;
-    case torch::kInt16:
-      return DType::Int16;
-    case torch::kInt32:
-      return DType::Int32;
-    case torch::kInt64:
-      return DType::Int64;
-    case torch::kBool:
-      return DType::Bool;
-    default:
-      return DType::Unknown;
-  }
-}
-
-void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
-  if (v.isTensor()) {
-    out.push_back(v.toTensor());
-  } else if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements()) collect_tensors(e, out);
-  } else if (v.isList()) {
-    for (const c10::IValue& e : v.toListRef()) collect_tensors(e, out);
-  } else if (v.isGenericDict()) {
-    for (const auto& kv : v.toGenericDict()) collect_tensors(kv.value(), out);
-  }
-}
-
-class TorchScriptSession final : public Session {
- public:
-  TorchScriptSession(const fs::path& module_path, const std::vector<HostTensor>& inputs,
-                     const RuntimeOptions& options) {
-    bool freeze = false, optimize = false;
-    for (const auto& [key, value] : options.runtime_args) {
-      if (key == "freeze") {
-        freeze = parse_bool_arg(key, value);
-      } else if (key == "optimize" || key == "optimize_for_inference") {
-        optimize = parse_bool_arg(key, value);
-      } else {
-        throw Error(ErrorKind::InvalidInput,
-                    fmt::format("torchscript: unknown runtime argument '{}' (known: freeze, "
-                                "optimize)",
-                                key));
-      }
-    }
-    if (options.threads > 0) at::set_num_threads(options.threads);
-    try {
-      module_ = torch::jit::load(module_path.string());
-      module_.eval();
-      if (freeze || optimize) module_ = torch::jit::freeze(module_);
-      if (optimize) module_ = torch::jit::optimize_for_inference(module_);
-    } catch (const c10::Error& e) {
-      throw Error(ErrorKind::Runtime,
-                  "LibTorch could not load the traced module: " + first_line(e.what()));
-    }
-    for (const HostTensor& t : inputs) {
-      at::Tensor tensor = torch::from_blob(const_cast<std::byte*>(t.data.data()), t.shape,
-                                           torch::TensorOptions().dtype(to_torch(t.dtype)))
-                              .clone();
-      inputs_.emplace_back(std::move(tensor));
-    }
-  }
-
-  void run() override {
-    try {
-      c10::InferenceMode guard;
-      last_ = module_.forward(inputs_);
-    } catch (const c10::Error& e) {
-      throw Error(ErrorKind::Runtime, first_line(e.what()));
-    }
-  }
-
-  std::vector<HostTensor> outputs() override {
-    std::vector<at::Tensor> tensors;
-    collect_tensors(last_, tensors);
-    std::vector<HostTensor> out;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      at::Tensor t = tensors[i].contiguous().cpu();
-      HostTensor h;
-      h.name = fmt::format("output_{}", i);
-      h.dtype = from_torch(t.scalar_type());
-      h.shape = t.sizes().vec();
-      const size_t bytes = t.numel() * t.element_size();
-      h.data.resize(bytes);
-      if (bytes) std::memcpy(h.data.data(), t.data_ptr(), bytes);
-      out.push_back(std::move(h));
-    }
-    return out;
-  }
-
- private:
-  torch::jit::Module module_;
-  std::vector<c10::IValue> inputs_;
-  c10::IValue last_;
-};
-
-#endif  // TURNKEY_HAVE_LIBTORCH
-
+// The LibTorch side lives in the module turnkey_torchscript.so (torchscript_module.cpp), loaded
+// on first use: probe(), version() and load_live() load it; nothing else does.
 class TorchScriptRuntime final : public Runtime {
  public:
   std::string name() const override { return "torchscript"; }
   std::string display_name() const override { return "TorchScript (LibTorch C++)"; }
   std::vector<std::string> devices() const override { return {"x86"}; }
   Availability probe() const override {
-#ifdef TURNKEY_HAVE_LIBTORCH
-    return {true, ""};
-#else
+    const RuntimeModuleStatus& m = load_runtime_module(name());
+    if (m.module) return {true, ""};
+#ifndef TURNKEY_HAVE_TORCHSCRIPT_MODULE
     return {false, "turnkey was built without LibTorch (install libtorch-dev and rebuild)"};
+#else
+    return {false, m.problem};
 #endif
   }
   std::string version() const override {
-#ifdef TURNKEY_HAVE_LIBTORCH
-    return TORCH_VERSION;
-#else
-    return "?";
-#endif
+    const RuntimeModuleStatus& m = load_runtime_module(name());
+    return m.module ? m.module->library_version : "?";
   }
   std::unique_ptr<Session> load(const fs::path&, const std::vector<HostTensor>&,
                                 const RuntimeOptions&) const override {
@@ -189,7 +41,8 @@ class TorchScriptRuntime final : public Runtime {
   bool needs_live_model() const override { return true; }
   std::unique_ptr<Session> load_live(const LiveModel& model, const std::vector<HostTensor>&,
                                      const RuntimeOptions& options) const override {
-#ifdef TURNKEY_HAVE_LIBTORCH
+    const RuntimeModuleStatus& m = load_runtime_module(name());
+    if (!m.module) throw Error(ErrorKind::Runtime, "torchscript: " + probe().reason);
     if (!model.session || !model.session->alive()) {
       throw Error(ErrorKind::Runtime, "torchscript: the script's Python process is gone");
     }
@@ -200,8 +53,7 @@ class TorchScriptRuntime final : public Runtime {
     json reply = model.session->request({{"type", "trace"},
                                          {"id", model.model_id},
                                          {"path", module_path.string()},
-                                         { "io_dir",
-                                           io_dir.string() }},
+                                         {"io_dir", io_dir.string()}},
                                         "traced", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime,
@@ -211,12 +63,7 @@ class TorchScriptRuntime final : public Runtime {
     for (const auto& p : reply.value("inputs", json::array())) {
       inputs.push_back(onnx_model::read_tensor_pb(p.get<std::string>()));
     }
-    return std::make_unique<TorchScriptSession>(module_path, inputs, options);
-#else
-    (void)model;
-    (void)options;
-    throw Error(ErrorKind::Runtime, "torchscript: " + probe().reason);
-#endif
+    return m.module->open_session(module_path, inputs, options);
   }
 };
 

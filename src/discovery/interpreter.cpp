@@ -1,0 +1,304 @@
+#include "turnkey/discovery/interpreter.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/common/process.h"
+#include "turnkey/common/sha256.h"
+
+namespace turnkey {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Bump when the probe's answer or the key's material changes meaning: older entries are ignored.
+constexpr int kProbeCacheVersion = 1;
+constexpr size_t kMaxEntries = 64;
+
+// Finds torch and onnx without importing them (import torch takes ~0.7 s): their versions come
+// from their version.py, and the files and sys.path folders the answer rests on are listed.
+constexpr const char* kProbeScript = R"PY(
+import importlib.metadata, importlib.util, json, os, re, sys
+def package(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        spec = None
+    if spec is None or not spec.origin:
+        return None, []
+    version_py = os.path.join(os.path.dirname(spec.origin), "version.py")
+    version = ""
+    try:
+        with open(version_py) as f:
+            m = re.search(r"^(?:__version__|version)\s*=\s*['\"]([^'\"]+)", f.read(), re.M)
+        version = m.group(1) if m else ""
+    except OSError:
+        pass
+    if not version:
+        try:
+            version = importlib.metadata.version(name)
+        except Exception:
+            version = "unknown"
+    return version, [spec.origin, version_py]
+torch, torch_files = package("torch")
+onnx, onnx_files = package("onnx")
+paths = [p for p in sys.path if p and os.path.isdir(p)]
+print("TURNKEY_PROBE " + json.dumps({"executable": sys.executable,
+    "python": sys.version.split()[0], "torch": torch, "onnx": onnx,
+    "files": paths + torch_files + onnx_files}))
+)PY";
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// A pyenv shim is a short shell script that re-enters pyenv (~0.4-1.7 s per start here).
+bool is_pyenv_shim(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[4096];
+  in.read(head, sizeof head);
+  const std::string text(head, static_cast<size_t>(in.gcount()));
+  return text.rfind("#!", 0) == 0 && text.find("pyenv") != std::string::npos &&
+         text.find("exec") != std::string::npos;
+}
+
+// What pyenv reads to pick a version: PYENV_VERSION, the nearest .python-version above the
+// working folder, and the global version file.
+std::string pyenv_selection() {
+  std::string out = "PYENV_VERSION=" + env_or_empty("PYENV_VERSION") + "\n";
+  std::error_code ec;
+  for (fs::path dir = fs::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {
+    const fs::path f = dir / ".python-version";
+    if (fs::exists(f, ec)) {
+      out += f.string() + "=" + read_file(f) + "\n";
+      break;
+    }
+    if (dir == dir.root_path()) break;
+  }
+  std::string root = env_or_empty("PYENV_ROOT");
+  if (root.empty()) root = env_or_empty("HOME") + "/.pyenv";
+  if (fs::exists(root + "/version", ec)) out += "global=" + read_file(root + "/version");
+  return out;
+}
+
+std::string probe_key(const std::string& candidate, bool shim) {
+  // The probe's own text is part of the key: a turnkey whose probe asks differently never
+  // trusts an answer to the old question.
+  std::string material =
+      fmt::format("v{}\n{}\n{}\n", kProbeCacheVersion, sha256_hex(kProbeScript), candidate);
+  for (const char* name : {"PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
+                           "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "HOME", "VIRTUAL_ENV"}) {
+    material += fmt::format("{}={}\n", name, env_or_empty(name));
+  }
+  if (shim) material += pyenv_selection();
+  return sha256_hex(material);
+}
+
+// "mtime_ns:size" of a path (following links), or "missing".
+std::string file_stamp(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "missing";
+  return fmt::format("{}.{}:{}:{}", st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_size,
+                     st.st_ino);
+}
+
+struct Probe {
+  bool has_torch = false;
+  std::string executable, python_version, torch_version, onnx_version;
+  std::map<std::string, std::string> stamps;  // path -> file_stamp when probed
+};
+
+json to_json(const Probe& p) {
+  return {{"has_torch", p.has_torch},       {"executable", p.executable},
+          {"python", p.python_version},     {"torch", p.torch_version},
+          {"onnx", p.onnx_version},         {"stamps", p.stamps}};
+}
+
+Probe from_json(const json& j) {
+  Probe p;
+  p.has_torch = j.at("has_torch").get<bool>();
+  p.executable = j.at("executable").get<std::string>();
+  p.python_version = j.at("python").get<std::string>();
+  p.torch_version = j.at("torch").get<std::string>();
+  p.onnx_version = j.at("onnx").get<std::string>();
+  p.stamps = j.at("stamps").get<std::map<std::string, std::string>>();
+  return p;
+}
+
+bool still_true(const Probe& p) {
+  for (const auto& [path, stamp] : p.stamps) {
+    if (file_stamp(path) != stamp) return false;
+  }
+  return true;
+}
+
+Probe run_probe(const std::string& candidate) {
+  Probe p;
+  CaptureResult r = run_capture({candidate, "-c", kProbeScript}, 60.0);
+  const size_t at = r.out.rfind("TURNKEY_PROBE ");
+  if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 ||
+      at == std::string::npos) {
+    p.stamps[candidate] = file_stamp(candidate);
+    return p;  // not a working interpreter: no torch
+  }
+  json j = json::parse(r.out.substr(at + 14, r.out.find('\n', at) - at - 14), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return p;
+  p.executable = j.value("executable", "");
+  p.python_version = j.value("python", "");
+  p.has_torch = j["torch"].is_string();
+  if (p.has_torch) {
+    const std::string v = j["torch"].get<std::string>();
+    p.torch_version = v.substr(0, v.find('+'));  // Debian: "1.13.0a0+git..." -> "1.13.0a0"
+  }
+  if (j["onnx"].is_string()) p.onnx_version = j["onnx"].get<std::string>();
+  std::vector<std::string> files = {candidate};
+  std::error_code ec;
+  const fs::path real = fs::canonical(candidate, ec);
+  if (!ec) files.push_back(real.string());
+  if (!p.executable.empty()) files.push_back(p.executable);
+  for (const auto& f : j.value("files", json::array())) {
+    if (f.is_string()) files.push_back(f.get<std::string>());
+  }
+  for (const std::string& f : files) p.stamps[f] = file_stamp(f);
+  return p;
+}
+
+fs::path cache_file() { return state_dir() / "interpreters.json"; }
+
+json read_cache() {
+  std::error_code ec;
+  if (!fs::exists(cache_file(), ec)) return json::object();
+  try {
+    json j = json::parse(read_file(cache_file()));
+    if (j.is_object() && j.value("version", 0) == kProbeCacheVersion) return j;
+  } catch (const std::exception&) {
+    // Unreadable or damaged: probed again and rewritten.
+  }
+  return json::object();
+}
+
+// Remembered answers are an optimisation: failing to read or write them never fails a run.
+void remember(const std::string& key, const Probe& p) {
+  try {
+    json cache = read_cache();
+    json entries = cache.value("entries", json::object());
+    json entry = to_json(p);
+    entry["used"] = static_cast<int64_t>(time(nullptr));
+    entries[key] = entry;
+    while (entries.size() > kMaxEntries) {
+      auto oldest = entries.begin();
+      for (auto it = entries.begin(); it != entries.end(); ++it) {
+        if (it->value("used", int64_t{0}) < oldest->value("used", int64_t{0})) oldest = it;
+      }
+      entries.erase(oldest);
+    }
+    fs::create_directories(state_dir());
+    write_file_atomic(cache_file(), json{{"version", kProbeCacheVersion}, {"entries", entries}}
+                                        .dump(1));
+  } catch (const std::exception&) {
+  }
+}
+
+Probe probe(const std::string& candidate, bool& from_cache) {
+  const bool shim = is_pyenv_shim(candidate);
+  const std::string key = probe_key(candidate, shim);
+  from_cache = false;
+  try {
+    json cache = read_cache();
+    if (cache.contains("entries") && cache["entries"].contains(key)) {
+      Probe p = from_json(cache["entries"][key]);
+      if (still_true(p)) {
+        from_cache = true;
+        return p;
+      }
+    }
+  } catch (const std::exception&) {
+    // A mistyped entry: probe again.
+  }
+  Probe p = run_probe(candidate);
+  remember(key, p);
+  return p;
+}
+
+PythonInterpreter make(const std::string& candidate, const std::string& source, const Probe& p,
+                       bool from_cache) {
+  PythonInterpreter i;
+  i.candidate = candidate;
+  i.source = source;
+  i.path = candidate;
+  // Through a shim, run what it selects: the same interpreter without the shim's start-up.
+  if (is_pyenv_shim(candidate) && !p.executable.empty() &&
+      access(p.executable.c_str(), X_OK) == 0) {
+    i.path = p.executable;
+  }
+  i.python_version = p.python_version;
+  i.torch_version = p.torch_version;
+  i.onnx_version = p.onnx_version;
+  i.from_cache = from_cache;
+  return i;
+}
+
+}  // namespace
+
+fs::path state_dir() {
+  if (std::string d = env_or_empty("TURNKEY_STATE_DIR"); !d.empty()) return d;
+  if (std::string d = env_or_empty("XDG_STATE_HOME"); !d.empty()) return fs::path(d) / "turnkey";
+  return fs::path(env_or_empty("HOME")) / ".local" / "state" / "turnkey";
+}
+
+const PythonInterpreter& find_interpreter(const std::string& override_path) {
+  static std::mutex mutex;
+  static std::map<std::string, PythonInterpreter> chosen;  // per override, once per process
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string named = override_path;
+  std::string source = "--python";
+  if (named.empty() && !env_or_empty("TURNKEY_PYTHON").empty()) {
+    named = env_or_empty("TURNKEY_PYTHON");
+    source = "TURNKEY_PYTHON";
+  }
+  if (auto it = chosen.find(named); it != chosen.end()) return it->second;
+  bool from_cache = false;
+  if (!named.empty()) {
+    const std::string resolved = named.find('/') == std::string::npos ? find_on_path(named) : named;
+    if (resolved.empty() || access(resolved.c_str(), X_OK) != 0) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} {}: not an executable interpreter", source, named));
+    }
+    const Probe p = probe(resolved, from_cache);
+    if (!p.has_torch) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} {}: this interpreter cannot import torch", source, resolved));
+    }
+    return chosen[named] = make(resolved, source, p, from_cache);
+  }
+  std::vector<std::string> tried;
+  for (const auto& [candidate, from] :
+       {std::pair{find_on_path("python3"), "PATH"}, std::pair{std::string("/usr/bin/python3"),
+                                                              "default"}}) {
+    if (candidate.empty() || access(candidate.c_str(), X_OK) != 0) continue;
+    if (std::find(tried.begin(), tried.end(), candidate) != tried.end()) continue;
+    tried.push_back(candidate);
+    const Probe p = probe(candidate, from_cache);
+    if (p.has_torch) return chosen[named] = make(candidate, from, p, from_cache);
+  }
+  throw Error(ErrorKind::InvalidInput,
+              fmt::format("no Python interpreter with torch found (tried: {}); install "
+                          "python3-torch (scripts/setup does) or set TURNKEY_PYTHON",
+                          tried.empty() ? std::string("none") : fmt::format("{}", fmt::join(tried, ", "))));
+}
+
+}  // namespace turnkey
