@@ -74,7 +74,13 @@ namespace {
 std::string bind_paths(const ScriptOptions& options) {
   std::vector<std::string> paths = {options.script.parent_path().string(),
                                     python_package_dir().string()};
-  for (const fs::path& p : options.bind_paths) paths.push_back(fs::absolute(p).string());
+  for (const fs::path& p : options.bind_paths) {
+    // A folder the Python side will write into must exist before it starts: a wrapper binds
+    // only what exists (the cache is otherwise made at the first build).
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    paths.push_back(fs::absolute(p).string());
+  }
   if (const char* existing = std::getenv("TURNKEY_BIND_PATHS"); existing && *existing) {
     paths.push_back(existing);
   }

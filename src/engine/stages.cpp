@@ -730,6 +730,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
       loop.peak_rss_load_bytes, loop.peak_rss_run_bytes, correctness);
   for (const std::string& f : flags) log += "warning: " + f + "\n";
+  for (const auto& [key, value] : session_stats.items()) log += key + ": " + value.dump() + "\n";
 
   ModelBlock& b = build.block;
   b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
