@@ -66,7 +66,10 @@ def _zero(g, self):
     shape = g.op("Shape", self)
     scalar = symbolic_helper._try_get_scalar_type(self)
     if scalar is not None:
-        dtype = _type_utils.JitScalarType.from_name(scalar).dtype()
+        # torch 1.13 names the type ("Float"); torch 2.x returns a JitScalarType.
+        if not hasattr(scalar, "dtype"):
+            scalar = _type_utils.JitScalarType.from_name(scalar)
+        dtype = scalar.dtype()
         return g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=dtype))
     zeros = g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=torch.float))
     if symbolic_helper.GLOBALS.export_onnx_opset_version >= 15:
