@@ -185,11 +185,40 @@ def _chunk_digests(arrays):
     return [b"".join(next(digests) for _ in per_array) for per_array in chunks]
 
 
+def _indent(text, spaces):
+    lines = text.split("\n")
+    return lines[0] if len(lines) == 1 else \
+        lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def structure(module):
+    """The printed structure of `module` as torch 1.x's Module.__repr__ writes it: every child
+    listed. torch >= 2.0 collapses equal siblings of a ModuleList ("(0-1): 2 x Block(...)"), so
+    repr() itself differs between versions. A class with a __repr__ of its own (not torch's)
+    keeps it."""
+    if module is None:
+        return "None"
+    own_repr = getattr(type(module).__repr__, "__module__", None) or ""
+    if not isinstance(module, torch.nn.Module) or own_repr.split(".")[0] not in _LIBRARIES:
+        return repr(module)  # a user's own __repr__ (torch's, ModuleList's included, are not)
+    extra = module.extra_repr()
+    extra_lines = extra.split("\n") if extra else []
+    child_lines = ["(%s): %s" % (key, _indent(structure(child), 2))
+                   for key, child in module._modules.items()]
+    text = module._get_name() + "("
+    if extra_lines or child_lines:
+        if len(extra_lines) == 1 and not child_lines:
+            text += extra_lines[0]
+        else:
+            text += "\n  " + "\n  ".join(extra_lines + child_lines) + "\n"
+    return text + ")"
+
+
 def model_hash(module, inputs):
     """Hex sha256 of `module` called with `inputs` (the protocol's described input list)."""
     h = hashlib.sha256()
     _field(h, "version", HASH_VERSION)
-    _field(h, "repr", _ADDRESS.sub(" at 0x?", repr(module)).encode())
+    _field(h, "repr", _ADDRESS.sub(" at 0x?", structure(module)).encode())
     renderings = {}
     for name, sub in module.named_modules():
         _field(h, "module", ("%s|%s" % (name, class_path(type(sub)))).encode())
