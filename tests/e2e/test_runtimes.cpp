@@ -213,12 +213,22 @@ TEST_F(Runtimes, ExporterFixesExportRoiAlignAndInPlaceZeroFaithfully) {
     ++builds[stem];
     EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << name << s["correctness"].dump();
     // aligned=False (torchvision's R-CNN heads) was sampled half a pixel off without the fix.
+    // torchvision 0.21 (torch 2) has a RoiAlign symbolic of its own at opset 16: the fix is not
+    // registered there, and the export log says so.
+    const std::string log = slurp(e.path() / "log_export-pytorch.txt");
+    if (stem == "roi_heads" && torch2_run()) {
+      EXPECT_EQ(s["exporter_fixes"], json::array()) << name;
+      EXPECT_NE(log.find("not needed (the exporter has its own): roi_align_opset16"),
+                std::string::npos)
+          << log;
+      continue;
+    }
     const json expected =
         stem == "roi_heads" ? json::array({"roi_align_opset16"}) : json::array({"aten_zero"});
     EXPECT_EQ(s["exporter_fixes"], expected) << name;
-    EXPECT_NE(slurp(e.path() / "log_export-pytorch.txt").find("exporter fixes in this graph: "),
-              std::string::npos)
-        << name;
+    EXPECT_NE(log.find("exporter fixes in this graph: "), std::string::npos) << name;
+    EXPECT_NE(log.find("registered: " + expected[0].get<std::string>()), std::string::npos)
+        << log;
   }
   EXPECT_EQ(builds["roi_heads"], 2);  // aligned=True and aligned=False
   EXPECT_EQ(builds["inplace_zero"], 1);
