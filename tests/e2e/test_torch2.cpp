@@ -76,12 +76,9 @@ TEST_F(Torch2, HelloWorldAndTheTestsScriptsHashTheSameUnderBothInterpreters) {
   const auto a = hashes(old_torch), b = hashes(new_torch);
   EXPECT_GE(a.size(), 15u) << old_torch.out;
   EXPECT_EQ(a, b) << "torch 1.13:\n" << old_torch.out << "\ntorch 2:\n" << new_torch.out;
-  // hello_world's model first: its build name is the same under both.
-  const std::regex build(R"(hello_world_[0-9a-f]{8})");
-  std::smatch m1, m2;
-  ASSERT_TRUE(std::regex_search(old_torch.out, m1, build)) << old_torch.out;
-  ASSERT_TRUE(std::regex_search(new_torch.out, m2, build)) << new_torch.out;
-  EXPECT_EQ(m1.str(), m2.str());
+  // hello_world's model is listed first: its build name, <stem>_<hash8>, is the same under both.
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a.front(), b.front());
 }
 
 TEST_F(Torch2, TorchCompiledStoresCompileTimeApartAndCountsGraphBreaks) {
