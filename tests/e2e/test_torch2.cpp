@@ -100,13 +100,13 @@ TEST_F(Torch2, TorchCompiledStoresCompileTimeApartAndCountsGraphBreaks) {
   EXPECT_LT(s["cold_latency_ms"].get<double>(), s["compile_s"].get<double>() * 1000);
 
   // fullgraph=true refuses the break, in one line; unknown arguments are named.
-  RunResult full = run_turnkey({script.string(), "--runtime", "torch-compiled", "--iterations",
-                                "5", "--rt-args", "backend=eager", "fullgraph=true"},
+  RunResult full = run_turnkey({script.string(), "--runtime", "torch-compiled", "--iterations", "5",
+                                "--rt-args", "backend=eager", "fullgraph=true"},
                                dir.path() / "cache2");
   EXPECT_EQ(full.exit_code, 1) << full.all();
   EXPECT_EQ(full.err.find("Traceback"), std::string::npos) << full.err;
-  RunResult bad = run_turnkey({script.string(), "--runtime", "torch-compiled", "--iterations",
-                               "5", "--rt-args", "fullgraph=maybe"},
+  RunResult bad = run_turnkey({script.string(), "--runtime", "torch-compiled", "--iterations", "5",
+                               "--rt-args", "fullgraph=maybe"},
                               dir.path() / "cache3");
   EXPECT_EQ(bad.exit_code, 1) << bad.all();
   EXPECT_NE(bad.out.find("fullgraph=maybe: expected true or false"), std::string::npos)
@@ -115,8 +115,8 @@ TEST_F(Torch2, TorchCompiledStoresCompileTimeApartAndCountsGraphBreaks) {
 
 TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {
   const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
-  RunResult r = run_turnkey(
-      {script.string(), "--runtime", "torch-compiled", "--iterations", "20"}, cache());
+  RunResult r =
+      run_turnkey({script.string(), "--runtime", "torch-compiled", "--iterations", "20"}, cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json s = stats_of(cache(), "hello_world");
   EXPECT_EQ(s["compile_backend"], "inductor");
@@ -126,8 +126,8 @@ TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {
 
 TEST_F(Torch2, TheExporterIsChosenAndDynamoIsRefusedInOneLineWithoutOnnxscript) {
   const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
-  RunResult r = run_turnkey({script.string(), "--exporter", "dynamo", "--iterations", "5"},
-                            cache());
+  RunResult r =
+      run_turnkey({script.string(), "--exporter", "dynamo", "--iterations", "5"}, cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.out.find("--exporter dynamo needs the onnxscript package"), std::string::npos)
       << r.all();

@@ -59,10 +59,10 @@ class TorchEagerSession final : public Session {
     for (const auto& [key, value] : o.runtime_args) {
       if (key == "threads") continue;  // taken by the benchmark stage as --threads
       if (mode != "compiled" || !kCompileArgs.count(key)) {
-        throw Error(ErrorKind::InvalidInput,
-                    fmt::format("torch-{}: unknown runtime argument '{}' (known: threads{})",
-                                mode, key,
-                                mode == "compiled" ? ", backend, mode, fullgraph, dynamic" : ""));
+        throw Error(
+            ErrorKind::InvalidInput,
+            fmt::format("torch-{}: unknown runtime argument '{}' (known: threads{})", mode, key,
+                        mode == "compiled" ? ", backend, mode, fullgraph, dynamic" : ""));
       }
       compile[key] = value;
     }
