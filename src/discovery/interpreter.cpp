@@ -117,9 +117,13 @@ std::string file_stamp(const std::string& path) {
 }
 
 struct Probe {
+  // The probe ran to its end and answered. An inconclusive one (timed out on a loaded machine,
+  // crashed, not a Python) is never remembered: the next run asks again.
+  bool conclusive = false;
   bool has_torch = false;
   std::string executable, python_version, torch_version, onnx_version;
   std::map<std::string, std::string> stamps;  // path -> file_stamp when probed
+  std::string why;  // when !has_torch: "cannot import torch", "its probe timed out after 60 s"
 };
 
 json to_json(const Probe& p) {
@@ -130,6 +134,8 @@ json to_json(const Probe& p) {
 
 Probe from_json(const json& j) {
   Probe p;
+  p.conclusive = true;
+  p.why = "this interpreter cannot import torch";
   p.has_torch = j.at("has_torch").get<bool>();
   p.executable = j.at("executable").get<std::string>();
   p.python_version = j.at("python").get<std::string>();
@@ -152,11 +158,14 @@ Probe run_probe(const std::string& candidate) {
   const size_t at = r.out.rfind("TURNKEY_PROBE ");
   if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 ||
       at == std::string::npos) {
-    p.stamps[candidate] = file_stamp(candidate);
-    return p;  // not a working interpreter: no torch
+    p.why = r.timed_out ? "its probe timed out after 60 s (is the machine overloaded?)"
+                        : "it does not run Python: its probe " + describe_wait_status(r.status);
+    return p;  // not a working interpreter (or not now): no torch, and nothing to remember
   }
   json j = json::parse(r.out.substr(at + 14, r.out.find('\n', at) - at - 14), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return p;
+  p.conclusive = true;
+  p.why = "this interpreter cannot import torch";
   p.executable = j.value("executable", "");
   p.python_version = j.value("python", "");
   p.has_torch = j["torch"].is_string();
@@ -230,7 +239,7 @@ Probe probe(const std::string& candidate, bool& from_cache) {
     // A mistyped entry: probe again.
   }
   Probe p = run_probe(candidate);
-  remember(key, p);
+  if (p.conclusive) remember(key, p);
   return p;
 }
 
@@ -281,7 +290,7 @@ const PythonInterpreter& find_interpreter(const std::string& override_path) {
     const Probe p = probe(resolved, from_cache);
     if (!p.has_torch) {
       throw Error(ErrorKind::InvalidInput,
-                  fmt::format("{} {}: this interpreter cannot import torch", source, resolved));
+                  fmt::format("{} {}: {}", source, resolved, p.why));
     }
     return chosen[named] = make(resolved, source, p, from_cache);
   }

@@ -37,10 +37,7 @@ struct Build {
   ScriptSession* session = nullptr;
 
   std::string chain_key;  // cache key of what the tools so far produced
-  bool failed = false;
-  // A tool body that knows its precise failure status (status.h, e.g. "numeric_mismatch") sets
-  // it before throwing; otherwise the engine derives it from the tool and the error.
-  std::string failure_status;
+  bool failed = false;  // a tool body that knows its failure's status throws a StatusError
   ModelBlock block;
 };
 

@@ -292,8 +292,8 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
     const std::string name = b.value("build", "");
     try {
       json state = json_from_yaml(read_file(cache_dir_ / name / (name + "_state.yaml")));
-      if (state.value("build_status", "") != "successful") return std::nullopt;
-    } catch (const Error&) {
+      if (!state.is_object() || !is_success(state.value("build_status", ""))) return std::nullopt;
+    } catch (const std::exception&) {
       return std::nullopt;
     }
   }

@@ -14,6 +14,7 @@
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
@@ -605,23 +606,28 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     const bool rss_ok = reset_peak_rss(holder);
     loop.rss_before_load_bytes = current_rss_bytes(holder);
     std::unique_ptr<Session> session;
-    build.failure_status = "runtime_load_failed";
-    if (live) {
-      LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
-      session = runtime->load_live(lm, {}, ro);
-    } else {
-      session = runtime->load(build.onnx_path, build.inputs, ro);
+    try {
+      if (live) {
+        LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
+        session = runtime->load_live(lm, {}, ro);
+      } else {
+        session = runtime->load(build.onnx_path, build.inputs, ro);
+      }
+    } catch (const Error& e) {
+      throw StatusError(Status::RuntimeLoadFailed, e);
     }
-    build.failure_status = "runtime_run_failed";
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
     const int64_t before = loop.rss_before_load_bytes;
-    loop = run_loop(*session, lo);
+    try {
+      loop = run_loop(*session, lo);
+      outputs = session->outputs();
+      session_stats = session->stats();
+    } catch (const Error& e) {
+      throw StatusError(Status::RuntimeRunFailed, e);
+    }
     loop.rss_before_load_bytes = before;
     loop.peak_rss_load_bytes = load_peak;
-    outputs = session->outputs();
-    session_stats = session->stats();
   }
-  build.failure_status.clear();
   finish_fingerprint(env);
   LatencyStats st = compute_stats(loop.samples_ms);
 

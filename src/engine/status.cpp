@@ -1,39 +1,75 @@
 #include "turnkey/engine/status.h"
 
 #include <cstdlib>
+#include <map>
+#include <new>
 
 namespace turnkey {
 
+namespace {
+
+using G = StatusGroup;
+
+}  // namespace
+
 const std::vector<StatusInfo>& status_table() {
   static const std::vector<StatusInfo> table = {
-      {"successful", "every model of the input was built (and benchmarked, when asked)", false},
-      {"no_models", "the script ran to its end but called no PyTorch model", false},
-      {"skipped_by_filter", "not run: its labels did not match --labels", false},
-      {"invalid_input",
+      {Status::Successful, "successful",
+       "every model of the input was built (and benchmarked, when asked)", G::Success, false},
+      {Status::NoModels, "no_models", "the script ran to its end but called no PyTorch model",
+       G::Success, false},
+      {Status::SkippedByFilter, "skipped_by_filter", "not run: its labels did not match --labels",
+       G::Skipped, false},
+      {Status::InvalidInput, "invalid_input",
        "not a usable input (missing, unreadable, wrong kind, bad ONNX file, "
        "no model matching ::hash)",
+       G::Failure, true},
+      {Status::DiscoveryFailed, "discovery_failed",
+       "the script raised, exited non-zero, or its interpreter died", G::Failure, true},
+      {Status::ExportFailed, "export_failed", "torch.onnx.export failed (export-pytorch)",
+       G::Failure, true},
+      {Status::OptimizationFailed, "optimization_failed",
+       "ONNX Runtime offline optimization failed (optimize-ort)", G::Failure, true},
+      {Status::Fp16Failed, "fp16_failed",
+       "float16 conversion failed or left the tolerance (convert-fp16)", G::Failure, true},
+      {Status::CheckFailed, "check_failed",
+       "the ONNX checker, shape inference or a test session failed (check-onnx)", G::Failure, true},
+      {Status::RuntimeLoadFailed, "runtime_load_failed",
+       "the runtime could not load the model or is unavailable", G::Failure, true},
+      {Status::RuntimeRunFailed, "runtime_run_failed",
+       "the runtime loaded the model but an inference failed", G::Failure, true},
+      {Status::NumericMismatch, "numeric_mismatch",
+       "the runtime's outputs differ from the reference beyond tolerance", G::Failure, true},
+      {Status::Timeout, "timeout",
+       "killed after --timeout / TURNKEY_TIMEOUT_SECONDS (with every process it started)",
+       G::Failure, true},
+      {Status::OutOfMemory, "out_of_memory",
+       "went over --memory-limit (killed, or its allocation failed)", G::Failure, true},
+      {Status::ProcessLimit, "process_limit",
+       "started more processes than --max-processes (a fork storm), killed", G::Failure, true},
+      {Status::Crashed, "crashed",
+       "its process ended by a signal or without a result (crashed (signal N))", G::Failure, true},
+      {Status::Cancelled, "cancelled", "its Slurm job was cancelled, or the run was interrupted",
+       G::Failure, true},
+      {Status::Failed, "failed",
+       "build_status / tool step: a tool failed (the build's status says which way)", G::Failure,
        true},
-      {"discovery_failed", "the script raised, exited non-zero, or its interpreter died", true},
-      {"export_failed", "torch.onnx.export failed (export-pytorch)", true},
-      {"optimization_failed", "ONNX Runtime offline optimization failed (optimize-ort)", true},
-      {"fp16_failed", "float16 conversion failed or left the tolerance (convert-fp16)", true},
-      {"check_failed", "the ONNX checker, shape inference or a test session failed (check-onnx)",
-       true},
-      {"runtime_load_failed", "the runtime could not load the model or is unavailable", true},
-      {"runtime_run_failed", "the runtime loaded the model but an inference failed", true},
-      {"numeric_mismatch", "the runtime's outputs differ from the reference beyond tolerance",
-       true},
-      {"timeout",
-       "killed after --timeout / TURNKEY_TIMEOUT_SECONDS (with every process it "
-       "started)",
-       true},
-      {"out_of_memory", "went over --memory-limit (killed, or its allocation failed)", true},
-      {"process_limit", "started more processes than --max-processes (a fork storm), killed", true},
-      {"crashed", "its process ended by a signal or without a result (crashed (signal N))", true},
-      {"cancelled", "its Slurm job was cancelled, or the run was interrupted", true},
+      {Status::Running, "running", "tool step: started and not ended (the process was killed)",
+       G::Unfinished, true},
+      {Status::Incomplete, "incomplete", "build_status: the build has not ended (or was killed)",
+       G::Unfinished, true},
+      {Status::Unreadable, "unreadable", "report row: the build dir's files cannot be read",
+       G::Unreadable, true},
   };
   return table;
 }
+
+const StatusInfo& status_info(Status status) {
+  // The table is in enum order (tested), so the enum indexes it.
+  return status_table()[static_cast<size_t>(status)];
+}
+
+const char* status_name(Status status) { return status_info(status).name; }
 
 const StatusInfo* find_status(const std::string& name) {
   for (const StatusInfo& s : status_table()) {
@@ -42,18 +78,56 @@ const StatusInfo* find_status(const std::string& name) {
   return nullptr;
 }
 
+std::optional<Status> parse_status(const std::string& name) {
+  const StatusInfo* s = find_status(name);
+  if (!s) return std::nullopt;
+  return s->status;
+}
+
 bool is_failure_status(const std::string& name) {
   const StatusInfo* s = find_status(name);
   return s ? s->failure : true;
 }
 
-namespace {
+bool is_success(const std::string& name) { return name == status_name(Status::Successful); }
 
-bool contains(const std::string& text, const char* needle) {
-  return text.find(needle) != std::string::npos;
+StatusGroup status_group(const std::string& name) {
+  const StatusInfo* s = find_status(name);
+  return s ? s->group : StatusGroup::Failure;
 }
 
-}  // namespace
+const char* group_label(StatusGroup group) {
+  switch (group) {
+    case StatusGroup::Success:
+      return "successful";
+    case StatusGroup::Failure:
+      return "failed";
+    case StatusGroup::Skipped:
+      return "skipped";
+    case StatusGroup::Unfinished:
+      return "incomplete";
+    case StatusGroup::Unreadable:
+      return "unreadable";
+  }
+  return "failed";
+}
+
+std::array<int, kStatusGroups.size()> count_by_group(const std::vector<std::string>& names) {
+  std::array<int, kStatusGroups.size()> counts{};
+  for (const std::string& name : names) ++counts[static_cast<size_t>(status_group(name))];
+  return counts;
+}
+
+Status failure_status_of_tool(const std::string& tool) {
+  static const std::map<std::string, Status> by_tool = {
+      {"discover", Status::DiscoveryFailed},        {"export-pytorch", Status::ExportFailed},
+      {"optimize-ort", Status::OptimizationFailed}, {"convert-fp16", Status::Fp16Failed},
+      {"check-onnx", Status::CheckFailed},          {"load-onnx", Status::InvalidInput},
+      {"load-build", Status::InvalidInput},         {"benchmark", Status::RuntimeLoadFailed},
+  };
+  auto it = by_tool.find(tool);
+  return it == by_tool.end() ? Status::Crashed : it->second;
+}
 
 int signal_in(const std::string& error) {
   const std::string marker = "killed by signal ";
@@ -62,35 +136,31 @@ int signal_in(const std::string& error) {
   return std::atoi(error.c_str() + at + marker.size());
 }
 
-std::string status_for_failed_tool(const std::string& tool, const std::string& error,
-                                   const std::string& explicit_status) {
-  if (!explicit_status.empty()) return explicit_status;
-  if (contains(error, "MemoryError") || contains(error, "std::bad_alloc") ||
-      contains(error, "out of memory")) {
-    return "out_of_memory";
+std::optional<Status> python_end_status(const std::string& error) {
+  // The Python side's one-line error is "ExceptionClass: message" (python/turnkeyml).
+  const std::string type = error.substr(0, error.find(':'));
+  if (type == "MemoryError") return Status::OutOfMemory;
+  if (signal_in(error) > 0) return Status::Crashed;
+  return std::nullopt;
+}
+
+Status status_of_failure(const std::string& tool, const std::exception& error) {
+  if (const auto* s = dynamic_cast<const StatusError*>(&error)) return s->status();
+  if (dynamic_cast<const std::bad_alloc*>(&error)) return Status::OutOfMemory;
+  if (const auto* e = dynamic_cast<const Error*>(&error)) {
+    if (e->kind() == ErrorKind::NumericMismatch) return Status::NumericMismatch;
+    if (e->kind() == ErrorKind::Timeout) return Status::Timeout;
   }
-  if (signal_in(error) > 0) return "crashed";
-  if (tool == "discover") return "discovery_failed";
-  if (tool == "export-pytorch") return "export_failed";
-  if (tool == "optimize-ort") return "optimization_failed";
-  if (tool == "convert-fp16") return "fp16_failed";
-  if (tool == "check-onnx") return "check_failed";
-  if (tool == "load-onnx" || tool == "load-build") return "invalid_input";
-  if (tool == "benchmark") {
-    // A tool body may say precisely (Build::failure_status); otherwise the benchmark's own
-    // wording tells loading (runtime unknown/unavailable, session creation) from running.
-    if (contains(error, "mismatch")) return "numeric_mismatch";
-    if (contains(error, "unavailable") || contains(error, "unknown runtime") ||
-        contains(error, "load") || contains(error, "session") || contains(error, "--")) {
-      return "runtime_load_failed";
-    }
-    return "runtime_run_failed";
+  if (tool == "discover" || tool == "export-pytorch") {
+    if (std::optional<Status> s = python_end_status(error.what())) return *s;
   }
-  return "crashed";
+  return failure_status_of_tool(tool);
 }
 
 std::string status_display(const std::string& name, int signal) {
-  if (name == "crashed" && signal > 0) return "crashed (signal " + std::to_string(signal) + ")";
+  if (name == status_name(Status::Crashed) && signal > 0) {
+    return name + " (signal " + std::to_string(signal) + ")";
+  }
   return name;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "turnkey/common/version.h"
+#include "turnkey/engine/status.h"
 
 namespace turnkey::report {
 
@@ -73,7 +74,7 @@ std::string shorten(const std::string& s, size_t max_chars) {
 }
 
 bool is_measured(const Row& r) {
-  return r.text("status") == "successful" && std::isfinite(r.number("median_latency_ms")) &&
+  return is_success(r.text("status")) && std::isfinite(r.number("median_latency_ms")) &&
          r.number("median_latency_ms") >= 0;
 }
 
@@ -542,7 +543,7 @@ std::string failures_section(const std::vector<Row>& rows) {
   std::map<std::string, int> by_stage;
   std::vector<const Row*> failed;
   for (const Row& r : rows) {
-    if (r.text("status") == "successful") continue;
+    if (is_success(r.text("status"))) continue;
     failed.push_back(&r);
     std::string stage = r.text("status") == "unreadable"
                             ? "(unreadable)"
@@ -593,14 +594,6 @@ std::string failures_section(const std::vector<Row>& rows) {
 
 std::string to_html(const Report& report, const Provenance& provenance) {
   const std::vector<Row>& rows = report.rows;
-  int ok = 0, failed = 0, incomplete = 0, unreadable = 0;
-  for (const Row& r : rows) {
-    std::string s = r.text("status");
-    ok += s == "successful";
-    failed += s == "failed";
-    incomplete += s == "incomplete";
-    unreadable += s == "unreadable";
-  }
   const bool several_caches = report.caches.size() > 1;
   const json& m = provenance.machine;
   auto mtext = [&](const char* key) {
@@ -633,10 +626,15 @@ std::string to_html(const Report& report, const Provenance& provenance) {
 
   h += "<ul class=\"counts\" id=\"counts\">";
   h += fmt::format("<li><b>{}</b>builds</li>", rows.size());
-  h += fmt::format("<li class=\"successful\"><b>{}</b>successful</li>", ok);
-  h += fmt::format("<li class=\"failed\"><b>{}</b>failed</li>", failed);
-  if (incomplete) h += fmt::format("<li class=\"incomplete\"><b>{}</b>incomplete</li>", incomplete);
-  if (unreadable) h += fmt::format("<li class=\"unreadable\"><b>{}</b>unreadable</li>", unreadable);
+  // One count per status group of the status table: they add up to the builds.
+  std::vector<std::string> statuses;
+  for (const Row& r : rows) statuses.push_back(r.text("status"));
+  const auto counts = count_by_group(statuses);
+  for (size_t g = 0; g < kStatusGroups.size(); ++g) {
+    const StatusGroup group = kStatusGroups[g];
+    if (counts[g] == 0 && group != StatusGroup::Success && group != StatusGroup::Failure) continue;
+    h += fmt::format("<li class=\"{0}\"><b>{1}</b>{0}</li>", group_label(group), counts[g]);
+  }
   if (report.duplicate_rows) {
     h += fmt::format("<li><b>{}</b>duplicates</li>", report.duplicate_rows);
   }

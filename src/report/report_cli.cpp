@@ -12,6 +12,7 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/report/compare.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"
@@ -115,18 +116,18 @@ int report_main(const std::vector<std::string>& args) {
     std::vector<fs::path> written =
         write_new_files(expand_user(report_dir), report_stem(now), files);
 
-    int ok = 0, failed = 0, other = 0, unreadable = 0;
-    for (const Row& r : report.rows) {
-      const std::string s = r.text("status");
-      ok += s == "successful";
-      failed += s == "failed";
-      unreadable += s == "unreadable";
-      other += s != "successful" && s != "failed" && s != "unreadable";
+    std::vector<std::string> statuses;
+    for (const Row& r : report.rows) statuses.push_back(r.text("status"));
+    const auto counts = count_by_group(statuses);  // the status table's groups
+    std::cout << fmt::format("Report of {} build(s) from {} cache(s)", report.rows.size(),
+                             report.caches.size());
+    for (size_t g = 0; g < kStatusGroups.size(); ++g) {
+      const bool always = kStatusGroups[g] == StatusGroup::Success ||
+                          kStatusGroups[g] == StatusGroup::Failure;
+      if (counts[g] || always) {
+        std::cout << fmt::format("{} {} {}", g ? "," : ":", counts[g], group_label(kStatusGroups[g]));
+      }
     }
-    std::cout << fmt::format("Report of {} build(s) from {} cache(s): {} successful, {} failed",
-                             report.rows.size(), report.caches.size(), ok, failed);
-    if (other) std::cout << fmt::format(", {} incomplete", other);
-    if (unreadable) std::cout << fmt::format(", {} unreadable", unreadable);
     std::cout << "\n";
     for (const fs::path& p : written) std::cout << "  " << p.string() << "\n";
     std::cout << std::flush;
@@ -139,7 +140,7 @@ int report_main(const std::vector<std::string>& args) {
           "row; marked in column duplicate_of\n",
           report.duplicate_rows);
     }
-    if (unreadable) {
+    if (const int unreadable = counts[static_cast<size_t>(StatusGroup::Unreadable)]) {
       std::cerr << fmt::format(
           "turnkey report: {} build dir(s) could not be read; they are rows with status "
           "unreadable and the reason in column error\n",

@@ -1,28 +1,103 @@
-// The one failure taxonomy (docs/corpus_runs.md): every input and every build ends with exactly
-// one of these status names, in build states, input records, the closing summary and reports.
+// The one status table (docs/corpus_runs.md): every input, build and tool step ends with exactly
+// one of these statuses, in build states, input records, the closing summary and reports. A status
+// travels as the enum; its name is what YAML/JSON/CSV store. A failure carries its status from
+// where it happens (StatusError); nothing decides a status by reading a message's wording.
 // Pure functions; thread-safe.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "turnkey/common/error.h"
+
 namespace turnkey {
 
+enum class Status {
+  Successful,
+  NoModels,
+  SkippedByFilter,
+  InvalidInput,
+  DiscoveryFailed,
+  ExportFailed,
+  OptimizationFailed,
+  Fp16Failed,
+  CheckFailed,
+  RuntimeLoadFailed,
+  RuntimeRunFailed,
+  NumericMismatch,
+  Timeout,
+  OutOfMemory,
+  ProcessLimit,
+  Crashed,
+  Cancelled,
+  // Recorded states of a build or a tool step (build_status, tools[].status), and the report's
+  // row for a build dir it cannot read.
+  Failed,
+  Running,
+  Incomplete,
+  Unreadable,
+};
+
+// What a headline count puts a status under. Every status is in exactly one group, so the
+// group counts of a set of builds add up to the number of builds.
+enum class StatusGroup { Success, Failure, Skipped, Unfinished, Unreadable };
+inline constexpr std::array<StatusGroup, 5> kStatusGroups = {
+    StatusGroup::Success, StatusGroup::Failure, StatusGroup::Skipped, StatusGroup::Unfinished,
+    StatusGroup::Unreadable};
+
 struct StatusInfo {
+  Status status;
   const char* name;     // machine name, stored in YAML/JSON ("export_failed")
   const char* meaning;  // one line for docs and --help
-  bool failure;         // counts as a failure (exit code 1)
+  StatusGroup group;
+  bool failure;  // counts as a failure (exit code 1)
 };
 
 // Every status, in the order the closing summary lists them.
 const std::vector<StatusInfo>& status_table();
+const StatusInfo& status_info(Status status);
+const char* status_name(Status status);
+// nullptr / nullopt for a name that is not in the table.
 const StatusInfo* find_status(const std::string& name);
+std::optional<Status> parse_status(const std::string& name);
+// An unknown name counts as a failure (a record from a newer or damaged writer).
 bool is_failure_status(const std::string& name);
+bool is_success(const std::string& name);
+StatusGroup status_group(const std::string& name);
+// "successful", "failed", "skipped", "incomplete", "unreadable": the headline label of a group.
+const char* group_label(StatusGroup group);
 
-// The status of a build that failed in `tool` with `error` (one line). `explicit_status`, when a
-// tool body set one (e.g. "numeric_mismatch"), wins.
-std::string status_for_failed_tool(const std::string& tool, const std::string& error,
-                                   const std::string& explicit_status = "");
+// How many of `names` fall in each group (indexed like kStatusGroups); they add up to the size.
+std::array<int, kStatusGroups.size()> count_by_group(const std::vector<std::string>& names);
+
+// A failure that knows its status where it happens (the benchmark's load and run phases, a
+// damaged build dir, ...). The engine records `status()` for the build.
+class StatusError : public Error {
+ public:
+  StatusError(Status status, ErrorKind kind, const std::string& message)
+      : Error(kind, message), status_(status) {}
+  StatusError(Status status, const Error& cause) : Error(cause), status_(status) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+// The status of a tool that failed without saying its own: from the tool's table of failure
+// statuses ("export-pytorch" -> ExportFailed), else Crashed.
+Status failure_status_of_tool(const std::string& tool);
+
+// The status of `error` thrown by `tool`: a StatusError's own; NumericMismatch and Timeout from
+// the error's kind; OutOfMemory for std::bad_alloc; an end the Python side reported (a
+// MemoryError, a kill by signal N) for the tools that run in it; else the tool's status.
+Status status_of_failure(const std::string& tool, const std::exception& error);
+
+// The status of a Python-side end (discover, export-pytorch), from the structured parts the
+// Python side reports: the exception class that ends the "Type: message" line ("MemoryError"),
+// and "killed by signal N" of the process description (process.h). nullopt when neither applies.
+std::optional<Status> python_end_status(const std::string& error);
 
 // N of "killed by signal N" in a process description (process.h), else 0.
 int signal_in(const std::string& error);

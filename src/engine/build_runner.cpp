@@ -1,0 +1,346 @@
+#include "build_runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <new>
+#include <optional>
+
+#include "first_tool.h"
+#include "reuse_policy.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/cache_admin.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/common/sha256.h"
+#include "turnkey/common/version.h"
+
+namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+using ToolBody = void (*)(Build&, const json&, std::string&);
+
+ToolBody tool_body(const std::string& name) {
+  static const std::map<std::string, ToolBody> bodies = {
+      {"export-pytorch", tool_export_pytorch}, {"optimize-ort", tool_optimize_ort},
+      {"convert-fp16", tool_convert_fp16},     {"check-onnx", tool_check_onnx},
+      {"benchmark", tool_benchmark},
+  };
+  auto it = bodies.find(name);
+  if (it == bodies.end()) throw Error(ErrorKind::Internal, "no body for tool " + name);
+  return it->second;
+}
+
+// The one line of an exception, whatever its type.
+std::string reason_of(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory (std::bad_alloc)";
+  if (dynamic_cast<const Error*>(&e)) return one_line(e.what());
+  // Not turnkey's own (filesystem, JSON, ...): name what kind of trouble it was.
+  if (dynamic_cast<const fs::filesystem_error*>(&e)) return "file system: " + one_line(e.what());
+  return "internal error: " + one_line(e.what());
+}
+
+// The tool the build was at: the last one started, else its first.
+std::string last_tool(const Build& build) {
+  const json& s = build.state;
+  if (s.contains("last_tool") && s["last_tool"].is_string()) return s["last_tool"];
+  if (s.contains("tools") && s["tools"].is_array() && !s["tools"].empty()) {
+    return s["tools"][0].value("name", "?");
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string BuildRunner::claim_build_name(const fs::path& input, const std::string& hash8) const {
+  const std::string stem = input.stem().string();
+  const std::string abs = fs::absolute(input).lexically_normal().string();
+  std::string name = make_build_name(stem, hash8);
+  BuildDir candidate(ctx_.cache_dir, name);
+  try {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate.state_path(), ec)) {
+      json state = json_from_yaml(read_file(candidate.state_path()));
+      if (state.is_object() && state.contains("input") && state["input"].is_string() &&
+          state["input"].get<std::string>() != abs) {
+        name = make_build_name(stem + "_" + sha256_hex(abs).substr(0, 4), hash8);
+      }
+    }
+  } catch (const std::exception&) {
+    // An unreadable or damaged state is rebuilt under the plain name.
+  }
+  return name;
+}
+
+void BuildRunner::read_previous_state(Build& build, const std::string& first) const {
+  build.previous_state = nullptr;
+  const fs::path state_path = build.dir->state_path();
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(state_path, ec);
+  if (!fs::exists(st)) return;
+  if (fs::is_directory(st)) {
+    throw StatusError(failure_status_of_tool(first), ErrorKind::Cache,
+                      fmt::format("{} is a directory, not a build state: remove it to rebuild",
+                                  state_path.string()));
+  }
+  std::string damage;
+  try {
+    json previous = json_from_yaml(read_file(state_path));
+    damage = state_damage(previous);
+    if (damage.empty()) build.previous_state = std::move(previous);
+  } catch (const Error& e) {
+    damage = one_line(e.what());
+  }
+  if (!damage.empty()) {
+    ctx_.notice(
+        fmt::format("{}: previous state damaged ({}), rebuilding", build.build_name, damage));
+  }
+}
+
+void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path& input,
+                             const std::string& first, const std::string& first_key,
+                             double first_s) {
+  build.dir.emplace(cache, build.build_name);
+  build.dir->create();
+  read_previous_state(build, first);
+  json sequence = json::array({first});
+  for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
+    sequence.push_back(c->name);
+  build.chain_key = first_key;
+  build.state = {{"build_name", build.build_name},
+                 {"build_status", status_name(Status::Incomplete)},
+                 {"turnkey_version", kVersion},
+                 {"input", fs::absolute(input).lexically_normal().string()},
+                 {"sequence", sequence},
+                 {"command_line", ctx_.request.command_line},
+                 {"rebuild", ctx_.request.global.rebuild},
+                 {"started", utc_timestamp_now()},
+                 {"tools", json::array({{{"name", first},
+                                         {"status", status_name(Status::Successful)},
+                                         {"key", first_key},
+                                         {"duration_s", first_s}}})}};
+  if (ctx_.outcome.is_object() && ctx_.outcome.contains("builds")) {
+    ctx_.outcome["builds"].push_back(
+        {{"build", build.build_name}, {"dir", build.dir->path().string()}});
+  }
+  save_state(build);
+  ctx_.progress({{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
+}
+
+void BuildRunner::save_state(Build& build) const {
+  build.state["chain_key"] = build.chain_key;
+  if (!build.onnx_path.empty()) build.state["onnx_path"] = build.onnx_path.string();
+  build.dir->write_state(build.state);
+}
+
+void BuildRunner::write_log(const Build& build, const std::string& tool,
+                            const std::string& text) const {
+  if (!build.dir) return;
+  try {
+    write_file_atomic(build.dir->log_path(tool), text);
+  } catch (const std::exception&) {
+    // A log that cannot be written must not fail the build.
+  }
+}
+
+std::string BuildRunner::read_log(const Build& build, const std::string& tool) const {
+  try {
+    return read_file(build.dir->log_path(tool));
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+std::string BuildRunner::stale_reason(const json& entry, const std::string& name,
+                                      const Build& build) const {
+  const json& prev = build.previous_state;
+  if (prev.value("turnkey_version", "") != kVersion) {
+    return fmt::format("turnkey version changed ({} -> {})", prev.value("turnkey_version", "?"),
+                       kVersion);
+  }
+  std::string versions = tool_versions(name, build);
+  if (entry.value("versions", versions) != versions) {
+    return fmt::format("{} versions changed ({} -> {})", name, entry.value("versions", "?"),
+                       versions);
+  }
+  json options = resolve_options(name, tool_options(ctx_.request.sequence, name));
+  if (entry.contains("options") && entry["options"] != options) {
+    return fmt::format("{} options changed ({} -> {})", name, entry["options"].dump(),
+                       options.dump());
+  }
+  return fmt::format("the input of {} changed", name);
+}
+
+void BuildRunner::run_tools(Build& build, const std::string& first) {
+  bool reuse_allowed = true;
+  size_t index = 1;
+  for (const ToolCall* call : sequence_after(ctx_.request.sequence, first)) {
+    const ToolSpec& spec = *find_tool(call->name);
+    const json options = resolve_options(spec.name, tool_options(ctx_.request.sequence, spec.name));
+    const std::string versions = tool_versions(spec.name, build);
+    const std::string key =
+        spec.cacheable ? sha256_hex(fmt::format("{}|{}|{}|{}|{}", build.chain_key, spec.name,
+                                                options.dump(), versions, kVersion))
+                       : build.chain_key;
+    ReuseCheck reuse;
+    if (spec.cacheable && reuse_allowed) {
+      reuse = check_reuse(build.previous_state, index, spec.name, key, ctx_.request.global.rebuild);
+      if (reuse.key_changed)
+        reuse.reason = stale_reason(build.previous_state["tools"][index], spec.name, build);
+    }
+    if (reuse.entry) {
+      json entry = *reuse.entry;
+      entry["reused"] = true;
+      build.state["tools"].push_back(entry);
+      restore_outputs(build, entry);
+      build.chain_key = key;
+      write_log(build, spec.name,
+                read_log(build, spec.name) +
+                    fmt::format("[{}] reused from cache: inputs, options and versions "
+                                "unchanged (key {})\n",
+                                utc_timestamp_now(), key.substr(0, 12)));
+      ctx_.monitor.tool_done(build.build_name, spec.name, "reused", 0);
+      ++index;
+      continue;
+    }
+    if (!reuse.reason.empty()) {
+      ctx_.notice(
+          fmt::format("rebuilding {} from {}: {}", build.build_name, spec.name, reuse.reason));
+    }
+    reuse_allowed = false;  // what follows a rebuilt tool is rebuilt too
+    json entry = {{"name", spec.name},
+                  {"status", status_name(Status::Running)},
+                  {"started", utc_timestamp_now()},
+                  {"key", key},
+                  {"options", options},
+                  {"versions", versions}};
+    if (!run_tool(build, spec, options, std::move(entry))) return;
+    if (spec.cacheable) build.chain_key = key;
+    save_state(build);
+    ++index;
+  }
+}
+
+bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& options, json entry) {
+  build.state["tools"].push_back(std::move(entry));
+  build.state["last_tool"] = spec.name;
+  save_state(build);
+  ctx_.monitor.tool_started(build.build_name, spec.name);
+  ctx_.progress({{"e", "stage"}, {"stage", spec.name}, {"build", build.build_name}});
+  auto t0 = std::chrono::steady_clock::now();
+  std::string log;
+  std::string error;
+  Status status = Status::Successful;
+  try {
+    // Torch runtimes benchmark the live model: no ONNX file is needed before them.
+    if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) ensure_facts(build);
+    {
+      // Under a corpus parent, a benchmark holds the benchmark slot: builds of other inputs are
+      // paused while it measures, so it never shares its cores with them.
+      std::optional<BenchmarkSlot> slot;
+      if (spec.produces == Artifact::Measurement)
+        slot.emplace(ctx_.link, options.value("threads", 0));
+      tool_body(spec.name)(build, options, log);
+    }
+    if (spec.produces == Artifact::OnnxModel) {
+      ensure_facts(build);
+      record_outputs(build, build.state["tools"].back());
+    }
+  } catch (const std::exception& e) {
+    status = status_of_failure(spec.name, e);
+    error = reason_of(e);
+    log += std::string("error: ") + e.what() + "\n";
+  }
+  const double seconds = seconds_since(t0);
+  const bool ok = status == Status::Successful;
+  json& recorded = build.state["tools"].back();
+  recorded["status"] = status_name(ok ? Status::Successful : Status::Failed);
+  recorded["duration_s"] = seconds;
+  write_log(build, spec.name, log);
+  ctx_.monitor.tool_done(build.build_name, spec.name, ok ? "done" : "failed", seconds);
+  if (!ok) {
+    recorded["error"] = error;
+    fail(build, spec.name, status, error);
+  }
+  return ok;
+}
+
+void BuildRunner::contain(Build& build, const std::string& tool,
+                          const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const std::exception& e) {
+    fail(build, tool, status_of_failure(tool, e), reason_of(e));
+  }
+}
+
+void BuildRunner::fail(Build& build, const std::string& tool, Status status,
+                       const std::string& reason) {
+  if (build.failed) return;  // the first failure is the build's
+  build.failed = true;
+  ctx_.any_failed = true;
+  const bool mismatch = status == Status::NumericMismatch;
+  ctx_.note_failure(status, tool, reason);
+  build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
+                                : fmt::format("Failed at {}: {}", tool, reason);
+  build.state["status"] = status_name(status);
+  build.stats["status"] = status_name(status);
+  // A numeric mismatch ran to the end: its numbers are kept, but it is not a valid result.
+  build.state["build_status"] = status_name(mismatch ? Status::NumericMismatch : Status::Failed);
+  build.state["error"] = reason;
+  build.state["failed_tool"] = tool;
+  // No tool step stays "running" once the build has ended.
+  if (build.state.contains("tools") && build.state["tools"].is_array()) {
+    for (json& t : build.state["tools"]) {
+      if (t.value("status", "") == status_name(Status::Running)) {
+        t["status"] = status_name(Status::Failed);
+        if (!t.contains("error")) t["error"] = reason;
+      }
+    }
+  }
+  if (!build.dir) return;  // failed before it had a dir: nothing to record in
+  build.block.status_detail = {"Log:            " + build.dir->log_path(tool).string()};
+  try {
+    save_state(build);
+  } catch (const std::exception&) {
+    // The state cannot be written (its place is taken): the block line says why the build failed.
+  }
+}
+
+void BuildRunner::finish_build(Build& build) {
+  if (!build.dir) return;
+  try {
+    if (!build.failed) {
+      build.state["build_status"] = status_name(Status::Successful);
+      build.state["status"] = status_name(Status::Successful);
+      if (build.block.status.empty()) build.block.status = "Model successfully built";
+    }
+    build.state["finished"] = utc_timestamp_now();
+    build.stats["build_name"] = build.build_name;
+    build.stats["build_status"] = build.state["build_status"];
+    if (build.failed) {
+      build.stats["failed_tool"] = build.state["failed_tool"];
+      build.stats["error"] = build.state["error"];
+    }
+    if (ctx_.request.global.lean_cache) {
+      clean_build(build.dir->path());
+      build.state["lean_cache"] = true;
+    }
+    save_state(build);
+    build.dir->write_stats(build.stats);
+  } catch (const std::exception& e) {
+    const std::string tool = last_tool(build);
+    fail(build, tool, status_of_failure(tool, e), "recording the build: " + reason_of(e));
+  }
+}
+
+}  // namespace turnkey::engine_internal

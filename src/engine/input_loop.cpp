@@ -1,0 +1,261 @@
+#include "input_loop.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+#include "first_tool.h"
+#include "reuse_policy.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
+#include "turnkey/common/sha256.h"
+#include "turnkey/onnx/model_facts.h"
+#include "worker_link.h"
+
+namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+int InputLoop::run_one(const InputItem& item) {
+  ctx_.outcome = {{"status", ""}, {"stage", ""}, {"error", ""}, {"builds", json::array()}};
+  run_contained(item);
+  std::string status = ctx_.outcome.value("status", "");
+  if (status.empty()) {
+    status = status_name(ctx_.outcome["builds"].empty() && !models_seen_ ? Status::NoModels
+                                                                         : Status::Successful);
+  }
+  ctx_.outcome["status"] = status;
+  ctx_.progress({{"e", "done"}, {"outcome", ctx_.outcome}});
+  return ctx_.any_failed ? 1 : 0;
+}
+
+int InputLoop::run() {
+  const GlobalOptions& global = ctx_.request.global;
+  std::vector<std::string> args = global.inputs;
+  if (!global.search_dir.empty()) {
+    for (std::string& a : args) {
+      if (!fs::path(a).is_absolute()) a = (fs::path(global.search_dir) / a).string();
+    }
+  }
+  std::vector<InputItem> items = expand_inputs(args);
+  if (items.empty()) throw Error(ErrorKind::InvalidInput, "no inputs given");
+  const json discover_opts = tool_options(ctx_.request.sequence, "discover");
+  if (items.size() > 1 && (!discover_opts.value("build_name", "").empty() ||
+                           !discover_opts.value("attach", "").empty())) {
+    throw Error(ErrorKind::InvalidInput, fmt::format("{}: give one input, not {}",
+                                                     discover_opts.value("attach", "").empty()
+                                                         ? "--build-name names one build"
+                                                         : "--attach serves one script",
+                                                     items.size()));
+  }
+  for (const InputItem& item : items) run_contained(item);
+  if (!global.labels.empty() && labelled_scripts_ == 0) {
+    ctx_.notice(fmt::format("no script matched --labels {}", fmt::join(global.labels, " ")));
+  }
+  std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
+  return ctx_.any_failed ? 1 : 0;
+}
+
+void InputLoop::run_contained(const InputItem& item) {
+  if (!item.error.empty()) {
+    input_error(item.given, Status::InvalidInput, item.error);
+    return;
+  }
+  std::string first;
+  try {
+    first = first_tool_for(ctx_.request.sequence, item.path);
+  } catch (const Error& e) {
+    input_error(item.given, Status::InvalidInput, e.what());
+    return;
+  }
+  try {
+    run_input(item, first);
+  } catch (const std::exception& e) {
+    // What escaped the builds (they contain their own): the input's start or its end.
+    std::cout << std::flush;
+    input_error(item.given, status_of_failure(first, e), e.what());
+  }
+}
+
+void InputLoop::run_input(const InputItem& item, const std::string& first) {
+  if (first == "discover") {
+    if (!ctx_.request.global.labels.empty() &&
+        !labels_match(read_labels(item.path), ctx_.request.global.labels)) {
+      ctx_.note_failure(Status::SkippedByFilter, "inputs", "labels do not match --labels");
+      return;  // filtered out by --labels: not an error
+    }
+    ++labelled_scripts_;
+    run_script(item);
+  } else if (first == "load-onnx") {
+    run_onnx_file(item);
+  } else {
+    run_load_build(item);
+  }
+}
+
+void InputLoop::input_error(const std::string& given, Status status, std::string reason) {
+  ctx_.any_failed = true;
+  ctx_.note_failure(status, "inputs", reason);
+  // Lower layers may already name the file; name it once.
+  if (reason.rfind(given + ": ", 0) == 0) reason.erase(0, given.size() + 2);
+  std::cout << std::flush;
+  std::cerr << "turnkey: " << given << ": " << one_line(reason) << "\n" << std::flush;
+}
+
+void InputLoop::waiting_for(const std::string& build_name) const {
+  ctx_.notice(fmt::format("waiting for another turnkey process building {}", build_name));
+}
+
+// ---- ONNX files
+// ----------------------------------------------------------------------------------
+
+void InputLoop::run_onnx_file(const InputItem& item) {
+  auto t0 = std::chrono::steady_clock::now();
+  Build build;
+  build.onnx_path = fs::absolute(item.path).lexically_normal();
+  build.source_input = build.onnx_path;
+  try {
+    ensure_facts(build);
+  } catch (const std::exception& e) {
+    input_error(item.given, Status::InvalidInput, e.what());
+    return;
+  }
+  const onnx_model::ModelFacts facts = *build.facts;
+  const std::vector<ToolCall>& sequence = ctx_.request.sequence;
+  build.input_shapes = tool_options(sequence, "load-onnx").value("input_shapes", "");
+  const std::string forced_name = tool_options(sequence, "discover").value("build_name", "");
+  build.build_name = forced_name.empty()
+                         ? runner_.claim_build_name(item.path, facts.sha256.substr(0, 8))
+                         : forced_name;
+  const std::string first_key =
+      sha256_hex(fmt::format("load-onnx|{}|{}", facts.sha256, build.input_shapes));
+  const std::string title = item.path.stem().string();
+  build.block = onnx_file_block(title, facts, "");
+  std::optional<BuildLock> lock;
+  runner_.contain(build, "load-onnx", [&] {
+    lock.emplace(ctx_.cache_dir / build.build_name, [&] { waiting_for(build.build_name); });
+    const double load_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    runner_.open_build(build, ctx_.cache_dir, item.path, "load-onnx", first_key, load_s);
+    build.stats["model_name"] = title;
+    build.stats["model_type"] = "ONNX file";
+    build.stats["hash"] = facts.sha256.substr(0, 8);
+    build.stats["hash_full"] = facts.sha256;
+    build.stats["input"] = build.onnx_path.string();
+    build.block = onnx_file_block(title, facts, build.dir->path().string());
+    std::string log =
+        fmt::format("loaded {}\nsha256 {}\nopset {}, IR {}, {} nodes, {} parameters\n",
+                    build.onnx_path.string(), facts.sha256, facts.opset, facts.ir_version,
+                    facts.node_count, facts.parameters);
+    if (!facts.checker_note.empty()) log += "checker: " + facts.checker_note + "\n";
+    // Inputs are checked now so that a model that cannot be fed fails at load-onnx, where the
+    // user's --input-shapes belongs.
+    try {
+      prepare_inputs(build);
+    } catch (const std::exception& e) {
+      runner_.write_log(build, "load-onnx", log + "error: " + e.what() + "\n");
+      build.state["tools"][0]["status"] = status_name(Status::Failed);
+      throw;
+    }
+    log += "inputs: " + build.stats.value("input_source", std::string("?")) + "\n";
+    runner_.write_log(build, "load-onnx", log);
+    runner_.run_tools(build, "load-onnx");
+  });
+  runner_.finish_build(build);
+  lock.reset();
+  printer_.print(item.path.filename().string(), {build.block});
+}
+
+// ---- cached builds
+// -------------------------------------------------------------------------------
+
+void InputLoop::run_load_build(const InputItem& item) {
+  const fs::path state_path = fs::absolute(item.path).lexically_normal();
+  json previous;
+  try {
+    previous = json_from_yaml(read_file(state_path));
+  } catch (const Error& e) {
+    input_error(item.given, Status::InvalidInput,
+                std::string("unreadable build state: ") + e.what());
+    return;
+  }
+  if (!previous.is_object() || !previous.contains("build_name") ||
+      !previous["build_name"].is_string()) {
+    input_error(item.given, Status::InvalidInput, "not a turnkey build state (no build_name)");
+    return;
+  }
+  if (const std::string damage = state_damage(previous); !damage.empty()) {
+    input_error(item.given, Status::InvalidInput, "damaged build state: " + damage);
+    return;
+  }
+  Build build;
+  build.build_name = previous["build_name"].get<std::string>();
+  if (!is_safe_build_name(build.build_name) ||
+      state_path.filename() != build.build_name + "_state.yaml") {
+    input_error(item.given, Status::InvalidInput, "build state does not match its file name");
+    return;
+  }
+  if (!is_success(previous.value("build_status", "")) || !previous.contains("onnx_path")) {
+    input_error(item.given, Status::InvalidInput,
+                fmt::format("build {} has no finished ONNX model to continue from (status {})",
+                            build.build_name, previous.value("build_status", "?")));
+    return;
+  }
+  const fs::path cache = state_path.parent_path().parent_path();
+  std::optional<BuildLock> lock;
+  runner_.contain(build, "load-build", [&] {
+    lock.emplace(state_path.parent_path(), [&] { waiting_for(build.build_name); });
+    build.source_input = previous.value("input", "");
+    // Keep the model facts the earlier build recorded (name, class, hash, ...).
+    try {
+      json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
+      if (old_stats.is_object()) {
+        for (const char* k : {"script", "model_name", "class", "class_path", "model_type",
+                              "location", "hash", "hash_full", "inputs", "labels", "torch_version",
+                              "onnx_python_version", "python_version", "input"}) {
+          if (old_stats.contains(k)) build.stats[k] = old_stats[k];
+        }
+      }
+    } catch (const Error&) {
+    }
+    if (previous.contains("tools")) {
+      for (const auto& t : previous["tools"]) {
+        if (t.contains("outputs") && is_success(t.value("status", ""))) restore_outputs(build, t);
+      }
+    }
+    build.onnx_path = previous["onnx_path"].get<std::string>();
+    // Continuing needs the artifacts as they were made.
+    if (previous.contains("tools")) {
+      for (const auto& t : previous["tools"]) {
+        if (const std::string problem = artifact_problem(t); !problem.empty()) {
+          throw Error(
+              ErrorKind::InvalidInput,
+              fmt::format("build {}: {}: rebuild it from its input", build.build_name, problem));
+        }
+      }
+    }
+    runner_.open_build(build, cache, previous.value("input", item.path.string()), "load-build",
+                       previous.value("chain_key", ""), 0);
+    build.state["continued_from"] = previous.value("sequence", json::array());
+    ModelBlock& b = build.block;
+    b.title = build.stats.value("model_name", build.build_name);
+    b.fields = {{"Model Type", build.stats.value("model_type", std::string("?"))},
+                {"Hash", build.stats.value("hash", std::string("?"))},
+                {"Build dir", build.dir->path().string()}};
+    ensure_facts(build);
+    runner_.write_log(
+        build, "load-build",
+        fmt::format("continuing {} from {}\n", build.build_name, build.onnx_path.string()));
+    runner_.run_tools(build, "load-build");
+  });
+  runner_.finish_build(build);
+  lock.reset();
+  if (build.block.title.empty()) build.block.title = build.build_name;
+  printer_.print(build.build_name, {build.block});
+}
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,57 @@
+#include "run_context.h"
+
+#include <iostream>
+
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/env.h"
+#include "turnkey/common/error.h"
+#include "worker_link.h"
+
+namespace turnkey::engine_internal {
+
+using nlohmann::json;
+
+std::string one_line(const std::string& text) {
+  std::string line = first_line(text);
+  return line.size() > 400 ? line.substr(0, 400) + "..." : line;
+}
+
+RunContext::RunContext(const RunRequest& request, WorkerLink* link)
+    : request(request),
+      cache_dir(resolve_cache_dir(request.global.cache_dir)),
+      monitor(env_bool("TURNKEY_BUILD_MONITOR", true)),
+      link(link) {}
+
+void RunContext::notice(const std::string& text) const {
+  std::cout << std::flush;
+  std::cerr << "turnkey: " << text << "\n" << std::flush;
+}
+
+void RunContext::note_failure(Status status, const std::string& stage, const std::string& error) {
+  if (!outcome.is_object() || !outcome.value("status", "").empty()) return;
+  outcome["status"] = status_name(status);
+  outcome["stage"] = stage;
+  outcome["error"] = one_line(error);
+  if (int sig = signal_in(error); status == Status::Crashed && sig > 0) outcome["signal"] = sig;
+}
+
+void RunContext::progress(const json& event) const {
+  if (link) link->event(event);
+}
+
+BenchmarkSlot::BenchmarkSlot(WorkerLink* link, int threads) {
+  if (!link) return;
+  link->acquire_benchmark(threads);
+  link_ = link;
+}
+
+BenchmarkSlot::~BenchmarkSlot() {
+  if (!link_) return;
+  try {
+    link_->release_benchmark();
+  } catch (const std::exception&) {
+    // The parent is gone (its pipe closed): there is no slot left to give back.
+  }
+}
+
+}  // namespace turnkey::engine_internal

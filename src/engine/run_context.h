@@ -1,0 +1,54 @@
+// Internal to the engine: what the input loop and the build runner share during one run (the
+// request, the cache dir, the build monitor, the worker's link to its supervisor and the input's
+// outcome in worker mode). Not thread-safe: one run, one thread.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "monitor.h"
+#include "turnkey/engine/engine.h"
+#include "turnkey/engine/status.h"
+
+namespace turnkey::engine_internal {
+
+class WorkerLink;
+
+// A reason as one line (the first line, at most 400 characters).
+std::string one_line(const std::string& text);
+
+struct RunContext {
+  RunContext(const RunRequest& request, WorkerLink* link);
+
+  const RunRequest& request;
+  std::filesystem::path cache_dir;
+  Monitor monitor;
+  WorkerLink* link = nullptr;
+  // The input's outcome in worker mode: first failure status, the stage it happened in, and the
+  // builds the input started ({build, dir}).
+  nlohmann::json outcome = nlohmann::json::object();
+  bool any_failed = false;
+
+  // "turnkey: <text>" on stderr, after what stdout has so far.
+  void notice(const std::string& text) const;
+  // Records the input's first failure for the supervisor (worker mode); later ones are ignored.
+  void note_failure(Status status, const std::string& stage, const std::string& error);
+  // A progress event for the supervisor (worker mode only).
+  void progress(const nlohmann::json& event) const;
+};
+
+// Holds the corpus parent's benchmark slot for its lifetime (no-op without a link): builds of
+// other inputs are paused while this one measures. Released on every path out.
+class BenchmarkSlot {
+ public:
+  BenchmarkSlot(WorkerLink* link, int threads);
+  ~BenchmarkSlot();
+  BenchmarkSlot(const BenchmarkSlot&) = delete;
+  BenchmarkSlot& operator=(const BenchmarkSlot&) = delete;
+
+ private:
+  WorkerLink* link_ = nullptr;
+};
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,180 @@
+# labels: test_group::export author::turnkey
+"""The Python side's export (python/turnkeyml/discovery/export.py) in-process, on small models.
+
+Run as a script by the interpreter that has torch (ctest does, with PYTHONPATH set):
+`python3 tests/python/test_export.py`. What the export-pytorch stage makes of it through the
+binary is tested by the e2e tests (Runtimes.*, turnkey_discovery_tests).
+"""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy
+import onnx
+import onnx.numpy_helper
+import torch
+
+from turnkeyml.discovery import export, inputs
+from turnkeyml.discovery.hooks import Entry
+
+
+class ExportAware(torch.nn.Module):
+    """Computes otherwise while exported, as torchvision's detection models may; counts its
+    forwards."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.calls = 0
+
+    def forward(self, x, scale=None):
+        self.calls += 1
+        y = torch.relu(self.fc(x)) + (1.0 if torch.onnx.is_in_onnx_export() else 0.0)
+        return {"scaled": y * scale, "plain": y} if scale is not None else y
+
+
+class GradMode(torch.nn.Module):
+    """Records the grad mode of its forwards; `attention`, when given, is called too."""
+
+    def __init__(self, attention=None):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.attention = attention
+        self.grad_modes = []
+
+    def forward(self, x):
+        self.grad_modes.append(torch.is_grad_enabled())
+        x = self.fc(x)
+        return self.attention(x, x, x, need_weights=False)[0] if self.attention else x
+
+
+class HiddenAttention(GradMode):
+    """Holds its attention where module.modules() does not look (a plain list): the export
+    cannot know of its fast path before it meets it."""
+
+    def __init__(self):
+        super().__init__()
+        # Unregistered, its weights are constants of the graph: they must not require grad.
+        self.hidden = [torch.nn.MultiheadAttention(16, 2, batch_first=True).requires_grad_(False)]
+
+    def forward(self, x):
+        self.grad_modes.append(torch.is_grad_enabled())
+        x = self.fc(x)  # requires grad when grad is on: the slow path
+        return self.hidden[0].eval()(x, x, x, need_weights=False)[0]
+
+
+class NoTensors(torch.nn.Module):
+    def forward(self, x):
+        return 3
+
+
+def entry_of(module, *args, **kwargs):
+    """An Entry as discovery makes it for module(*args, **kwargs)."""
+    entry = Entry(0, module, None, 0)
+    canonical = inputs.canonical_kwargs(module, kwargs)
+    described = inputs.describe(inputs.named_leaves(module, args, canonical))
+    entry.input_names = [d["name"] for d in described if d["shape"] is not None]
+    entry.captured_args, entry.captured_kwargs = inputs.capture(args, canonical)
+    return entry
+
+
+def eager(entry):
+    entry.module.eval()
+    with torch.no_grad():
+        return inputs.tensors_of(entry.module(*entry.captured_args, **entry.captured_kwargs))
+
+
+class Export(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tk-export-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        torch.manual_seed(0)
+
+    def export(self, entry):
+        reply = {}
+        export.export(entry, os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
+        return reply
+
+    def saved_outputs(self, reply):
+        return [onnx.numpy_helper.to_array(onnx.load_tensor(pb)) for pb in reply["outputs"]]
+
+    def test_the_reference_is_an_eager_forward_not_the_trace(self):
+        model = ExportAware()
+        entry = entry_of(model, torch.randn(2, 8), scale=torch.full((1,), 3.0))
+        reply = self.export(entry)
+        self.assertEqual(model.calls, 2)  # the reference, the trace
+        self.assertTrue(model.training, "the export leaves the training flags as they were")
+        self.assertEqual(reply["output_names"], ["output['scaled']", "output['plain']"])
+        for saved, tensor in zip(self.saved_outputs(reply), eager(entry)):
+            numpy.testing.assert_array_equal(saved, tensor.numpy())
+
+    def test_fast_path_models_still_export_and_match_pytorch(self):
+        layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        encoder = torch.nn.TransformerEncoder(layer, 2).eval()
+        entry = entry_of(encoder, torch.randn(1, 5, 16))
+        reply = self.export(entry)
+        numpy.testing.assert_array_equal(self.saved_outputs(reply)[0], eager(entry)[0].numpy())
+        ops = {n.op_type for n in onnx.load(reply["onnx_path"]).graph.node}
+        self.assertIn("MatMul", ops)
+
+    def test_the_trace_runs_with_grad_off_unless_a_fast_path_needs_it_on(self):
+        plain = GradMode()
+        self.export(entry_of(plain, torch.randn(1, 5, 16)))
+        self.assertEqual(plain.grad_modes, [False, False])  # the reference, the trace
+        attention = GradMode(torch.nn.MultiheadAttention(16, 2, batch_first=True))
+        self.export(entry_of(attention, torch.randn(1, 5, 16)))
+        self.assertEqual(attention.grad_modes, [False, True])
+
+    def test_a_fast_path_met_with_grad_off_is_traced_again_with_grad_on(self):
+        model = HiddenAttention()
+        entry = entry_of(model, torch.randn(1, 5, 16))
+        reply = self.export(entry)
+        self.assertEqual(model.grad_modes, [False, False, True])
+        self.assertIn("traced again with grad on: Exporting the operator "
+                      "'aten::_native_multi_head_attention'", reply["log"])
+        numpy.testing.assert_array_equal(self.saved_outputs(reply)[0], eager(entry)[0].numpy())
+
+    def test_a_model_without_tensors_says_so(self):
+        with self.assertRaisesRegex(ValueError, "^the model returned no tensors$"):
+            self.export(entry_of(NoTensors(), torch.ones(1, 8)))
+
+    def test_torchscript_modules_export(self):
+        traced = torch.jit.trace(ExportAware().eval(), torch.randn(2, 8))
+        entry = entry_of(traced, torch.randn(2, 8))
+        reply = self.export(entry)
+        numpy.testing.assert_array_equal(self.saved_outputs(reply)[0], eager(entry)[0].numpy())
+
+    def test_graphs_the_exporter_did_not_check_are_checked(self):
+        # A node of an op no ONNX opset has: parses, but the checker rejects it.
+        node = onnx.helper.make_node("NoSuchOp", ["x"], ["y"])
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
+        model = onnx.helper.make_model(onnx.helper.make_graph([node], "g", [x], [y]),
+                                       opset_imports=[onnx.helper.make_opsetid("", 17)])
+        path = os.path.join(self.dir, "unchecked.onnx")
+        onnx.save(model, path)
+        self.assertEqual([o.name for o in export._checked_graph(path, True).output], ["y"])
+        with self.assertRaises(onnx.checker.ValidationError):
+            export._checked_graph(path, checked_by_exporter=False)
+
+    def test_graphs_with_external_data_are_checked_by_path(self):
+        # torch.onnx.export does not check those (over 2 GB): a missing data file must be found.
+        weight = onnx.numpy_helper.from_array(numpy.ones(4096, numpy.float32), "w")
+        node = onnx.helper.make_node("Add", ["x", "w"], ["y"])
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4096])
+        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4096])
+        model = onnx.helper.make_model(
+            onnx.helper.make_graph([node], "g", [x], [y], initializer=[weight]),
+            opset_imports=[onnx.helper.make_opsetid("", 17)])
+        path = os.path.join(self.dir, "external.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, location="external.data")
+        self.assertEqual([i.name for i in export._checked_graph(path, True).input], ["x"])
+        os.unlink(os.path.join(self.dir, "external.data"))
+        with self.assertRaises(onnx.checker.ValidationError):
+            export._checked_graph(path, checked_by_exporter=True)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
