@@ -13,6 +13,7 @@ int cmd_system_info(const std::vector<std::string>& args);
 
 // Every registered runtime and device with "available" or the reason it is not (system-info and
 // `turnkey benchmark -h`).
-void print_runtimes_and_devices();
+// As the interpreter `python` (--python; "" = the default) sees them.
+void print_runtimes_and_devices(const std::string& python = "");
 
 }  // namespace turnkey::cli

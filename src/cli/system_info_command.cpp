@@ -21,12 +21,12 @@ namespace fs = std::filesystem;
 
 // Every registered runtime and device with "available" or the reason it is not (system-info and
 // `turnkey benchmark -h`).
-void print_runtimes_and_devices() {
+void print_runtimes_and_devices(const std::string& python) {
   std::cout << "Runtimes:\n";
   for (const Runtime* r : runtime_registry()) {
-    Availability a = r->probe();
+    Availability a = r->probe_for(PythonSide{python});
     std::string what = fmt::format("{}{} on {}", r->display_name(),
-                                   a.available ? " " + r->version() : std::string(""),
+                                   a.available ? " " + r->version_for(PythonSide{python}) : std::string(""),
                                    fmt::join(r->devices(), ", "));
     std::cout << fmt::format("  {:<16}{}: {}\n", r->name(), what,
                              a.available ? "available" : "unavailable: " + a.reason);
@@ -106,7 +106,7 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("Governor", m.governor.empty() ? "not readable" : m.governor);
   line("Load average", fmt::format("{:.2f}", m.load_average_1m));
   line("Python", python_versions(python));
-  print_runtimes_and_devices();
+  print_runtimes_and_devices(python);
   print_runtime_modules(std::cout);
   print_plugins(std::cout);
   return 0;

@@ -67,7 +67,29 @@ std::pair<int, int> parse_attach_fds(const std::string& value) {
   return {e, c};
 }
 
-ScriptSession::ScriptSession(const ScriptOptions& options) {
+namespace {
+
+// TURNKEY_BIND_PATHS for the child: every host folder the Python side touches (the script's,
+// turnkeyml's, the caller's), then what our own caller was given.
+std::string bind_paths(const ScriptOptions& options) {
+  std::vector<std::string> paths = {options.script.parent_path().string(),
+                                    python_package_dir().string()};
+  for (const fs::path& p : options.bind_paths) {
+    // A folder the Python side will write into must exist before it starts: a wrapper binds
+    // only what exists (the cache is otherwise made at the first build).
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    paths.push_back(fs::absolute(p).string());
+  }
+  if (const char* existing = std::getenv("TURNKEY_BIND_PATHS"); existing && *existing) {
+    paths.push_back(existing);
+  }
+  return fmt::format("{}", fmt::join(paths, ":"));
+}
+
+}  // namespace
+
+ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.python) {
   if (options.attach_event_fd >= 0) {
     // The caller is the Python process: nothing to start. Our children (none today) must not
     // hold its pipes open.
@@ -101,7 +123,7 @@ ScriptSession::ScriptSession(const ScriptOptions& options) {
     argv.push_back("--script-args=" + options.script_args);
   }
   SpawnOptions spawn;
-  spawn.env = {{"PYTHONPATH", pythonpath}};
+  spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", bind_paths(options)}};
   spawn.inherit_fds = {events[1], commands[0]};
   // A killed turnkey must not leave the user's script running.
   spawn.die_with_parent = true;
@@ -186,6 +208,8 @@ DiscoveryResult ScriptSession::discover() {
         result.python_version = str("python");
         result.torch_version = str("torch");
         result.onnx_version = str("onnx");
+        torch_version_ = result.torch_version;
+        python_pid_ = e.value("pid", -1);
       } else if (type == "model") {
         DiscoveredModel m;
         m.id = e.value("id", -1);
@@ -258,13 +282,14 @@ DiscoveryResult ScriptSession::discover() {
 }
 
 ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int opset,
-                                         const fs::path& io_dir) {
+                                         const fs::path& io_dir, const std::string& exporter) {
   if (closed_) throw Error(ErrorKind::Export, "the Python side has already exited");
   send({{"type", "export"},
         {"id", id},
         {"path", onnx_path.string()},
         {"opset", opset},
-        {"io_dir", io_dir.string()}});
+        {"io_dir", io_dir.string()},
+        {"exporter", exporter}});
   for (;;) {
     auto event = read_event();
     if (!event) throw Error(ErrorKind::Export, ended_during("export"));

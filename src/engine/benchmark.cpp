@@ -62,12 +62,13 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   EnvironmentFingerprint env = start_fingerprint(threads, ro.cpus);
   LoopResult loop;
   std::vector<HostTensor> outputs;
+  json session_stats = json::object();
   {
     ScopedPin pin(ro.cpus);
     const pid_t self = getpid();
     // Peak memory while loading: the process holding the model is this one for in-process
     // runtimes; the Python side's for torch-eager (whose load is only a preparation).
-    const pid_t holder = live && runtime_name != "torchscript" ? build.session->pid() : self;
+    const pid_t holder = live && runtime_name != "torchscript" ? build.session->python_pid() : self;
     const bool rss_ok = reset_peak_rss(holder);
     loop.rss_before_load_bytes = current_rss_bytes(holder);
     std::unique_ptr<Session> session;
@@ -86,6 +87,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     try {
       loop = run_loop(*session, setup.loop);
       outputs = session->outputs();
+      session_stats = session->stats();
     } catch (const Error& e) {
       throw StatusError(Status::RuntimeRunFailed, e);
     }
@@ -127,7 +129,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                                 loop.warmup_rounds, loop.warmup_iterations));
   }
 
-  Measurement m{loop, st, env, batch, throughput, overhead_fraction, flags, live};
+  Measurement m{loop, st, env, batch, throughput, overhead_fraction, flags, live, session_stats};
   record_measurement(build, setup, m);
 
   // Correctness against the PyTorch outputs saved at export.
@@ -139,17 +141,18 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
       build.stats.value("benchmarked_model", std::string("?")), runtime->display_name(),
-      runtime->version(), cpu.model, threads,
+      setup.runtime_version, cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.value("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
       loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
       st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
       loop.peak_rss_load_bytes, loop.peak_rss_run_bytes, correctness);
+  for (const auto& [key, value] : session_stats.items()) log += key + ": " + value.dump() + "\n";
   for (const std::string& f : flags) log += "warning: " + f + "\n";
 
   ModelBlock& b = build.block;
   b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
-                         runtime->version());
+                         setup.runtime_version);
   b.status_detail = result_block_lines(build.stats, correctness, flags);
   if (judged.mismatch) {
     throw Error(ErrorKind::NumericMismatch,

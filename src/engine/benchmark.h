@@ -24,6 +24,7 @@ struct BenchmarkSetup {
   const Runtime* runtime = nullptr;
   std::string runtime_name, device;
   RuntimeOptions ro;  // ro.threads is the resolved thread count
+  std::string runtime_version;  // as the run's interpreter sees it (PythonSide)
   LoopOptions loop;
   build::Tolerance tolerance;
   int threads = 0;  // threads the runtime will use
@@ -67,6 +68,7 @@ struct Measurement {
   double overhead_fraction = 0;
   std::vector<std::string> flags;  // why the numbers may not be trusted
   bool live = false;               // timed the live PyTorch model, not an ONNX file
+  nlohmann::json session_stats = nlohmann::json::object();  // the session's own (compile_s, ...)
 };
 
 // The tools the result's model went through, space-separated: the state's sequence, after the

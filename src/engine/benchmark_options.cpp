@@ -111,7 +111,9 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   if (Availability d = dev->probe(); !d.available) {
     throw Error(ErrorKind::Runtime, fmt::format("device {}: unavailable: {}", device, d.reason));
   }
-  Availability a = runtime->probe();
+  // Python-side runtimes answer for the run's own interpreter and process (PythonSide).
+  const PythonSide python_side{build.session ? build.session->python() : "", build.session};
+  Availability a = runtime->probe_for(python_side);
   if (!a.available) {
     throw Error(ErrorKind::Runtime, fmt::format("{}: unavailable: {}", runtime_name, a.reason));
   }
@@ -155,7 +157,7 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
     threads = ro.cpus.empty() ? cpu.physical_cores : static_cast<int>(ro.cpus.size());
   }
   if (ro.threads == 0) ro.threads = threads;
-  return {runtime, runtime_name, device, ro, lo, tol, threads};
+  return {runtime, runtime_name, device, ro, runtime->version_for(python_side), lo, tol, threads};
 }
 
 }  // namespace turnkey::engine_internal

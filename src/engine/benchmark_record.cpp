@@ -98,7 +98,8 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   json& s = build.stats;
   s["device_name"] = cpu_facts().model;
   s["runtime_name"] = setup.runtime->display_name();
-  s["runtime_version"] = setup.runtime->version();
+  s["runtime_version"] = setup.runtime_version;
+  s.update(m.session_stats);
   s["batch_size"] = m.batch;
   s["iterations"] = m.stats.iterations;
   s["stop_rule"] = setup.loop.rule == StopRule::Iterations ? "iterations"

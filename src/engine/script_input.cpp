@@ -78,6 +78,7 @@ void InputLoop::run_script(const InputItem& item) {
   so.script = fs::absolute(item.path).lexically_normal();
   so.script_args = discover_opts.value("script_args", "");
   so.max_depth = discover_opts.value("max_depth", 0);
+  so.bind_paths = {ctx_.cache_dir};
   std::cout << std::flush;
   std::cerr << std::flush;
 

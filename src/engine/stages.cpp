@@ -153,7 +153,15 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 }
 
 json resolve_options(const std::string& tool, json options) {
-  if (tool == "export-pytorch") options["opset"] = resolve_opset(options);
+  if (tool == "export-pytorch") {
+    options["opset"] = resolve_opset(options);
+    const std::string exporter = options.value("exporter", "torchscript");
+    if (exporter != "torchscript" && exporter != "dynamo") {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--exporter {}: expected torchscript or dynamo", exporter));
+    }
+    if (exporter == "torchscript") options.erase("exporter");  // the default: one cache key
+  }
   if (tool == "optimize-ort") build::parse_ort_opt_level(options.value("level", "basic"));
   if (tool == "discover" && !options.value("build_name", std::string()).empty() &&
       !is_safe_build_name(options.value("build_name", std::string()))) {
@@ -197,9 +205,11 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   const fs::path io_dir = build.dir->path() / "io";
   fs::create_directories(onnx_dir);
   fs::create_directories(io_dir);
-  const fs::path target = onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
-  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir);
-  log += fmt::format("opset {}\n", opset);
+  const fs::path target =
+      onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
+  const std::string exporter = options.value("exporter", "torchscript");
+  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  log += fmt::format("opset {}, exporter {}\n", opset, exporter);
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
     if (!r.traceback.empty()) log += r.traceback + "\n";
@@ -218,6 +228,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   }
   build.stats["export_s"] = r.export_s;
   build.stats["opset"] = opset;
+  build.stats["exporter"] = exporter;
   build.stats["exporter_fixes"] = r.exporter_fixes;
 }
 

@@ -12,6 +12,7 @@ namespace turnkey::tool_checks {
 
 std::vector<std::string> device_names();
 std::vector<std::string> ort_levels();       // optimize-ort --level
+std::vector<std::string> exporters();        // export-pytorch --exporter
 
 // A runtime of the registry; a built-in name loads no plugin library (runtime_registry.cpp).
 void check_runtime(const nlohmann::json& value);

@@ -180,6 +180,8 @@ std::vector<std::string> device_names() {
   return names;
 }
 
+std::vector<std::string> exporters() { return {"torchscript", "dynamo"}; }
+
 std::vector<std::string> ort_levels() {
   std::vector<std::string> names;
   for (build::OrtOptLevel level : {build::OrtOptLevel::Basic, build::OrtOptLevel::Extended,

@@ -54,7 +54,11 @@ const std::vector<ToolSpec>& tool_specs() {
        "Export a discovered PyTorch model to ONNX (torch.onnx.export) and save its outputs",
        {{"--opset", "opset", T::Int,
          "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)", nullptr,
-         {.low = 7, .high = 30}}},
+         {.low = 7, .high = 30}},
+        {"--exporter", "exporter", T::String,
+         "torch.onnx.export's exporter: torchscript (default; dynamo=False where torch has that "
+         "parameter) or dynamo (torch >= 2.5 with onnxscript)", nullptr,
+         {.choices = exporters}}},
        A::PyTorchModel, A::OnnxModel, true},
       {"optimize-ort",
        ToolGroup::Sequence,

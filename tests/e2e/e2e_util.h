@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,7 +18,32 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace turnkey::test {
+
+// The interpreter matrix (tests/e2e/CMakeLists.txt, docs/torch_versions.md): the torch-2 variant
+// of a test program runs with TURNKEY_PYTHON set to .deps/torch2/bin/python3 and
+// TURNKEY_TEST_TORCH2=1, the other with the default interpreter (Debian 12's torch 1.13).
+inline bool torch2_run() {
+  const char* v = std::getenv("TURNKEY_TEST_TORCH2");
+  return v && *v && std::string(v) != "0";
+}
+
+// The torch-2 variant skips every test, saying why, when the interpreter is not built.
+class Torch2Interpreter : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!torch2_run()) return;
+    const char* python = std::getenv("TURNKEY_PYTHON");
+    if (!python || access(python, X_OK) != 0) {
+      GTEST_SKIP() << "torch 2 interpreter " << (python ? python : "(TURNKEY_PYTHON unset)")
+                   << " is absent: run scripts/setup-torch2 (scripts/test does)";
+    }
+  }
+};
+inline const bool kTorch2InterpreterRegistered =
+    (::testing::AddGlobalTestEnvironment(new Torch2Interpreter), true);
 
 struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal

@@ -73,6 +73,10 @@ struct ScriptOptions {
   std::filesystem::path script;
   std::string script_args;  // split like a shell by the Python side, no shell involved
   int max_depth = 0;
+  // Host folders the Python side reads or writes besides the script's folder and the turnkeyml
+  // package (the cache): handed to the interpreter in TURNKEY_BIND_PATHS, so that one running in
+  // another root (scripts/bwrap-run, .deps/torch2/bin/python3) sees them at the same paths.
+  std::vector<std::filesystem::path> bind_paths;
   // Attach mode (the Python API, docs/python_api.md): no interpreter is started; the Python
   // process that started turnkey speaks the protocol on these inherited descriptors (event pipe
   // read end, command pipe write end). -1 = start `python` on `script` as usual.
@@ -96,14 +100,22 @@ class ScriptSession {
   // are reported in the result.
   DiscoveryResult discover();
   // Only after discover() returned ready. Throws Error(Export) when the Python side is gone.
+  // `exporter`: "torchscript" or "dynamo" (--exporter of export-pytorch).
   ExportResult export_model(int id, const std::filesystem::path& onnx_path, int opset,
-                            const std::filesystem::path& io_dir);
+                            const std::filesystem::path& io_dir,
+                            const std::string& exporter = "torchscript");
   // Any other command of docs/protocol.md (bench_prepare, bench_run, bench_outputs, trace):
   // sends `command` (v is added) and returns the reply of type `reply_type`. Throws
   // Error(kind) when the Python side is gone or does not understand the command; a reply with
   // ok=false is returned as is (the caller turns its `error` into its own failure).
   nlohmann::json request(nlohmann::json command, const std::string& reply_type, ErrorKind kind);
   pid_t pid() const { return pid_; }
+  // The process that runs the model: the one the hello named (an interpreter wrapper such as
+  // bwrap may stand between us and it), else the child we started.
+  pid_t python_pid() const { return python_pid_ > 0 ? python_pid_ : pid_; }
+  // The interpreter we started ("" in attach mode) and the versions its hello named.
+  const std::string& python() const { return python_; }
+  const std::string& torch_version() const { return torch_version_; }
   bool alive() const { return !closed_; }
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
@@ -120,6 +132,8 @@ class ScriptSession {
   std::string ended_during(const std::string& what);
 
   pid_t pid_ = -1;
+  pid_t python_pid_ = -1;
+  std::string python_, torch_version_;
   int event_fd_ = -1;
   int command_fd_ = -1;
   std::string buffer_;

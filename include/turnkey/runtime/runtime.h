@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "turnkey/common/error.h"
 #include "turnkey/common/tensor.h"
 
@@ -33,6 +35,15 @@ struct RuntimeOptions {
 
 class ScriptSession;  // discovery/python_side.h: the live Python process of a script
 
+// The Python side a run uses. Runtimes that live there (torch-eager, torch-compiled) take their
+// availability and version from it, never from another interpreter: the live process's own
+// versions when a script runs, else the interpreter (--python / TURNKEY_PYTHON; "" = the default
+// one find_python() picks).
+struct PythonSide {
+  std::string python;
+  const ScriptSession* session = nullptr;
+};
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -48,6 +59,9 @@ class Session {
   virtual std::vector<double> run_timed(int64_t /*n*/, bool /*empty_call*/) { return {}; }
   // The process whose memory holds the model (peak resident memory is read from it).
   virtual pid_t process_id() const { return getpid(); }
+  // Facts of this session for turnkey_stats.yaml beside the latency statistics, each with its
+  // unit in its name (torch-compiled: compile_s, graph_breaks, ...). Read after the timed phase.
+  virtual nlohmann::json stats() const { return nlohmann::json::object(); }
 };
 
 // A PyTorch model alive in the script's Python process (torch runtimes start from it).
@@ -66,6 +80,9 @@ class Runtime {
   virtual std::vector<std::string> devices() const = 0;
   virtual Availability probe() const = 0;
   virtual std::string version() const = 0;
+  // probe() and version() for the run's Python side; runtimes that do not use Python keep theirs.
+  virtual Availability probe_for(const PythonSide& /*side*/) const { return probe(); }
+  virtual std::string version_for(const PythonSide& /*side*/) const { return version(); }
   virtual std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                         const std::vector<HostTensor>& inputs,
                                         const RuntimeOptions& options) const = 0;

@@ -40,14 +40,18 @@ def serve(channel, entries, gate=None, notices=None):
 
     def do_export(command, reply):
         module("export").export(entry_of(command), command["path"], int(command["opset"]),
-                                command["io_dir"], reply)
+                                command["io_dir"], reply,
+                                command.get("exporter") or "torchscript")
 
     def do_bench_prepare(command, reply):
         state["bench"] = None
         state["bench"] = module("timing").Bench(entry_of(command), command.get("mode", "eager"),
                                                 command.get("threads", 0),
-                                                command.get("cpus") or [])
+                                                command.get("cpus") or [],
+                                                command.get("compile") or {})
         reply["threads"] = state["bench"].threads
+        if state["bench"].compiled is not None:
+            reply["compiled"] = state["bench"].compiled
 
     def do_bench_run(command, reply):
         if state["bench"] is None:

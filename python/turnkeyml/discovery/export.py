@@ -115,7 +115,8 @@ def _trace_mode(grad):
     return stack
 
 
-def _export_traced(module, target, feed, path, opset, input_names, output_names, log):
+def _export_traced(module, target, feed, path, opset, input_names, output_names, log,
+                   export_arguments=None):
     """torch.onnx.export of `target` (module or its _FlatCall) with the grad mode it needs:
     on where a module with a fused fast path is present, off elsewhere. A graph that still meets
     an op the exporter lacks with grad off (a fast path we do not know of) is traced again with
@@ -127,7 +128,7 @@ def _export_traced(module, target, feed, path, opset, input_names, output_names,
             with _trace_mode(attempt):
                 torch.onnx.export(target, feed, path, opset_version=opset,
                                   input_names=list(input_names), output_names=output_names,
-                                  do_constant_folding=True)
+                                  do_constant_folding=True, **(export_arguments or {}))
             return
         except unsupported as error:
             if attempt:
@@ -175,7 +176,7 @@ def _checked_graph(path, checked_by_exporter):
     return model.graph
 
 
-def export(entry, path, opset, io_dir, reply):
+def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
     """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
     as it goes (so `log` survives a failure).
 
@@ -183,6 +184,7 @@ def export(entry, path, opset, io_dir, reply):
     entry's captured inputs are left as they were.
     """
     onnx = load_onnx()
+    export_arguments = exporter_fixes.export_arguments(exporter)
 
     for folder in (os.path.dirname(os.path.abspath(path)), io_dir):
         if not os.path.isdir(folder):
@@ -224,7 +226,7 @@ def export(entry, path, opset, io_dir, reply):
                     log.extend(exporter_fixes.apply(opset))
                     exporter_fixes.reset()
                     _export_traced(module, target, feed, tmp_path, opset, entry.input_names,
-                                   output_names, log)
+                                   output_names, log, export_arguments)
             finally:
                 for m, training in flags:
                     m.training = training
@@ -234,7 +236,7 @@ def export(entry, path, opset, io_dir, reply):
         if os.path.exists(tmp_path):
             os.unlink(tmp_path)
 
-    graph = _checked_graph(path, checked_by_exporter=True)
+    graph = _checked_graph(path, checked_by_exporter=exporter == "torchscript")
     graph_inputs = [i.name for i in graph.input]
     graph_outputs = [o.name for o in graph.output]
     if len(graph_outputs) != len(outputs):

@@ -66,7 +66,10 @@ def _zero(g, self):
     shape = g.op("Shape", self)
     scalar = symbolic_helper._try_get_scalar_type(self)
     if scalar is not None:
-        dtype = _type_utils.JitScalarType.from_name(scalar).dtype()
+        # torch 1.13 names the type ("Float"); torch 2.x returns a JitScalarType.
+        if not hasattr(scalar, "dtype"):
+            scalar = _type_utils.JitScalarType.from_name(scalar)
+        dtype = scalar.dtype()
         return g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=dtype))
     zeros = g.op("ConstantOfShape", shape, value_t=torch.tensor([0], dtype=torch.float))
     if symbolic_helper.GLOBALS.export_onnx_opset_version >= 15:
@@ -82,21 +85,65 @@ _FIXES = (
 )
 
 
+def _versions():
+    versions = ["torch %s" % torch.__version__.split("+")[0]]
+    if "torchvision" in sys.modules:
+        versions.append("torchvision %s" % sys.modules["torchvision"].__version__.split("+")[0])
+    return ", ".join(versions)
+
+
 def apply(opset):
     """Registers the fixes the installed exporter needs at `opset` (once per process). Returns
-    one line per fix it could not check or register (the export goes on without that fix)."""
-    problems = []
+    the export log's lines: which fixes this torch/torchvision has registered and which it does
+    not need (its own symbolic exists), and any fix it could not check or register (the export
+    goes on without that fix)."""
+    problems, registered, not_needed = [], [], []
     for fix, op, first, symbolic, needs in _FIXES:
-        if opset < first or (op, first) in _applied or (needs and needs not in sys.modules):
+        if opset < first or (needs and needs not in sys.modules):
+            continue
+        if (op, first) in _applied:
+            registered.append(fix)
             continue
         try:
             if _has_own_symbolic(op, first, opset):
+                not_needed.append(fix)
                 continue
             torch.onnx.register_custom_op_symbolic(op, symbolic, first)
             _applied[(op, first)] = fix
+            registered.append(fix)
         except Exception as e:  # an exporter whose registry we do not know: do without the fix
             problems.append("exporter fix %s not applied: %s: %s" % (fix, type(e).__name__, e))
-    return problems
+    lines = []
+    if registered or not_needed:
+        lines.append("exporter fixes for %s at opset %d: registered: %s; not needed (the "
+                     "exporter has its own): %s" % (_versions(), opset,
+                                                    ", ".join(registered) or "none",
+                                                    ", ".join(not_needed) or "none"))
+    return lines + problems
+
+
+def export_arguments(exporter):
+    """torch.onnx.export's keyword arguments for `exporter` (--exporter of export-pytorch):
+    "torchscript" (the default, the tracing exporter; dynamo=False is said explicitly where the
+    parameter exists, as torch >= 2.9 makes dynamo=True the default) or "dynamo". Raises
+    ValueError with one line when this interpreter cannot use it."""
+    import inspect
+    try:
+        has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
+    except (TypeError, ValueError):
+        has_dynamo = False
+    if exporter == "torchscript":
+        return {"dynamo": False} if has_dynamo else {}
+    if exporter != "dynamo":
+        raise ValueError("--exporter %s: expected torchscript or dynamo" % exporter)
+    if not has_dynamo:
+        raise ValueError("--exporter dynamo needs torch.onnx.export(dynamo=True) (torch >= 2.5), "
+                         "found torch %s" % torch.__version__.split("+")[0])
+    import importlib.util
+    if importlib.util.find_spec("onnxscript") is None:
+        raise ValueError("--exporter dynamo needs the onnxscript package, which this "
+                         "interpreter lacks (no Debian package ships it)")
+    return {"dynamo": True}
 
 
 def reset():

@@ -5,12 +5,15 @@ docs/hashing.md is the definition; keep the two in step (bump HASH_VERSION on an
 
 import hashlib
 import inspect
+import io
 import os
 import re
+import textwrap
+import tokenize
 
 import torch
 
-HASH_VERSION = b"turnkey-model-hash-v1"
+HASH_VERSION = b"turnkey-model-hash-v2"
 CHUNK_BYTES = 1 << 24  # weights are hashed in 16 MiB chunks (see _chunk_digests)
 PARALLEL_MIN_BYTES = 1 << 25
 
@@ -66,14 +69,68 @@ def _render_code(code, out):
     out.append("]")
 
 
+# Modules of these packages are named by class: their forward is the library's, which changes with
+# its version (a torch upgrade must not rename every model).
+_LIBRARIES = ("torch", "torchvision")
+_SKIPPED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+def _source_rendering(function):
+    """The source of `function` as its tokens, one space apart, without comments, blank lines
+    or indentation widths: the same text under every Python version (unlike the bytecode).
+    None when the source cannot be read (code built with exec, a deleted file)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError):
+        return None
+    lines = source.splitlines(keepends=True)
+    out = []
+    fstring_start = None  # Python >= 3.12 splits f-strings into parts: keep them as written
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            name = tokenize.tok_name.get(token.type, "")
+            if name == "FSTRING_START" and fstring_start is None:
+                fstring_start = token.start
+                depth = 0
+            if fstring_start is not None:
+                depth += {"FSTRING_START": 1, "FSTRING_END": -1}.get(name, 0)
+                if depth == 0:
+                    (r0, c0), (r1, c1) = fstring_start, token.end
+                    text = "".join(lines[r0 - 1:r1])
+                    out.append(text[c0:len(text) - len(lines[r1 - 1]) + c1])
+                    fstring_start = None
+                continue
+            if token.type in _SKIPPED_TOKENS:
+                continue
+            if token.type == tokenize.NEWLINE:
+                out.append("\n")
+            elif token.type == tokenize.INDENT:
+                out.append("<indent>")
+            elif token.type == tokenize.DEDENT:
+                out.append("<dedent>")
+            else:
+                out.append(token.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return " ".join(out)
+
+
 def forward_rendering(module):
-    """A stable text for the code of module.forward: no addresses, file names or line numbers."""
+    """A stable text for the code of module.forward: no addresses, file names or line numbers,
+    nothing that differs between Python or torch versions (docs/hashing.md)."""
+    cls = type(module)
+    if cls.__module__.split(".")[0] in _LIBRARIES:
+        return "library:" + class_path(cls)
     forward = getattr(module, "forward", None)
     forward = getattr(forward, "__func__", forward)
     try:
         forward = inspect.unwrap(forward)
     except ValueError:
         pass
+    if getattr(forward, "__code__", None) is not None:
+        source = _source_rendering(forward)
+        if source is not None:
+            return "source:" + source
     code = getattr(forward, "__code__", None)
     if code is not None:
         out = []
@@ -128,11 +185,40 @@ def _chunk_digests(arrays):
     return [b"".join(next(digests) for _ in per_array) for per_array in chunks]
 
 
+def _indent(text, spaces):
+    lines = text.split("\n")
+    return lines[0] if len(lines) == 1 else \
+        lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def structure(module):
+    """The printed structure of `module` as torch 1.x's Module.__repr__ writes it: every child
+    listed. torch >= 2.0 collapses equal siblings of a ModuleList ("(0-1): 2 x Block(...)"), so
+    repr() itself differs between versions. A class with a __repr__ of its own (not torch's)
+    keeps it."""
+    if module is None:
+        return "None"
+    own_repr = getattr(type(module).__repr__, "__module__", None) or ""
+    if not isinstance(module, torch.nn.Module) or own_repr.split(".")[0] not in _LIBRARIES:
+        return repr(module)  # a user's own __repr__ (torch's, ModuleList's included, are not)
+    extra = module.extra_repr()
+    extra_lines = extra.split("\n") if extra else []
+    child_lines = ["(%s): %s" % (key, _indent(structure(child), 2))
+                   for key, child in module._modules.items()]
+    text = module._get_name() + "("
+    if extra_lines or child_lines:
+        if len(extra_lines) == 1 and not child_lines:
+            text += extra_lines[0]
+        else:
+            text += "\n  " + "\n  ".join(extra_lines + child_lines) + "\n"
+    return text + ")"
+
+
 def model_hash(module, inputs):
     """Hex sha256 of `module` called with `inputs` (the protocol's described input list)."""
     h = hashlib.sha256()
     _field(h, "version", HASH_VERSION)
-    _field(h, "repr", _ADDRESS.sub(" at 0x?", repr(module)).encode())
+    _field(h, "repr", _ADDRESS.sub(" at 0x?", structure(module)).encode())
     renderings = {}
     for name, sub in module.named_modules():
         _field(h, "module", ("%s|%s" % (name, class_path(type(sub)))).encode())

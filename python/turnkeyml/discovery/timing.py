@@ -28,10 +28,74 @@ def _version_tuple(version):
     return tuple(parts)
 
 
+def _parse_compile_args(given):
+    """torch.compile's keyword arguments from --rt-args strings: backend (default inductor),
+    mode, fullgraph (true/false), dynamic (true/false/none)."""
+    flags = {"true": True, "1": True, "false": False, "0": False}
+    kwargs = {"backend": given.get("backend") or "inductor"}
+    if given.get("mode"):
+        kwargs["mode"] = given["mode"]
+    for key, allow_none in (("fullgraph", False), ("dynamic", True)):
+        if key not in given:
+            continue
+        value = str(given[key]).lower()
+        if allow_none and value in ("none", "auto"):
+            kwargs[key] = None
+        elif value in flags:
+            kwargs[key] = flags[value]
+        else:
+            raise ValueError("--rt-args %s=%s: expected true or false%s"
+                             % (key, given[key], " or none" if allow_none else ""))
+    unknown = set(given) - {"backend", "mode", "fullgraph", "dynamic"}
+    if unknown:
+        raise ValueError("unknown torch.compile argument(s): %s" % ", ".join(sorted(unknown)))
+    return kwargs
+
+
+def _compile(module, args, kwargs, given):
+    """torch.compile(module) and its first call, which compiles: returns the compiled callable
+    and its facts (compile time apart from steady-state latency, graphs, graph breaks)."""
+    if not hasattr(torch, "compile") or _version_tuple(torch.__version__) < (2, 0):
+        raise RuntimeError("torch-compiled needs PyTorch >= 2.0, found %s"
+                           % torch.__version__.split("+")[0])
+    options = _parse_compile_args(given)
+    import torch._dynamo as dynamo
+    from torch._dynamo.utils import counters
+    dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(module, **options)
+    flags = [(m, m.training) for m in module.modules()]
+    module.eval()
+    start = time.perf_counter()
+    try:
+        # The same mode as the timed calls (inference_mode, eval), so the guards hold and no
+        # timed call recompiles.
+        with torch.inference_mode():
+            compiled(*args, **kwargs)
+    finally:
+        for m, training in flags:
+            m.training = training
+    compile_s = time.perf_counter() - start
+    reasons = counters.get("graph_break", {})
+    facts = {
+        "compile_s": compile_s,
+        "compile_backend": options["backend"],
+        "compile_mode": options.get("mode") or "default",
+        "compile_fullgraph": bool(options.get("fullgraph", False)),
+        "compile_dynamic": str(options.get("dynamic", "auto")).lower() if "dynamic" in options
+        else "auto",
+        "compiled_graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
+        "graph_breaks": int(sum(reasons.values())),
+        "graph_break_reasons": sorted("%s (x%d)" % (str(r).splitlines()[0][:200], n)
+                                      for r, n in reasons.items()),
+    }
+    return compiled, facts
+
+
 class Bench:
     """One prepared live model: its call with fresh copies of the captured inputs."""
 
-    def __init__(self, entry, mode, threads, cpus):
+    def __init__(self, entry, mode, threads, cpus, compile_args=None):
         self.mode = mode
         module = entry.module
         # Benchmarks measure inference in eval mode (as export does); the module's own training
@@ -47,11 +111,9 @@ class Bench:
         args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
                                           lambda t: t.clone())
         target = module
+        self.compiled = None
         if mode == "compiled":
-            if not hasattr(torch, "compile") or _version_tuple(torch.__version__) < (2, 0):
-                raise RuntimeError("torch-compiled needs PyTorch >= 2.0, found %s"
-                                   % torch.__version__.split("+")[0])
-            target = torch.compile(module)
+            target, self.compiled = _compile(module, args, kwargs, compile_args or {})
         elif mode != "eager":
             raise ValueError("unknown mode %r (eager, compiled)" % (mode,))
         self._call = lambda: target(*args, **kwargs)

@@ -1,12 +1,11 @@
 #include "torch_eager_runtime.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <cstdio>
-#include <mutex>
+#include <map>
+#include <set>
 
-#include "turnkey/common/process.h"
 #include "turnkey/discovery/interpreter.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
@@ -17,6 +16,30 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+struct TorchProbe {
+  std::string version;  // "" when none
+  std::string why;
+};
+
+// Debian's torch says "1.13.0a0+git..." in __version__ for the 1.13.1 package: keep the public
+// part.
+std::string public_version(const std::string& v) { return v.substr(0, v.find('+')); }
+
+// The torch of the run's Python side: the live process's own (its hello), else the interpreter's
+// from its remembered probe (interpreter.h; no `import torch`).
+TorchProbe probe_torch(const PythonSide& side) {
+  if (side.session && !side.session->torch_version().empty()) {
+    return {public_version(side.session->torch_version()), ""};
+  }
+  try {
+    const PythonInterpreter& p = find_interpreter(side.python);
+    if (p.torch_version.empty()) return {"", p.path + " could not import torch"};
+    return {public_version(p.torch_version), ""};
+  } catch (const Error& e) {
+    return {"", e.what()};
+  }
+}
 
 int major_version(const std::string& version) {
   try {
@@ -32,17 +55,32 @@ class TorchEagerSession final : public Session {
       : python_(model.session), work_dir_(model.work_dir) {
     json cpus = json::array();
     for (int c : o.cpus) cpus.push_back(c);
+    json compile = json::object();
+    for (const auto& [key, value] : o.runtime_args) {
+      if (key == "threads") continue;  // taken by the benchmark stage as --threads
+      if (mode != "compiled" || !kCompileArgs.count(key)) {
+        throw Error(
+            ErrorKind::InvalidInput,
+            fmt::format("torch-{}: unknown runtime argument '{}' (known: threads{})", mode, key,
+                        mode == "compiled" ? ", backend, mode, fullgraph, dynamic" : ""));
+      }
+      compile[key] = value;
+    }
     json reply = python_->request({{"type", "bench_prepare"},
                                    {"id", model.model_id},
                                    {"mode", mode},
                                    {"threads", o.threads},
-                                   {"cpus", cpus}},
+                                   {"cpus", cpus},
+                                   {"compile", compile}},
                                   "bench_ready", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_prepare failed")));
     }
     threads_ = reply.value("threads", 0);
+    // torch.compile's facts (compile time apart from the steady-state latency, graph breaks).
+    if (reply.contains("compiled") && reply["compiled"].is_object()) stats_ = reply["compiled"];
   }
+  json stats() const override { return stats_; }
 
   void run() override { run_timed(1, false); }
   bool times_itself() const override { return true; }
@@ -58,7 +96,7 @@ class TorchEagerSession final : public Session {
     }
     return samples;
   }
-  pid_t process_id() const override { return python_->pid(); }
+  pid_t process_id() const override { return python_->python_pid(); }
   std::vector<HostTensor> outputs() override {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
@@ -78,6 +116,10 @@ class TorchEagerSession final : public Session {
   ScriptSession* python_;
   fs::path work_dir_;
   int threads_ = 0;
+  json stats_ = json::object();
+  // torch.compile's arguments turnkey passes on (--rt-args key=value; timing.py parses them).
+  inline static const std::set<std::string> kCompileArgs = {"backend", "mode", "fullgraph",
+                                                            "dynamic"};
 };
 
 class TorchEagerRuntime final : public Runtime {
@@ -88,17 +130,18 @@ class TorchEagerRuntime final : public Runtime {
     return compiled_ ? "PyTorch (torch.compile)" : "PyTorch eager";
   }
   std::vector<std::string> devices() const override { return {"x86"}; }
-  Availability probe() const override {
-    std::string why;
-    std::string version = probed_torch_version(&why);
-    if (version.empty()) return {false, why};
-    if (compiled_ && major_version(version) < 2) {
-      return {false, fmt::format("needs PyTorch >= 2.0, found {}", version)};
+  Availability probe() const override { return probe_for(PythonSide{}); }
+  std::string version() const override { return version_for(PythonSide{}); }
+  Availability probe_for(const PythonSide& side) const override {
+    const TorchProbe torch = probe_torch(side);
+    if (torch.version.empty()) return {false, torch.why};
+    if (compiled_ && major_version(torch.version) < 2) {
+      return {false, fmt::format("needs PyTorch >= 2.0, found {}", torch.version)};
     }
     return {true, ""};
   }
-  std::string version() const override {
-    std::string v = probed_torch_version();
+  std::string version_for(const PythonSide& side) const override {
+    const std::string v = probe_torch(side).version;
     return v.empty() ? "?" : v;
   }
   std::unique_ptr<Session> load(const fs::path&, const std::vector<HostTensor>&,
@@ -121,14 +164,10 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
-// The torch version of the default interpreter, from its (remembered) probe: no `import torch`.
-std::string probed_torch_version(std::string* why) {
-  try {
-    return find_interpreter("").torch_version;
-  } catch (const Error& e) {
-    if (why) *why = e.what();
-    return "";
-  }
+std::string probed_torch_version(const PythonSide& side, std::string* why) {
+  const TorchProbe probe = probe_torch(side);
+  if (why) *why = probe.why;
+  return probe.version;
 }
 
 const Runtime& torch_eager_runtime() {
