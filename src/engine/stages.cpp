@@ -155,12 +155,8 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 json resolve_options(const std::string& tool, json options) {
   if (tool == "export-pytorch") {
     options["opset"] = resolve_opset(options);
-    const std::string exporter = options.value("exporter", "torchscript");
-    if (exporter != "torchscript" && exporter != "dynamo") {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("--exporter {}: expected torchscript or dynamo", exporter));
-    }
-    if (exporter == "torchscript") options.erase("exporter");  // the default: one cache key
+    // The tool table checked the value; the default leaves the cache key as it was.
+    if (options.value("exporter", "torchscript") == "torchscript") options.erase("exporter");
   }
   if (tool == "optimize-ort") build::parse_ort_opt_level(options.value("level", "basic"));
   if (tool == "discover" && !options.value("build_name", std::string()).empty() &&

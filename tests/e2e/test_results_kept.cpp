@@ -48,7 +48,7 @@ TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
   // cache list: one line per result, with its settings.
   RunResult list = run_turnkey({"cache", "list"}, cache);
   ASSERT_EQ(list.exit_code, 0) << list.all();
-  EXPECT_EQ(count_occurrences(list.out, "hello_world_4d4540b8 "), 2) << list.out;
+  EXPECT_EQ(count_occurrences(list.out, "hello_world_170229dc "), 2) << list.out;
   EXPECT_EQ(count_occurrences(list.out, "\ndyn_"), 2) << list.out;
   EXPECT_NE(list.out.find(" ort "), std::string::npos) << list.out;
   EXPECT_NE(list.out.find(" torchscript "), std::string::npos) << list.out;
@@ -97,31 +97,38 @@ TEST(ResultsKept, ACacheOfSchemaThreeKeepsItsResultWhenANewRunJoins) {
   const fs::path cache = dir / "cache";
   const fs::path fixture = fs::path(TURNKEY_SOURCE_DIR) / "tests/data/cache_schema3";
   fs::create_directories(cache);
-  fs::copy(fixture / "hello_world_4d4540b8", cache / "hello_world_4d4540b8",
-           fs::copy_options::recursive);
-  // The fixture was made from another checkout: point its input at this one's script.
-  for (const char* name : {"hello_world_4d4540b8_state.yaml", "turnkey_stats.yaml"}) {
-    const fs::path p = cache / "hello_world_4d4540b8" / name;
+  // The fixture was written under hash v1 (hello_world_4d4540b8); hash v2 (docs/hashing.md) names
+  // the same model hello_world_170229dc. Joined under today's name, and pointed at this
+  // checkout's script (it was made from another checkout).
+  const fs::path build = cache / "hello_world_170229dc";
+  fs::copy(fixture / "hello_world_4d4540b8", build, fs::copy_options::recursive);
+  fs::rename(build / "hello_world_4d4540b8_state.yaml", build / "hello_world_170229dc_state.yaml");
+  for (const char* name : {"hello_world_170229dc_state.yaml", "turnkey_stats.yaml"}) {
+    const fs::path p = build / name;
     std::string text = slurp(p);
-    const std::string old_path = "/work/main/examples/cli/scripts/hello_world.py";
-    for (size_t at = text.find(old_path); at != std::string::npos; at = text.find(old_path)) {
-      text.replace(at, old_path.size(), kHelloWorld.string());
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"/work/main/examples/cli/scripts/hello_world.py",
+                                              kHelloWorld.string()},
+          {"4d4540b8", "170229dc"}}) {
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+      }
     }
     std::ofstream(p) << text;
   }
   const json old_stats =
-      json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
+      json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   RunResult r =
       run_turnkey({kHelloWorld.string(), "--runtime", "torchscript", "--iterations", "20"}, cache);
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  json stats = json_from_yaml(slurp(cache / "hello_world_4d4540b8" / "turnkey_stats.yaml"));
+  json stats = json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   ASSERT_EQ(stats["results"].size(), 2u) << stats.dump(1);
   EXPECT_EQ(stats["results"][0]["runtime"], "ort");
   EXPECT_EQ(stats["results"][0]["median_latency_ms"], old_stats["median_latency_ms"]);
   EXPECT_EQ(stats["results"][0]["samples_file"], "samples_ort_x86.json");
   EXPECT_EQ(stats["results"][1]["runtime"], "torchscript");
   RunResult list = run_turnkey({"cache", "list"}, cache);
-  EXPECT_EQ(count_occurrences(list.out, "hello_world_4d4540b8 "), 2) << list.out;
+  EXPECT_EQ(count_occurrences(list.out, "hello_world_170229dc "), 2) << list.out;
 }
 
 }  // namespace
