@@ -16,6 +16,7 @@
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey {
 
@@ -123,16 +124,7 @@ json json_from_yaml(const std::string& yaml_text) {
   }
 }
 
-std::string utc_timestamp_now() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms.count()));
-}
+std::string utc_timestamp_now() { return iso_utc_timestamp_now(); }
 
 BuildLock::BuildLock(const fs::path& build_dir, const std::function<void()>& on_wait) {
   std::error_code ec;

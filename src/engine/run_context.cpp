@@ -11,11 +11,6 @@ namespace turnkey::engine_internal {
 
 using nlohmann::json;
 
-std::string one_line(const std::string& text) {
-  std::string line = first_line(text);
-  return line.size() > 400 ? line.substr(0, 400) + "..." : line;
-}
-
 RunContext::RunContext(const RunRequest& request, WorkerLink* link)
     : request(request),
       cache_dir(resolve_cache_dir(request.global.cache_dir)),

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "monitor.h"
+#include "turnkey/common/text.h"
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/status.h"
 
@@ -15,8 +16,7 @@ namespace turnkey::engine_internal {
 
 class WorkerLink;
 
-// A reason as one line (the first line, at most 400 characters).
-std::string one_line(const std::string& text);
+using turnkey::one_line;  // common/text.h: a reason as one line
 
 struct RunContext {
   RunContext(const RunRequest& request, WorkerLink* link);

@@ -12,6 +12,7 @@
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/common/text.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
@@ -20,11 +21,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string one_line(const std::string& s) {
-  std::string line = s.substr(0, s.find_first_of("\r\n"));
-  return line.size() > 400 ? line.substr(0, 400) + "..." : line;
-}
 
 // Reads one YAML file that must hold a mapping. Missing file: null, no problem.
 json load_yaml_map(const fs::path& path, const char* what, std::vector<std::string>& problems) {
