@@ -37,14 +37,6 @@ namespace {
 Error invalid(const std::string& reason) { return Error(ErrorKind::InvalidInput, reason); }
 Error export_error(const std::string& reason) { return Error(ErrorKind::Export, reason); }
 
-// Closes the descriptor on every exit path.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 bool is_external(const onnx::TensorProto& t) {
   return t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
 }
@@ -193,28 +185,11 @@ int64_t default_opset(const onnx::ModelProto& model) {
 }
 
 LoadedModel load_model(const fs::path& path, bool load_external_data) {
-  std::error_code ec;
-  fs::file_status status = fs::status(path, ec);
-  if (status.type() == fs::file_type::not_found) throw invalid("not found");
-  if (ec) throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", ec.message()));
-  if (status.type() == fs::file_type::directory) throw invalid("is a directory");
-  if (status.type() != fs::file_type::regular) throw invalid("not a regular file");
-  FdCloser fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) throw Error(ErrorKind::Io, fmt::format("cannot read: {}", strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) {
-    throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", strerror(errno)));
-  }
-  if (st.st_size == 0) throw invalid("empty file");
-  if (st.st_size > INT_MAX) {
-    throw invalid(
-        fmt::format("{} bytes is above protobuf's 2 GB limit for one message", st.st_size));
-  }
   LoadedModel loaded;
-  loaded.size_bytes = st.st_size;
+  Fd fd = open_regular_file(path, &loaded.size_bytes);
   bool ok = false;
   try {
-    google::protobuf::io::FileInputStream stream(fd.fd, 1 << 20);
+    google::protobuf::io::FileInputStream stream(fd.get(), 1 << 20);
     google::protobuf::io::CodedInputStream coded(&stream);
     coded.SetTotalBytesLimit(INT_MAX);
     ok = loaded.model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();

@@ -1,9 +1,11 @@
 #include "turnkey/common/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,6 +19,36 @@
 namespace turnkey {
 
 namespace fs = std::filesystem;
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Fd open_regular_file(const fs::path& path, int64_t* size_bytes) {
+  auto invalid = [](const std::string& reason) { return Error(ErrorKind::InvalidInput, reason); };
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) throw invalid("not found");
+  if (ec) throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", ec.message()));
+  if (status.type() == fs::file_type::directory) throw invalid("is a directory");
+  // A FIFO or device would block or never end.
+  if (status.type() != fs::file_type::regular) throw invalid("not a regular file");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw Error(ErrorKind::Io, fmt::format("cannot read: {}", strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    throw Error(ErrorKind::Io, fmt::format("cannot stat: {}", strerror(errno)));
+  }
+  *size_bytes = st.st_size;
+  if (st.st_size == 0) throw invalid("empty file");
+  if (st.st_size > INT_MAX) {
+    throw invalid(
+        fmt::format("{} bytes is above protobuf's 2 GB limit for one message "
+                    "(store the weights as ONNX external data)",
+                    st.st_size));
+  }
+  return fd;
+}
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   std::random_device rd;

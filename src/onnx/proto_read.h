@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -25,24 +26,8 @@ namespace turnkey::onnx_model::detail {
 // Messages are the bare reason: the caller adds which input it was ("turnkey: m.onnx: <reason>").
 inline Error invalid(const std::string& reason) { return Error(ErrorKind::InvalidInput, reason); }
 
-// Owns a file descriptor; closes it on every exit path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// Opens a regular file for reading after the checks every reader here wants; returns its size.
-Fd open_regular_file(const std::filesystem::path& path, int64_t* size_bytes);
+using turnkey::Fd;                 // common/files.h
+using turnkey::open_regular_file;  // common/files.h
 
 // Hashes every byte the parser pulls through, so a model is read from disk once. Bytes handed back
 // with BackUp() come again from the next Next() and must not be hashed twice.
