@@ -222,8 +222,7 @@ void remember(const std::string& key, const Probe& p) {
   }
 }
 
-Probe probe(const std::string& candidate, bool& from_cache) {
-  const bool shim = is_pyenv_shim(candidate);
+Probe probe(const std::string& candidate, bool shim, bool& from_cache) {
   const std::string key = probe_key(candidate, shim);
   from_cache = false;
   try {
@@ -243,14 +242,24 @@ Probe probe(const std::string& candidate, bool& from_cache) {
   return p;
 }
 
-PythonInterpreter make(const std::string& candidate, const std::string& source, const Probe& p,
-                       bool from_cache) {
-  PythonInterpreter i;
+struct Candidate {
+  PythonInterpreter interpreter;
+  bool has_torch = false;
+  std::string why;  // when !has_torch
+};
+
+// What `candidate` is, probed or remembered. Through a shim, turnkey runs what it selects: the
+// same interpreter without the shim's start-up.
+Candidate examine(const std::string& candidate, const std::string& source) {
+  const bool shim = is_pyenv_shim(candidate);
+  bool from_cache = false;
+  const Probe p = probe(candidate, shim, from_cache);
+  Candidate c{{}, p.has_torch, p.why};
+  PythonInterpreter& i = c.interpreter;
   i.candidate = candidate;
   i.source = source;
   i.path = candidate;
-  // Through a shim, run what it selects: the same interpreter without the shim's start-up.
-  if (is_pyenv_shim(candidate) && !p.executable.empty() &&
+  if (shim && !p.executable.empty() &&
       access(p.executable.c_str(), X_OK) == 0) {
     i.path = p.executable;
   }
@@ -258,7 +267,7 @@ PythonInterpreter make(const std::string& candidate, const std::string& source, 
   i.torch_version = p.torch_version;
   i.onnx_version = p.onnx_version;
   i.from_cache = from_cache;
-  return i;
+  return c;
 }
 
 }  // namespace
@@ -280,19 +289,17 @@ const PythonInterpreter& find_interpreter(const std::string& override_path) {
     source = "TURNKEY_PYTHON";
   }
   if (auto it = chosen.find(named); it != chosen.end()) return it->second;
-  bool from_cache = false;
   if (!named.empty()) {
     const std::string resolved = named.find('/') == std::string::npos ? find_on_path(named) : named;
     if (resolved.empty() || access(resolved.c_str(), X_OK) != 0) {
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("{} {}: not an executable interpreter", source, named));
     }
-    const Probe p = probe(resolved, from_cache);
-    if (!p.has_torch) {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("{} {}: {}", source, resolved, p.why));
+    const Candidate c = examine(resolved, source);
+    if (!c.has_torch) {
+      throw Error(ErrorKind::InvalidInput, fmt::format("{} {}: {}", source, resolved, c.why));
     }
-    return chosen[named] = make(resolved, source, p, from_cache);
+    return chosen[named] = c.interpreter;
   }
   std::vector<std::string> tried;
   for (const auto& [candidate, from] :
@@ -301,8 +308,8 @@ const PythonInterpreter& find_interpreter(const std::string& override_path) {
     if (candidate.empty() || access(candidate.c_str(), X_OK) != 0) continue;
     if (std::find(tried.begin(), tried.end(), candidate) != tried.end()) continue;
     tried.push_back(candidate);
-    const Probe p = probe(candidate, from_cache);
-    if (p.has_torch) return chosen[named] = make(candidate, from, p, from_cache);
+    const Candidate c = examine(candidate, from);
+    if (c.has_torch) return chosen[named] = c.interpreter;
   }
   throw Error(ErrorKind::InvalidInput,
               fmt::format("no Python interpreter with torch found (tried: {}); install "

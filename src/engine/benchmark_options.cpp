@@ -16,9 +16,10 @@ using nlohmann::json;
 namespace {
 
 LoopOptions loop_options(const json& opts) {
+  // Defaults are LoopOptions' own (the tool table shows the same ones).
   LoopOptions lo;
-  lo.iterations = opts.value("iterations", int64_t{100});
-  lo.warmup_iterations = opts.value("warmup", int64_t{10});
+  lo.iterations = opts.value("iterations", lo.iterations);
+  lo.warmup_iterations = opts.value("warmup", lo.warmup_iterations);
   // An explicit --warmup 0 means no warm-up at all (cold measurements on purpose).
   if (lo.warmup_iterations == 0) lo.min_warmup_s = 0;
   lo.max_warmup_iterations = std::max(lo.max_warmup_iterations, lo.warmup_iterations);
@@ -29,10 +30,10 @@ LoopOptions loop_options(const json& opts) {
   }
   if (adaptive) {
     lo.rule = StopRule::Adaptive;
-    lo.ci_target = opts.value("ci_target_pct", 2.0) / 100.0;
-    lo.min_iterations = opts.value("min_iterations", int64_t{10});
-    lo.max_iterations = opts.value("max_iterations", int64_t{100000});
-    lo.max_duration_s = opts.value("max_duration_s", 60.0);
+    lo.ci_target = opts.value("ci_target_pct", lo.ci_target * 100.0) / 100.0;
+    lo.min_iterations = opts.value("min_iterations", lo.min_iterations);
+    lo.max_iterations = opts.value("max_iterations", lo.max_iterations);
+    lo.max_duration_s = opts.value("max_duration_s", lo.max_duration_s);
   } else if (has_duration) {
     lo.rule = StopRule::Duration;
     lo.duration_s = opts["duration_s"].get<double>();

@@ -38,7 +38,7 @@ void on_corpus_stop_signal(int sig) { g_corpus_stop_signal = sig; }
 int run_corpus(const RunRequest& request) {
   validate_environment();
   for (const ToolCall& call : request.sequence) {
-    if (find_tool(call.name)) resolve_options(call.name, call.options);
+    if (const ToolSpec* spec = find_tool(call.name)) validate_tool_options(*spec, call.options);
   }
   const GlobalOptions& g = request.global;
   if (g.use_slurm && g.process_isolation) {

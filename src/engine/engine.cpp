@@ -31,7 +31,7 @@ int run_sequence(const RunRequest& request) {
   // Option values are checked before anything runs, so a bad one is one usage error, not a
   // failure of every model.
   for (const ToolCall& call : request.sequence) {
-    if (find_tool(call.name)) engine_internal::resolve_options(call.name, call.options);
+    if (const ToolSpec* spec = find_tool(call.name)) validate_tool_options(*spec, call.options);
   }
   // An interpreter the user named must work before any script runs: one usage error, not one
   // failure per script.

@@ -16,7 +16,6 @@ namespace turnkey::engine_internal {
 
 class WorkerLink;
 
-using turnkey::one_line;  // common/text.h: a reason as one line
 
 struct RunContext {
   RunContext(const RunRequest& request, WorkerLink* link);

@@ -152,22 +152,13 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
   return s;
 }
 
+// Values were checked against the tool table (tool_options.cpp) when the command was read; this
+// only resolves what depends on the environment and keeps default values out of cache keys.
 json resolve_options(const std::string& tool, json options) {
   if (tool == "export-pytorch") {
     options["opset"] = resolve_opset(options);
     // The tool table checked the value; the default leaves the cache key as it was.
     if (options.value("exporter", "torchscript") == "torchscript") options.erase("exporter");
-  }
-  if (tool == "optimize-ort") build::parse_ort_opt_level(options.value("level", "basic"));
-  if (tool == "discover" && !options.value("build_name", std::string()).empty() &&
-      !is_safe_build_name(options.value("build_name", std::string()))) {
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("--build-name '{}': not a usable directory name",
-                            options.value("build_name", std::string())));
-  }
-  if (tool == "discover" && options.value("max_depth", 0) < 0) {
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("--max-depth {}: must be 0 or more", options.value("max_depth", 0)));
   }
   return options;
 }

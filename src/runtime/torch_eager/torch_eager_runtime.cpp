@@ -164,12 +164,6 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
-std::string probed_torch_version(const PythonSide& side, std::string* why) {
-  const TorchProbe probe = probe_torch(side);
-  if (why) *why = probe.why;
-  return probe.version;
-}
-
 const Runtime& torch_eager_runtime() {
   static const TorchEagerRuntime runtime(false);
   return runtime;

@@ -9,8 +9,4 @@ namespace turnkey {
 const Runtime& torch_eager_runtime();
 const Runtime& torch_compiled_runtime();
 
-// "2.6.0" (local version suffix dropped) of the run's Python side (see PythonSide), or "" with
-// `why` filled when there is none. Probed once per interpreter and process.
-std::string probed_torch_version(const PythonSide& side, std::string* why = nullptr);
-
 }  // namespace turnkey
