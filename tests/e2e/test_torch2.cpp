@@ -113,6 +113,25 @@ TEST_F(Torch2, TorchCompiledStoresCompileTimeApartAndCountsGraphBreaks) {
       << bad.all();
 }
 
+// The issue's acceptance as typed: hello_world on each runtime under torch 2, and every torch
+// runtime's status line names the torch 2 it ran or was traced with (torch-compiled: above).
+TEST_F(Torch2, HelloWorldRunsOnEachRuntimeAndTheTorchRuntimesNameTorch2) {
+  const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
+  for (const std::string runtime : {"ort", "torch-eager", "torchscript"}) {
+    RunResult r = run_turnkey(
+        {script.string(), "--python", torch2_python(), "--runtime", runtime, "--iterations", "10"},
+        cache());
+    ASSERT_EQ(r.exit_code, 0) << runtime << "\n" << r.all();
+    EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
+    if (runtime == "torch-eager") {
+      EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\(torch-eager v2\.\d+)"))) << r.out;
+    }
+    if (runtime == "torchscript") {
+      EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(traced with torch 2\.\d+)"))) << r.out;
+    }
+  }
+}
+
 TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {
   const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
   RunResult r =

@@ -164,6 +164,12 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
+std::string python_side_torch_version(const PythonSide& side, std::string* why) {
+  TorchProbe torch = probe_torch(side);
+  if (why) *why = torch.why;
+  return torch.version;
+}
+
 const Runtime& torch_eager_runtime() {
   static const TorchEagerRuntime runtime(false);
   return runtime;

@@ -7,6 +7,10 @@
 namespace turnkey {
 
 const Runtime& torch_eager_runtime();
+// The public torch version of the run's Python side ("2.6.0"; Debian's "+git..." suffix dropped):
+// the live process's own when a script runs, else its interpreter's remembered probe (no `import
+// torch`). "" with `why` set when there is none.
+std::string python_side_torch_version(const PythonSide& side, std::string* why = nullptr);
 const Runtime& torch_compiled_runtime();
 
 }  // namespace turnkey

@@ -5,6 +5,7 @@
 #include "turnkey/runtime/runtime_module.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
+#include "../torch_eager/torch_eager_runtime.h"
 
 namespace turnkey {
 
@@ -32,6 +33,14 @@ class TorchScriptRuntime final : public Runtime {
   std::string version() const override {
     const RuntimeModuleStatus& m = load_runtime_module(name());
     return m.module ? m.module->library_version : "?";
+  }
+  // The module is traced by the run's PyTorch, which may be newer than the LibTorch that runs
+  // it (torch 2.x traced, LibTorch 1.13 here): both are part of what was measured.
+  std::string version_for(const PythonSide& side) const override {
+    const std::string library = version();
+    const std::string traced = python_side_torch_version(side);
+    if (traced.empty() || traced.rfind(library, 0) == 0) return library;
+    return library + ", traced with torch " + traced;
   }
   std::unique_ptr<Session> load(const fs::path&, const std::vector<HostTensor>&,
                                 const RuntimeOptions&) const override {
