@@ -129,6 +129,14 @@ def _flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=
 
 def _environment(monitor):
     env = dict(os.environ)
+    # An interpreter in another root (the torch 2 wrapper of scripts/setup-torch2) names where
+    # the turnkey binary finds its own libraries there; turnkey restores the caller's
+    # LD_LIBRARY_PATH at start, so its children (Python among them) never see that path.
+    bin_libs = os.environ.get("TURNKEY_BIN_LIBRARY_PATH")
+    if bin_libs:
+        before = env.get("LD_LIBRARY_PATH", "")
+        env["TURNKEY_LD_LIBRARY_PATH_BEFORE"] = before
+        env["LD_LIBRARY_PATH"] = bin_libs + (":" + before if before else "")
     if monitor is not None:
         env["TURNKEY_BUILD_MONITOR"] = "True" if monitor else "False"
     return env

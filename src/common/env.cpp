@@ -50,4 +50,15 @@ void validate_environment() {
   env_int("TURNKEY_TIMEOUT_SECONDS", 1, 365LL * 24 * 3600);
 }
 
+void restore_library_path() {
+  const char* before = std::getenv("TURNKEY_LD_LIBRARY_PATH_BEFORE");
+  if (!before) return;
+  if (*before) {
+    setenv("LD_LIBRARY_PATH", before, 1);
+  } else {
+    unsetenv("LD_LIBRARY_PATH");
+  }
+  unsetenv("TURNKEY_LD_LIBRARY_PATH_BEFORE");
+}
+
 }  // namespace turnkey

@@ -121,10 +121,11 @@ class Api(unittest.TestCase):
         the second run reuses the first one's export."""
         script = os.path.join(self.cache, "twin.py")
         shutil.copy(os.path.join(HERE, "data", "twin.py"), script)
-        env = dict(os.environ, TURNKEY_BUILD_MONITOR="False")
+        # The API's own environment for its binary (under torch 2 it names the binary's libraries).
         cli = subprocess.run([turnkeyml.turnkey_binary(), script, "--build-only", "-d",
-                              self.cache], env=env, capture_output=True, text=True, timeout=300)
+                              self.cache], env=turnkeyml.api._environment(monitor=False), capture_output=True, text=True, timeout=300)
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
+        env = dict(os.environ, TURNKEY_BUILD_MONITOR="False")
         api = subprocess.run([sys.executable, script, self.cache], env=env, capture_output=True,
                              text=True, timeout=300)
         self.assertEqual(api.returncode, 0, api.stdout + api.stderr)

@@ -3,8 +3,10 @@
 #include <iostream>
 
 #include "turnkey/cli/cli.h"
+#include "turnkey/common/env.h"
 
 int main(int argc, char** argv) {
+  turnkey::restore_library_path();
   try {
     return turnkey::cli_main(argc, argv);
   } catch (const std::exception& e) {

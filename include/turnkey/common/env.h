@@ -18,4 +18,10 @@ std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max);
 // command up front with one line.
 void validate_environment();
 
+// Puts back the LD_LIBRARY_PATH a caller had before it prepended the binary's own library path
+// (TURNKEY_LD_LIBRARY_PATH_BEFORE, set by the Python API when its interpreter lives in another
+// root: docs/torch_versions.md). The loader read the path at start, so turnkey keeps its
+// libraries; its children get the caller's environment. Call first in main(), before threads.
+void restore_library_path();
+
 }  // namespace turnkey
