@@ -3,6 +3,8 @@
 // Python (tests/python/test_api.py).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "e2e_util.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
@@ -70,6 +72,29 @@ TEST_F(BuildNameCli, MisuseIsAUsageErrorOrAnInputError) {
   EXPECT_NE(attach.err.find("--attach 97,98: expected two open descriptors E,C"), std::string::npos)
       << attach.err;
   EXPECT_EQ(attach.out.find("never runs"), std::string::npos) << attach.out;
+}
+
+// The API prepends its binary's own libraries (TURNKEY_BIN_LIBRARY_PATH, torch 2 root) and says
+// what LD_LIBRARY_PATH was: turnkey puts that back, so the script's Python never sees the path.
+TEST_F(BuildNameCli, TheCallersLibraryPathIsRestoredForTheScript) {
+  const fs::path script = dir / "show_path.py";
+  std::ofstream(script) << "import os\nprint('LDPATH=' + os.environ.get('LD_LIBRARY_PATH', '<unset>'))\n"
+                           "print('MARK=' + os.environ.get('TURNKEY_LD_LIBRARY_PATH_BEFORE', '<unset>'))\n";
+  const fs::path libs = dir / "bin_libs";
+  fs::create_directories(libs);
+  // run_turnkey treats "" as "unset": an empty TURNKEY_LD_LIBRARY_PATH_BEFORE goes through env(1).
+  RunResult unset = run_command(
+      {"/usr/bin/env", "TURNKEY_LD_LIBRARY_PATH_BEFORE=", "LD_LIBRARY_PATH=" + libs.string(),
+       turnkey_binary(), script.string(), "--analyze-only"},
+      {{"TURNKEY_CACHE_DIR", cache().string()}, {"TURNKEY_BUILD_MONITOR", "False"}});
+  ASSERT_EQ(unset.exit_code, 0) << unset.all();
+  EXPECT_NE(unset.out.find("LDPATH=<unset>"), std::string::npos) << unset.out;
+  EXPECT_NE(unset.out.find("MARK=<unset>"), std::string::npos) << unset.out;
+  RunResult kept = run_turnkey({script.string(), "--analyze-only"}, cache(),
+                               {{"LD_LIBRARY_PATH", libs.string() + ":/callers/own"},
+                                {"TURNKEY_LD_LIBRARY_PATH_BEFORE", "/callers/own"}});
+  ASSERT_EQ(kept.exit_code, 0) << kept.all();
+  EXPECT_NE(kept.out.find("LDPATH=/callers/own\n"), std::string::npos) << kept.out;
 }
 
 }  // namespace
