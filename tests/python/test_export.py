@@ -17,7 +17,7 @@ import onnx.numpy_helper
 import torch
 
 from turnkeyml.discovery import export, inputs
-from turnkeyml.discovery.hooks import Entry
+from turnkeyml.discovery.hooks import Entry, first_call_reference
 
 
 class ExportAware(torch.nn.Module):
@@ -107,6 +107,36 @@ class Export(unittest.TestCase):
         self.assertEqual(model.calls, 2)  # the reference, the trace
         self.assertTrue(model.training, "the export leaves the training flags as they were")
         self.assertEqual(reply["output_names"], ["output['scaled']", "output['plain']"])
+        for saved, tensor in zip(self.saved_outputs(reply), eager(entry)):
+            numpy.testing.assert_array_equal(saved, tensor.numpy())
+
+    def first_called(self, model, x):
+        """An entry whose first call ran as discovery runs it: outputs kept when usable."""
+        entry = entry_of(model, x)
+        entry.first_outputs = first_call_reference(model, model(x))
+        return entry
+
+    def test_an_eval_model_unchanged_since_its_first_call_is_not_run_again(self):
+        model = ExportAware().eval()
+        entry = self.first_called(model, torch.randn(2, 8))
+        reply = self.export(entry)
+        self.assertEqual(model.calls, 2)  # the script's call, the trace: no reference forward
+        self.assertIn("reference outputs: the script's own first call", reply["log"])
+        for saved, tensor in zip(self.saved_outputs(reply), eager(entry)):
+            numpy.testing.assert_array_equal(saved, tensor.numpy())
+
+    def test_training_mode_or_changed_weights_mean_a_fresh_reference_forward(self):
+        training = ExportAware()
+        reply = self.export(self.first_called(training, torch.randn(2, 8)))
+        self.assertEqual(training.calls, 3)
+        self.assertNotIn("reference outputs", reply["log"])
+        changed = ExportAware().eval()
+        entry = self.first_called(changed, torch.randn(2, 8))
+        with torch.no_grad():
+            changed.fc.bias.add_(1.0)  # an in-place write after the first call
+        reply = self.export(entry)
+        self.assertEqual(changed.calls, 3)
+        self.assertNotIn("reference outputs", reply["log"])
         for saved, tensor in zip(self.saved_outputs(reply), eager(entry)):
             numpy.testing.assert_array_equal(saved, tensor.numpy())
 

@@ -35,7 +35,7 @@ _NOT_EXECUTIONS = [(torch.jit._trace, "_check_trace")]
 
 class Entry:
     __slots__ = ("id", "module", "parent_id", "depth", "count", "first_call_s",
-                 "captured_args", "captured_kwargs", "input_names", "message")
+                 "captured_args", "captured_kwargs", "input_names", "message", "first_outputs")
 
     def __init__(self, id_, module, parent_id, depth):
         self.id = id_
@@ -48,6 +48,31 @@ class Entry:
         self.captured_kwargs = {}
         self.input_names = []
         self.message = None
+        # (state_marks, outputs) of the first call when it can stand for the export's reference
+        # forward (first_call_reference); None otherwise.
+        self.first_outputs = None
+
+
+def state_marks(module):
+    """Identity and in-place version of every parameter and buffer: equal marks mean no weight
+    or buffer was replaced or written since (tensor._version counts in-place writes)."""
+    return tuple((id(t), t._version)
+                 for t in itertools.chain(module.parameters(), module.buffers()))
+
+
+def first_call_reference(module, result):
+    """What the export needs from the first call of a top-level model to skip its own reference
+    forward: only when every submodule is in eval mode (no dropout, no running statistics), with
+    the outputs detached and copied before the script can touch them. None when not usable."""
+    try:
+        if any(m.training for m in module.modules()):
+            return None
+        outputs = inputs.map_tensors(result, lambda t: t.detach().clone())
+        if not inputs.tensors_of(outputs):
+            return None
+        return state_marks(module), outputs
+    except Exception:  # a reference we cannot keep is only a cost, never a failure
+        return None
 
 
 def _library_prefixes():
@@ -164,6 +189,8 @@ class Tracker:
                 start = time.perf_counter()
                 result = original(module, *args, **kwargs)
                 entry.first_call_s = time.perf_counter() - start
+                if depth == 0:
+                    entry.first_outputs = first_call_reference(module, result)
                 return result
             return original(module, *args, **kwargs)
         finally:
