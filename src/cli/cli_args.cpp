@@ -75,6 +75,12 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--lean-cache", g.lean_cache, "Delete build artifacts, keep logs and yaml/json");
   app.add_option("--python", g.python,
                  "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)");
+  app.add_flag("--sandbox", g.sandbox,
+               "Run scripts in a sandbox: no network, no home, writes only to the cache "
+               "(default: TURNKEY_SANDBOX)");
+  app.add_option("--sandbox-allow", g.sandbox_allow,
+                 "A path a sandboxed script may also write (repeatable)")
+      ->expected(1, -1);
   // Corpus runs (docs/corpus_runs.md).
   app.add_flag("--process-isolation", g.process_isolation,
                "Each input in its own supervised process (timeout, memory and process limits)");

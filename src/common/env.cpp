@@ -46,6 +46,7 @@ void validate_environment() {
   env_bool("TURNKEY_TRACEBACK", false);
   env_bool("TURNKEY_DEBUG", false);
   env_bool("TURNKEY_BUILD_MONITOR", true);
+  env_bool("TURNKEY_SANDBOX", false);
   env_int("TURNKEY_ONNX_OPSET", 7, 30);
   env_int("TURNKEY_TIMEOUT_SECONDS", 1, 365LL * 24 * 3600);
 }

@@ -1,4 +1,5 @@
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/discovery/sandbox.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -122,9 +123,23 @@ ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.pyt
   if (!options.script_args.empty()) {
     argv.push_back("--script-args=" + options.script_args);
   }
+  if (options.sandbox) {
+    std::vector<fs::path> writable = options.bind_paths;
+    writable.insert(writable.end(), options.sandbox_allow.begin(), options.sandbox_allow.end());
+    for (const fs::path& p : writable) {
+      std::error_code ec;
+      fs::create_directories(p, ec);  // only existing paths can be bound
+    }
+    std::vector<std::string> command =
+        sandbox_command(writable, options.script.parent_path());
+    argv.insert(argv.begin(), command.begin(), command.end());
+  }
   SpawnOptions spawn;
   spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", bind_paths(options)}};
   spawn.inherit_fds = {events[1], commands[0]};
+  // bwrap-run re-executes itself under setpriv to die with its caller unless told that the
+  // caller has seen to it: die_with_parent below does (one process start less per input).
+  if (options.sandbox) spawn.env.emplace_back("TURNKEY_BWRAP_RUN_PDEATHSIG", "1");
   // A killed turnkey must not leave the user's script running.
   spawn.die_with_parent = true;
   if (env_bool("TURNKEY_DEBUG", false)) {

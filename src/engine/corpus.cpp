@@ -1,5 +1,6 @@
 // A corpus run: inputs expanded and filtered, earlier results reused, the rest run locally or
 // on Slurm, then the summary.
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/engine/corpus.h"
 
 #include <signal.h>
@@ -107,6 +108,7 @@ int run_corpus(const RunRequest& request) {
   sigaction(SIGTERM, &old_term, nullptr);
   results.insert(results.end(), ran.begin(), ran.end());
   int code = print_summary(results, corpus.inputs_dir(), seconds_since(t0));
+  if (sandbox_requested(g.sandbox)) std::cout << kSandboxedLine << "\n";
   std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
   if (g_corpus_stop_signal) return 128 + g_corpus_stop_signal;
   return code;

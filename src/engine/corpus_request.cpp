@@ -86,6 +86,8 @@ json request_to_json(const RunRequest& r) {
           {"rebuild", g.rebuild},
           {"lean_cache", g.lean_cache},
           {"python", g.python},
+          {"sandbox", g.sandbox},
+          {"sandbox_allow", g.sandbox_allow},
           {"sequence", seq},
           {"command_line", r.command_line},
           {"timeout_s", g.timeout_s},
@@ -101,6 +103,8 @@ RunRequest request_from_json(const json& j) {
   g.rebuild = j.value("rebuild", "if_needed");
   g.lean_cache = j.value("lean_cache", false);
   g.python = j.value("python", "");
+  g.sandbox = j.value("sandbox", false);
+  g.sandbox_allow = j.value("sandbox_allow", std::vector<std::string>{});
   g.timeout_s = j.value("timeout_s", 0.0);
   g.memory_limit = j.value("memory_limit", "");
   g.max_processes = j.value("max_processes", 0);

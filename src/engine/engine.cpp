@@ -1,5 +1,6 @@
 // The engine's entry points: a run over every input (input_loop.h), or a corpus run that hands
 // each input to a supervised worker (corpus.h).
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/engine/engine.h"
 
 #include <cstdlib>
@@ -26,6 +27,7 @@ bool env_bool_set(const char* name) {
 
 int run_sequence(const RunRequest& request) {
   if (request.sequence.empty()) throw Error(ErrorKind::InvalidInput, "no tool given");
+  if (sandbox_requested(request.global.sandbox)) check_sandbox(request.global.sandbox_allow);
   if (is_corpus_run(request.global)) return run_corpus(request);
   validate_environment();
   // Option values are checked before anything runs, so a bad one is one usage error, not a

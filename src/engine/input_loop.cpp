@@ -8,6 +8,7 @@
 
 #include "first_tool.h"
 #include "reuse_policy.h"
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
@@ -57,6 +58,7 @@ int InputLoop::run() {
   if (!global.labels.empty() && labelled_scripts_ == 0) {
     ctx_.notice(fmt::format("no script matched --labels {}", fmt::join(global.labels, " ")));
   }
+  if (ctx_.sandbox) std::cout << kSandboxedLine << "\n";
   std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
   return ctx_.any_failed ? 1 : 0;
 }

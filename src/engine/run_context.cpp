@@ -1,5 +1,7 @@
 #include "run_context.h"
 
+#include "turnkey/discovery/sandbox.h"
+
 #include <iostream>
 
 #include "turnkey/cache/build_cache.h"
@@ -15,7 +17,8 @@ RunContext::RunContext(const RunRequest& request, WorkerLink* link)
     : request(request),
       cache_dir(resolve_cache_dir(request.global.cache_dir)),
       monitor(env_bool("TURNKEY_BUILD_MONITOR", true)),
-      link(link) {}
+      link(link),
+      sandbox(sandbox_requested(request.global.sandbox)) {}
 
 void RunContext::notice(const std::string& text) const {
   std::cout << std::flush;

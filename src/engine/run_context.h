@@ -24,6 +24,7 @@ struct RunContext {
   std::filesystem::path cache_dir;
   Monitor monitor;
   WorkerLink* link = nullptr;
+  bool sandbox = false;  // --sandbox or TURNKEY_SANDBOX (discovery/sandbox.h)
   // The input's outcome in worker mode: first failure status, the stage it happened in, and the
   // builds the input started ({build, dir}).
   nlohmann::json outcome = nlohmann::json::object();

@@ -4,6 +4,7 @@
 // Every test skips, saying why, when .deps/torch2 is absent (e2e_util.h).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -130,6 +131,27 @@ TEST_F(Torch2, HelloWorldRunsOnEachRuntimeAndTheTorchRuntimesNameTorch2) {
       EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(traced with torch 2\.\d+)"))) << r.out;
     }
   }
+}
+
+// --sandbox with the torch 2 wrapper: its bwrap nests inside the sandbox's, which still decides
+// what is writable (docs/sandbox.md).
+TEST_F(Torch2, TheSandboxNestsTheTorch2Wrapper) {
+  const fs::path home = dir.path() / "home";
+  fs::create_directories(home);
+  const fs::path script = dir.path() / "nested.py";
+  std::ofstream(script) << "import os, torch\nprint('torch', torch.__version__)\n"
+                           "for p in [os.path.expanduser('~/w'), '/var/tmp/tk_nested_' + str(os.getpid())]:\n"
+                           "    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n"
+                           "    except OSError as e:\n        print('DENIED', p)\n"
+                           "torch.nn.Linear(3, 3)(torch.ones(1, 3))\n";
+  RunResult r = run_turnkey({script.string(), "--sandbox", "--python", torch2_python(),
+                             "--iterations", "5"},
+                            cache(), {{"HOME", home.string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(torch 2\.\d+)"))) << r.out;
+  EXPECT_EQ(r.out.find("WROTE"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(home / "w"));
+  EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
 }
 
 TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {

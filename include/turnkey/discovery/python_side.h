@@ -77,6 +77,10 @@ struct ScriptOptions {
   // package (the cache): handed to the interpreter in TURNKEY_BIND_PATHS, so that one running in
   // another root (scripts/bwrap-run, .deps/torch2/bin/python3) sees them at the same paths.
   std::vector<std::filesystem::path> bind_paths;
+  // --sandbox (sandbox.h): the interpreter runs inside bwrap-run's sandbox, where only
+  // bind_paths and sandbox_allow are writable.
+  bool sandbox = false;
+  std::vector<std::filesystem::path> sandbox_allow;
   // Attach mode (the Python API, docs/python_api.md): no interpreter is started; the Python
   // process that started turnkey speaks the protocol on these inherited descriptors (event pipe
   // read end, command pipe write end). -1 = start `python` on `script` as usual.
