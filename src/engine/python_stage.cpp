@@ -80,7 +80,8 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
       throw Error(ErrorKind::Export, reply.value("error", "the stage failed"));
     }
   } else {
-    const std::string python = build.session && !build.session->python().empty()
+    // The script's interpreter; for an ONNX input or the Python API, turnkey's usual choice.
+    const std::string python = build.session && !build.session->attached()
                                    ? build.session->python()
                                    : find_python(build.python_override);
     PythonStageRun run =

@@ -143,7 +143,7 @@ TEST_F(SequenceFile, FailingCustomStageFailsItsBuildWithOneLine) {
 
 TEST_F(SequenceFile, UnusablePythonSequenceFilesAreUsageErrors) {
   linear_relu(dir / "m.onnx");
-  write(dir / "syntax.py", "this is not python\n");
+  write(dir / "syntax.py", "def broken(:\n");
   write(dir / "none.py", "x = 1\n");
   write(dir / "badstage.py",
         "from turnkeyml.build.stage import Sequence\nsequence = Sequence('s', "
