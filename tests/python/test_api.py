@@ -197,8 +197,8 @@ class Api(unittest.TestCase):
         onnx_file = os.path.join(self.cache, "tiny.onnx")
         shutil.copy(state["onnx_path"], onnx_file)
         files_cache = os.path.join(self.cache, "files")
-        self.assertIsNone(benchmark_files(input_files=[onnx_file], iterations=4,
-                                          cache_dir=files_cache))
+        results = benchmark_files(input_files=[onnx_file], iterations=4, cache_dir=files_cache)
+        self.assertEqual([(r.runtime, r.iterations) for r in results], [("ort", 4)])
         builds = [d for d in os.listdir(files_cache) if d.startswith("tiny_")]
         self.assertEqual(len(builds), 1, builds)
         with open(os.path.join(files_cache, builds[0], "turnkey_stats.yaml")) as f:

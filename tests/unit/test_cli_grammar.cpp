@@ -135,6 +135,23 @@ TEST(ClassicGrammar, ReadsASequenceFileAndChecksItsValues) {
             "--sequence-file " + unknown + ": export-pytorch has no option 'opsett'");
 }
 
+// Issue 17: the reference tool's stage names, and a file for ONNX inputs that starts with
+// load-onnx (the first tool the input gives anyway) and has no export.
+TEST(ClassicGrammar, SequenceFileAliasesAndALeadingFirstTool) {
+  test::TempDir dir;
+  const std::string onnx = (dir / "onnx.yaml").string();
+  std::ofstream(onnx) << "- load-onnx\n- optimize_onnx\n- fp16_conversion\n- set_success\n";
+  EXPECT_EQ(names(classic({"m.onnx", "--sequence-file", onnx})),
+            (std::vector<std::string>{"auto", "discover", "load-onnx", "optimize-ort",
+                                      "convert-fp16", "benchmark"}));
+  const std::string late = (dir / "late.yaml").string();
+  std::ofstream(late) << "- export_pytorch\n- discover\n";
+  const std::string error = classic_error({"a.py", "--sequence-file", late});
+  EXPECT_NE(error.find("'discover' is not a sequence tool (the first tool comes from the input"),
+            std::string::npos)
+      << error;
+}
+
 // The values of issue 15: refused when the command line is read, also when --analyze-only
 // leaves the benchmark out.
 TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
