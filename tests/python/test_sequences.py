@@ -13,6 +13,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -173,12 +174,25 @@ class Sequences(unittest.TestCase):
         from turnkeyml.common import build
 
         self.assertEqual(build.DEFAULT_ONNX_OPSET, 17)
+        from turnkeyml.cli import spawn
+
+        self.assertEqual(spawn.DEFAULT_TIMEOUT_SECONDS, 3600)
         location = subprocess.run([turnkey_binary(), "cache", "location"],
                                   capture_output=True, text=True, check=True).stdout
         self.assertIn(filesystem.DEFAULT_CACHE_DIR, location)
         models = subprocess.run([turnkey_binary(), "models", "location", "--quiet"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         self.assertEqual(os.path.realpath(filesystem.MODELS_DIR), os.path.realpath(models))
+
+    def test_build_api_examples_run(self):
+        folder = os.path.join(REPO, "examples", "build_api")
+        env = dict(os.environ, TURNKEY_CACHE_DIR=self.cache, TURNKEY_BUILD_MONITOR="False")
+        for name in ("hello_pytorch_world.py", "build_name.py", "no_monitor.py",
+                     "custom_sequence.py"):
+            run = subprocess.run([sys.executable, os.path.join(folder, name)], env=env,
+                                 capture_output=True, text=True, timeout=600)
+            self.assertEqual(run.returncode, 0, name + "\n" + run.stdout + run.stderr)
+            self.assertIn("successful", run.stdout, name)
 
 
 if __name__ == "__main__":
