@@ -210,10 +210,15 @@ void check_sequence(const std::vector<std::string>& tools) {
                      (spec->needs == Artifact::OnnxModel && have_onnx) ||
                      (spec->takes_pytorch_model && have == Artifact::PyTorchModel);
     if (!satisfied) {
-      std::string makers;
+      // The tools that turn what the build has into what this one needs (export-pytorch for a
+      // PyTorch model), else every tool that makes it.
+      std::string makers, all_makers;
       for (const ToolSpec& s : tool_specs()) {
-        if (s.produces == spec->needs) makers += (makers.empty() ? "" : " or ") + s.name;
+        if (s.produces != spec->needs || &s == spec) continue;
+        all_makers += (all_makers.empty() ? "" : " or ") + s.name;
+        if (s.needs == have) makers += (makers.empty() ? "" : " or ") + s.name;
       }
+      if (makers.empty()) makers = all_makers;
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("{} needs {}: put {} before it", spec->name,
                               artifact_name(spec->needs), makers));
