@@ -1,7 +1,6 @@
 #include "turnkey/discovery/python_stage.h"
 
 #include <fmt/format.h>
-
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -54,9 +53,9 @@ bool succeeded(const CaptureResult& r) {
 
 json describe_python_sequence(const fs::path& file, const std::string& python) {
   const std::string interpreter = find_python(python);
-  CaptureResult r = run_capture(
-      {interpreter, "-m", "turnkeyml.build", "describe", fs::absolute(file).string()}, 300,
-      python_env({fs::absolute(file).parent_path()}));
+  CaptureResult r =
+      run_capture({interpreter, "-m", "turnkeyml.build", "describe", fs::absolute(file).string()},
+                  300, python_env({fs::absolute(file).parent_path()}));
   if (!succeeded(r)) throw Error(ErrorKind::InvalidInput, failure_of(r));
   size_t at = r.out.rfind(kMarker);
   if (at == std::string::npos || (at > 0 && r.out[at - 1] != '\n')) {
@@ -80,11 +79,10 @@ json describe_python_sequence(const fs::path& file, const std::string& python) {
 PythonStageRun run_python_stage(const std::string& python, const fs::path& file,
                                 const std::string& stage, const fs::path& input,
                                 const fs::path& output, double timeout_s) {
-  CaptureResult r = run_capture({python, "-m", "turnkeyml.build", "run", file.string(), stage,
-                                 input.string(), output.string()},
-                                timeout_s,
-                                python_env({file.parent_path(), input.parent_path(),
-                                            output.parent_path()}));
+  CaptureResult r = run_capture(
+      {python, "-m", "turnkeyml.build", "run", file.string(), stage, input.string(),
+       output.string()},
+      timeout_s, python_env({file.parent_path(), input.parent_path(), output.parent_path()}));
   PythonStageRun run;
   run.output = r.out;
   run.ok = succeeded(r);

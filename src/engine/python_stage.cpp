@@ -1,6 +1,8 @@
 // python-stage: a custom stage written in Python (docs/sequences.md), run by the Python side.
 // ONNX file in, ONNX file out; the engine caches it like any other tool (its key holds the
 // options, the sequence file's SHA-256 and the key the Python side made of the stage's source).
+#include "turnkey/discovery/python_stage.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -11,7 +13,6 @@
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
-#include "turnkey/discovery/python_stage.h"
 
 namespace turnkey {
 
@@ -59,8 +60,8 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
   const fs::path output =
       build.dir->path() / "onnx" / fmt::format("{}-{}.onnx", build.build_name, stage);
   fs::create_directories(output.parent_path());
-  log += fmt::format("stage {} of {}\ninput {}\n", stage, file.empty() ? "the calling process" : file,
-                     build.onnx_path.string());
+  log += fmt::format("stage {} of {}\ninput {}\n", stage,
+                     file.empty() ? "the calling process" : file, build.onnx_path.string());
   if (file.empty()) {
     // A Sequence object given to the Python API: the stage lives in the calling process.
     if (!build.session || !build.session->attached()) {

@@ -74,9 +74,9 @@ TEST_F(SequenceFile, YamlSequenceForAnOnnxInputMayStartWithLoadOnnx) {
   write(dir / "plain.yaml", "- optimize-ort\n");
   write(dir / "first.yaml", "- load-onnx\n- optimize_onnx\n- set_success\n");
   for (const char* file : {"plain.yaml", "first.yaml"}) {
-    RunResult r = run_turnkey({(dir / "m.onnx").string(), "--sequence-file",
-                               (dir / file).string(), "--iterations", "3"},
-                              cache());
+    RunResult r = run_turnkey(
+        {(dir / "m.onnx").string(), "--sequence-file", (dir / file).string(), "--iterations", "3"},
+        cache());
     ASSERT_EQ(r.exit_code, 0) << file << "\n" << r.all();
     EXPECT_EQ(state_of(builds().front())["sequence"],
               json({"load-onnx", "optimize-ort", "benchmark"}))
@@ -130,8 +130,7 @@ TEST_F(SequenceFile, PythonCustomStageRunsCachesAndLogs) {
 TEST_F(SequenceFile, FailingCustomStageFailsItsBuildWithOneLine) {
   linear_relu(dir / "m.onnx");
   const fs::path seq = stamp_file("x", "Broken()");
-  RunResult r = run_turnkey({(dir / "m.onnx").string(), "--sequence-file", seq.string()},
-                            cache());
+  RunResult r = run_turnkey({(dir / "m.onnx").string(), "--sequence-file", seq.string()}, cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.out.find("Failed at broken: RuntimeError: this stage always fails"),
             std::string::npos)
@@ -148,13 +147,12 @@ TEST_F(SequenceFile, UnusablePythonSequenceFilesAreUsageErrors) {
   write(dir / "badstage.py",
         "from turnkeyml.build.stage import Sequence\nsequence = Sequence('s', "
         "stages=['optimise_onnx'])\n");
-  for (const auto& [file, expected] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::string>>{
            {"syntax.py", "SyntaxError"},
            {"none.py", "defines no Sequence"},
            {"badstage.py", "'optimise_onnx' is not a build tool"}}) {
-    RunResult r = run_turnkey(
-        {(dir / "m.onnx").string(), "--sequence-file", (dir / file).string()}, cache());
+    RunResult r =
+        run_turnkey({(dir / "m.onnx").string(), "--sequence-file", (dir / file).string()}, cache());
     EXPECT_EQ(r.exit_code, 2) << file << "\n" << r.all();
     EXPECT_NE(r.err.find(expected), std::string::npos) << file << "\n" << r.err;
     EXPECT_EQ(count_occurrences(r.err, "\n"), 1) << r.err;  // one line
