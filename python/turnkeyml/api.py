@@ -228,6 +228,11 @@ def benchmark_model(model, inputs, build_name=None, iterations=100, cache_dir=No
     returns a MeasuredPerformance (None with build_only=True). Raises TurnkeyError with
     turnkey's one-line reason when the build or benchmark fails.
     """
+    if isinstance(runtime, (list, tuple)):
+        if len(runtime) != 1:
+            raise ValueError("runtime=%r: benchmark_model measures on one runtime (call it once "
+                             "per runtime, or use benchmark_files)" % (list(runtime),))
+        runtime = runtime[0]
     options = dict(runtime=runtime, device=device, iterations=iterations, warmup=warmup,
                    threads=threads, cache_dir=cache_dir, rebuild=rebuild, sequence=sequence,
                    onnx_opset=onnx_opset, rt_args=rt_args, build_only=build_only,

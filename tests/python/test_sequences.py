@@ -168,6 +168,11 @@ class Sequences(unittest.TestCase):
             benchmark_model(model, {"x": torch.ones(1, 8), "y": torch.ones(1, 8)},
                             cache_dir=self.cache)
         self.assertIn("do not match Sequential.forward(input)", str(caught.exception))
+        perf = benchmark_model(model, {"x": torch.ones(1, 8)}, runtime=["ort"], iterations=2,
+                               cache_dir=self.cache)
+        self.assertEqual(perf.runtime, "ort")
+        with self.assertRaises(ValueError):
+            benchmark_model(model, {"x": torch.ones(1, 8)}, runtime=["ort", "torch-eager"])
 
     def test_named_constants(self):
         from turnkeyml import filesystem
