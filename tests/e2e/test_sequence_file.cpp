@@ -73,7 +73,10 @@ TEST_F(SequenceFile, YamlSequenceForAnOnnxInputMayStartWithLoadOnnx) {
   linear_relu(dir / "m.onnx");
   write(dir / "plain.yaml", "- optimize-ort\n");
   write(dir / "first.yaml", "- load-onnx\n- optimize_onnx\n- set_success\n");
-  for (const char* file : {"plain.yaml", "first.yaml"}) {
+  write(dir / "first.py",
+        "from turnkeyml.build.stage import Sequence\n"
+        "sequence = Sequence('onnx_only', stages=['load-onnx', 'optimize_onnx', 'set_success'])\n");
+  for (const char* file : {"plain.yaml", "first.yaml", "first.py"}) {
     RunResult r = run_turnkey(
         {(dir / "m.onnx").string(), "--sequence-file", (dir / file).string(), "--iterations", "3"},
         cache());

@@ -26,8 +26,10 @@ STAGE_ALIASES = {
     "set_success": None,
 }
 
-# turnkey's build tools a sequence may name (the tool table, src/engine/tools.cpp).
+# turnkey's build tools a sequence may name (the tool table, src/engine/tools.cpp); a first tool
+# may only start it (turnkey picks it from the input anyway).
 BUILD_TOOLS = ("export-pytorch", "optimize-ort", "convert-fp16", "check-onnx", "benchmark")
+FIRST_TOOLS = ("discover", "load-onnx")
 
 # The tool that runs custom stages (src/engine/python_stage.cpp).
 PYTHON_STAGE_TOOL = "python-stage"
@@ -75,7 +77,7 @@ class Tool(Stage):
 
     def __init__(self, tool, **options):
         name = STAGE_ALIASES.get(tool, tool)
-        if name not in BUILD_TOOLS:
+        if name not in BUILD_TOOLS + FIRST_TOOLS:
             raise SequenceError("%r is not a build tool (known: %s)" % (tool, ", ".join(
                 BUILD_TOOLS + tuple(STAGE_ALIASES))))
         super().__init__(unique_name=name, **options)
@@ -149,6 +151,8 @@ def tool_calls(sequence, file=""):
         if getattr(stage, "skip", False):
             continue
         if stage.tool is not None:
+            if stage.tool in FIRST_TOOLS and not calls:
+                continue  # turnkey starts with it for the input's kind
             if stage.tool not in BUILD_TOOLS:
                 raise SequenceError("stage %s: %r is not a build tool" % (stage, stage.tool))
             calls.append({"name": stage.tool, "options": dict(stage.options)})
