@@ -5,11 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "build.h"
 #include "tool_checks.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
@@ -78,6 +80,9 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
     log += reply.value("log", "");
     if (!reply.value("ok", false)) {
       log += reply.value("traceback", "");
+      if (env_bool("TURNKEY_TRACEBACK", false)) {
+        std::fprintf(stderr, "%s", reply.value("traceback", "").c_str());
+      }
       throw Error(ErrorKind::Export, reply.value("error", "the stage failed"));
     }
   } else {
@@ -88,7 +93,11 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
     PythonStageRun run =
         run_python_stage(python, file, stage, build.onnx_path, output, kStageTimeoutS);
     log += run.output;
-    if (!run.ok) throw Error(ErrorKind::Export, run.error);
+    if (!run.ok) {
+      // As for export-pytorch (stages.cpp): the traceback on screen when TURNKEY_TRACEBACK asks.
+      if (env_bool("TURNKEY_TRACEBACK", false)) std::fprintf(stderr, "%s", run.output.c_str());
+      throw Error(ErrorKind::Export, run.error);
+    }
   }
   build.onnx_path = output;
 }
