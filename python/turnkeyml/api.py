@@ -7,146 +7,19 @@ started with `discover --attach E,C`: instead of starting an interpreter on the 
 the discovery protocol (docs/protocol.md) with this process over two pipes.
 """
 
+import inspect
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import threading
+import time
+
+from .launch import (Output, TurnkeyError, environment, failure, flag_args,  # noqa: F401
+                     sequence_flags, turnkey_binary)
+from .results import MeasuredPerformance, read_build, results_since
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-from .results import LATENCY_UNITS, THROUGHPUT_UNITS, MeasuredPerformance, read_build
-
-class TurnkeyError(RuntimeError):
-    """A build, benchmark or run failed; the message is turnkey's one-line reason.
-
-    `build_name` and `build_dir` name the build in the cache when there was one (its logs say
-    more); `exit_code` is turnkey's exit code when it ended with one.
-    """
-
-    def __init__(self, message, build_name=None, build_dir=None, exit_code=None):
-        super().__init__(message)
-        self.build_name = build_name
-        self.build_dir = build_dir
-        self.exit_code = exit_code
-
-
-# ---- finding the binary ----------------------------------------------------------------------
-
-def turnkey_binary():
-    """TURNKEY_BIN, else the build next to this source tree (<repo>/build/turnkey), else an
-    installation's <prefix>/bin/turnkey, else `turnkey` on PATH."""
-    env = os.environ.get("TURNKEY_BIN")
-    if env:
-        if not os.access(env, os.X_OK):
-            raise TurnkeyError("TURNKEY_BIN=%s: not an executable file" % env)
-        return env
-    python_dir = os.path.dirname(_PACKAGE_DIR)
-    candidates = [
-        os.path.join(os.path.dirname(python_dir), "build", "turnkey"),  # python_dir: <repo>/python
-        # python_dir: <prefix>/share/turnkey/python
-        os.path.join(python_dir, "..", "..", "..", "bin", "turnkey"),
-    ]
-    for candidate in candidates:
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.normpath(candidate)
-    found = shutil.which("turnkey")
-    if found:
-        return found
-    raise TurnkeyError("the turnkey binary was not found (looked at %s and PATH): build it with "
-                       "scripts/setup or set TURNKEY_BIN" % ", ".join(
-                           os.path.normpath(c) for c in candidates))
-
-
-# ---- running turnkey -------------------------------------------------------------------------
-
-class _Output:
-    """Forwards one of turnkey's output pipes to our sys.stdout / sys.stderr (so notebooks see
-    it), keeping turnkey's one-line `turnkey: ...` reasons. `gate` is held while an export runs:
-    the export redirects fds 1 and 2 into its log, which must not swallow turnkey's lines."""
-
-    def __init__(self, pipe, stream_name, gate):
-        self.reasons = []
-        self._pipe = pipe
-        self._stream_name = stream_name
-        self._gate = gate
-        self._thread = threading.Thread(target=self._pump, daemon=True)
-        self._thread.start()
-
-    def _pump(self):
-        for raw in iter(self._pipe.readline, b""):
-            line = raw.decode("utf-8", "replace")
-            if line.startswith("turnkey: "):
-                self.reasons.append(line[len("turnkey: "):].strip())
-            with self._gate:
-                stream = getattr(sys, self._stream_name)
-                stream.write(line)
-                stream.flush()
-        self._pipe.close()
-
-    def join(self):
-        self._thread.join()
-
-
-def _flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=None,
-               cache_dir=None, rebuild=None, sequence=None, onnx_opset=None, rt_args=None,
-               build_only=False, analyze_only=False, lean_cache=False, max_depth=None,
-               script_args=None, labels=None, input_shapes=None, python=None, build_name=None,
-               process_isolation=False, use_slurm=False, timeout=None):
-    """The classic grammar's options for the values given (None = turnkey's default)."""
-    args = []
-    if build_name is not None:
-        if not isinstance(build_name, str) or not build_name or "/" in build_name or \
-                build_name in (".", ".."):
-            raise ValueError("build_name %r: not a usable directory name" % (build_name,))
-        args.append("--build-name=%s" % build_name)
-    for flag, value in (("--runtime", runtime), ("--device", device),
-                        ("--iterations", iterations), ("--warmup", warmup),
-                        ("--threads", threads), ("--cache-dir", cache_dir),
-                        ("--rebuild", rebuild), ("--sequence", sequence),
-                        ("--onnx-opset", onnx_opset), ("--max-depth", max_depth),
-                        ("--input-shapes", input_shapes), ("--python", python),
-                        ("--timeout", timeout)):
-        if value is not None:
-            args.append("%s=%s" % (flag, os.fspath(value) if flag == "--cache-dir" else value))
-    if script_args is not None:
-        args.append("--script-args=%s" % script_args)
-    if rt_args:
-        items = rt_args.items() if isinstance(rt_args, dict) else [a.split("=", 1) for a in rt_args]
-        args.append("--rt-args")
-        args.extend("%s=%s" % (k, v) for k, v in items)
-    if labels:
-        args.append("--labels")
-        args.extend(labels)
-    for flag, on in (("--build-only", build_only), ("--analyze-only", analyze_only),
-                     ("--lean-cache", lean_cache), ("--process-isolation", process_isolation),
-                     ("--use-slurm", use_slurm)):
-        if on:
-            args.append(flag)
-    return args
-
-
-def _environment(monitor):
-    env = dict(os.environ)
-    # An interpreter in another root (the torch 2 wrapper of scripts/setup-torch2) names where
-    # the turnkey binary finds its own libraries there; turnkey restores the caller's
-    # LD_LIBRARY_PATH at start, so its children (Python among them) never see that path.
-    bin_libs = os.environ.get("TURNKEY_BIN_LIBRARY_PATH")
-    if bin_libs:
-        before = env.get("LD_LIBRARY_PATH", "")
-        env["TURNKEY_LD_LIBRARY_PATH_BEFORE"] = before
-        env["LD_LIBRARY_PATH"] = bin_libs + (":" + before if before else "")
-    if monitor is not None:
-        env["TURNKEY_BUILD_MONITOR"] = "True" if monitor else "False"
-    return env
-
-
-def _failure(exit_code, reasons):
-    if reasons:
-        reason = reasons[-1]
-        return reason[len("error: "):] if reason.startswith("error: ") else reason
-    return "turnkey exited with code %s" % exit_code
 
 
 # ---- the model side --------------------------------------------------------------------------
@@ -189,15 +62,30 @@ def _interactive_script(cache_dir):
     return path
 
 
-def _as_call(inputs):
+def _as_call(model, inputs):
     """(args, kwargs) of the call `inputs` describes: a dict is keyword arguments (the
     reference's `model(**inputs)`), a tuple or list positional arguments, anything else the
-    one positional argument."""
-    if isinstance(inputs, dict):
-        return (), dict(inputs)
+    one positional argument. A one-item dict whose key forward() does not name is its one
+    positional input (`{"x": x}` for an nn.Sequential, whose forward takes `input`)."""
     if isinstance(inputs, (tuple, list)):
         return tuple(inputs), {}
-    return (inputs,), {}
+    if not isinstance(inputs, dict):
+        return (inputs,), {}
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return (), dict(inputs)
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()) or all(k in params for k in inputs):
+        return (), dict(inputs)
+    positional = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY,
+                                                           p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if len(inputs) == 1 and len(required) <= 1 and positional:
+        return (next(iter(inputs.values())),), {}
+    raise TypeError("inputs %s do not match %s.forward(%s): use forward's parameter names as "
+                    "keys, or pass a tuple of positional inputs" % (
+                        ", ".join(map(repr, inputs)), type(model).__name__,
+                        ", ".join(params)))
 
 
 def _describe_model(model, inputs, script):
@@ -210,7 +98,7 @@ def _describe_model(model, inputs, script):
 
     if not isinstance(model, torch.nn.Module):
         raise TypeError("model must be a torch.nn.Module, got %s" % type(model).__name__)
-    args, kwargs = _as_call(inputs)
+    args, kwargs = _as_call(model, inputs)
     canonical = signature.canonical_kwargs(model, kwargs)
     described = signature.describe(signature.named_leaves(model, args, canonical))
     entry = hooks.Entry(0, model, None, 0)
@@ -241,30 +129,37 @@ def _describe_model(model, inputs, script):
     return entry, message
 
 
-def _serve(channel, entry, gate):
-    """Answers turnkey's commands (export, timing, tracing of `entry`, id 0) until it says exit
-    (or goes away); returns the `built` reports."""
+def _serve(channel, entry, gate, stages):
+    """Answers turnkey's commands (export, timing, tracing of `entry`, id 0; the custom
+    `stages` of a Sequence) until it says exit (or goes away); returns the `built` reports."""
     from .discovery.commands import serve
 
     built = []
-    serve(channel, [entry], gate=gate, notices={"built": built.append})
+    serve(channel, [entry], gate=gate, notices={"built": built.append}, stages=stages)
     return built
 
 
 def _run_attached(model, inputs, options, monitor):
     """Runs turnkey on `model` called with `inputs`; returns (build report, stats, state)."""
-    import importlib.metadata
-
     import torch
     import yaml
 
     from .discovery import export
-    from .discovery.protocol import Channel
 
     binary = turnkey_binary()
     export.load_onnx()
     script = _script_path() or _interactive_script(options.get("cache_dir"))
     entry, message = _describe_model(model, inputs, script)
+
+    with sequence_flags(options.pop("sequence", None), allow_stages=True) as (seq, stages):
+        return _attached_run(binary, script, entry, message, options, seq, stages, monitor,
+                             torch, yaml)
+
+
+def _attached_run(binary, script, entry, message, options, seq, stages, monitor, torch, yaml):
+    import importlib.metadata
+
+    from .discovery.protocol import Channel
 
     class ApiChannel(Channel):
         def pipe_closed(self, error):  # turnkey went away: its exit code and reason tell why
@@ -273,16 +168,16 @@ def _run_attached(model, inputs, options, monitor):
     event_read, event_write = os.pipe()
     command_read, command_write = os.pipe()
     argv = [binary, script, "--attach=%d,%d" % (event_read, command_write)]
-    argv += _flag_args(**options)
+    argv += flag_args(**options) + seq
     gate = threading.Lock()
     try:
         process = subprocess.Popen(argv, pass_fds=(event_read, command_write),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=_environment(monitor))
+                                   stderr=subprocess.PIPE, env=environment(monitor))
     finally:
         os.close(event_read)
         os.close(command_write)
-    outputs = [_Output(process.stdout, "stdout", gate), _Output(process.stderr, "stderr", gate)]
+    outputs = [Output(process.stdout, "stdout", gate), Output(process.stderr, "stderr", gate)]
     channel = ApiChannel(event_write, command_read)
     built = []
     try:
@@ -296,7 +191,7 @@ def _run_attached(model, inputs, options, monitor):
         channel.send("script_end", status="ok")
         channel.send("counts", counts={"0": 1}, first_call_s={})
         channel.send("ready")
-        built = _serve(channel, entry, gate)
+        built = _serve(channel, entry, gate, stages)
     except BrokenPipeError:
         pass  # turnkey ended early (a usage error): its exit code says so below
     finally:
@@ -308,11 +203,11 @@ def _run_attached(model, inputs, options, monitor):
             output.join()
     reasons = outputs[1].reasons
     if not built:
-        raise TurnkeyError(_failure(exit_code, reasons), exit_code=exit_code)
+        raise TurnkeyError(failure(exit_code, reasons), exit_code=exit_code)
     report = built[-1]
     stats, state = read_build(report["build_dir"], report["build_name"], yaml)
     if report.get("status") != "successful":
-        reason = report.get("error") or _failure(exit_code, reasons)
+        reason = report.get("error") or failure(exit_code, reasons)
         raise TurnkeyError("%s failed at %s: %s" % (report["build_name"],
                                                     report.get("failed_tool") or "?", reason),
                            report["build_name"], report["build_dir"], exit_code)
@@ -328,10 +223,16 @@ def benchmark_model(model, inputs, build_name=None, iterations=100, cache_dir=No
     """Builds `model` (a torch.nn.Module) called with `inputs` and benchmarks it.
 
     `inputs` is a dict of keyword arguments (the model is called as `model(**inputs)`), a
-    tuple/list of positional arguments, or a single tensor. Returns a MeasuredPerformance (None
-    with build_only=True). Raises TurnkeyError with turnkey's one-line reason when the build or
-    benchmark fails.
+    tuple/list of positional arguments, or a single tensor. `sequence` is a named sequence, a
+    sequence file, or a Sequence (turnkeyml.build.stage; its custom stages run here). Prints and
+    returns a MeasuredPerformance (None with build_only=True). Raises TurnkeyError with
+    turnkey's one-line reason when the build or benchmark fails.
     """
+    if isinstance(runtime, (list, tuple)):
+        if len(runtime) != 1:
+            raise ValueError("runtime=%r: benchmark_model measures on one runtime (call it once "
+                             "per runtime, or use benchmark_files)" % (list(runtime),))
+        runtime = runtime[0]
     options = dict(runtime=runtime, device=device, iterations=iterations, warmup=warmup,
                    threads=threads, cache_dir=cache_dir, rebuild=rebuild, sequence=sequence,
                    onnx_opset=onnx_opset, rt_args=rt_args, build_only=build_only,
@@ -339,13 +240,16 @@ def benchmark_model(model, inputs, build_name=None, iterations=100, cache_dir=No
     report, stats, _ = _run_attached(model, inputs, options, monitor)
     if build_only:
         return None
-    return MeasuredPerformance(stats, report["build_name"], report["build_dir"])
+    perf = MeasuredPerformance(stats, report["build_name"], report["build_dir"])
+    perf.print()
+    return perf
 
 
 def build_model(model, inputs, sequence=None, build_name=None, cache_dir=None, rebuild=None,
                 monitor=None, onnx_opset=None, lean_cache=False):
     """Builds `model` called with `inputs` through `sequence` (default onnx-fp32: export to
-    ONNX; also optimize-fp32, optimize-fp16, check) into the cache, without benchmarking.
+    ONNX; also optimize-fp32, optimize-fp16, check; a sequence file; a Sequence object) into
+    the cache, without benchmarking.
 
     Returns the build's state (the `<build_name>_state.yaml` as a dict; `build_dir` and the
     final `onnx_path` among its keys). Raises TurnkeyError when the build fails.
@@ -364,30 +268,52 @@ def benchmark_files(input_files, runtime=None, device=None, iterations=None, cac
                     threads=None, build_only=False, analyze_only=False, lean_cache=False,
                     max_depth=None, script_args=None, labels=None, input_shapes=None,
                     python=None, process_isolation=False, use_slurm=False, timeout=None,
-                    monitor=None):
+                    monitor=None, sandbox=False, sandbox_allow=None):
     """`turnkey INPUT_FILES ...` with the CLI's options: scripts, ONNX files, globs, .txt lists
     (`script.py::HASH` filters too). turnkey prints its results; they land in the cache.
+    `sandbox=True` runs the scripts in turnkey's sandbox (docs/sandbox.md), `sandbox_allow` a
+    list of paths they may also write.
+    `runtime` may be a list: every input is benchmarked on each, one run after the other.
 
-    Returns None when every input succeeded; raises TurnkeyError with the last one-line reason
-    when some failed (after all inputs ran) or on a usage error.
+    Returns the performance results: a list of MeasuredPerformance, one per model benchmarked
+    (per runtime), in the order they were built ([] with build_only or analyze_only). When some
+    input failed (after all ran) or on a usage error, raises TurnkeyError with the last one-line
+    reason; its `results` holds what did succeed.
     """
+    import yaml
+
     if isinstance(input_files, (str, os.PathLike)):
         input_files = [input_files]
-    argv = [turnkey_binary()] + [os.fspath(f) for f in input_files]
-    argv += _flag_args(runtime=runtime, device=device, iterations=iterations, warmup=warmup,
-                       threads=threads, cache_dir=cache_dir, rebuild=rebuild,
-                       sequence=sequence, onnx_opset=onnx_opset, rt_args=rt_args,
-                       build_only=build_only, analyze_only=analyze_only,
-                       lean_cache=lean_cache, max_depth=max_depth, script_args=script_args,
-                       labels=labels, input_shapes=input_shapes, python=python,
-                       process_isolation=process_isolation, use_slurm=use_slurm,
-                       timeout=timeout)
-    gate = threading.Lock()
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=_environment(monitor))
-    outputs = [_Output(process.stdout, "stdout", gate), _Output(process.stderr, "stderr", gate)]
-    exit_code = process.wait()
-    for output in outputs:
-        output.join()
-    if exit_code != 0:
-        raise TurnkeyError(_failure(exit_code, outputs[1].reasons), exit_code=exit_code)
+    runtimes = list(runtime) if isinstance(runtime, (list, tuple)) else [runtime]
+    results, error = [], None
+    with sequence_flags(sequence, allow_stages=False) as (seq, _):
+        for each in runtimes:
+            argv = [turnkey_binary()] + [os.fspath(f) for f in input_files] + seq
+            argv += flag_args(runtime=each, device=device, iterations=iterations,
+                              warmup=warmup, threads=threads, cache_dir=cache_dir,
+                              rebuild=rebuild, onnx_opset=onnx_opset, rt_args=rt_args,
+                              build_only=build_only, analyze_only=analyze_only,
+                              lean_cache=lean_cache, max_depth=max_depth,
+                              script_args=script_args, labels=labels,
+                              input_shapes=input_shapes, python=python,
+                              process_isolation=process_isolation, use_slurm=use_slurm,
+                              timeout=timeout, sandbox=sandbox, sandbox_allow=sandbox_allow)
+            started = time.time()
+            gate = threading.Lock()
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=environment(monitor))
+            outputs = [Output(process.stdout, "stdout", gate),
+                       Output(process.stderr, "stderr", gate)]
+            exit_code = process.wait()
+            for output in outputs:
+                output.join()
+            if exit_code == 2:  # a usage error: no run happened
+                raise TurnkeyError(failure(exit_code, outputs[1].reasons), exit_code=exit_code)
+            if not (build_only or analyze_only):
+                results += results_since(cache_dir, started, yaml)
+            if exit_code != 0:
+                error = TurnkeyError(failure(exit_code, outputs[1].reasons), exit_code=exit_code)
+    if error is not None:
+        error.results = results
+        raise error
+    return results

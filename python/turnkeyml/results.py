@@ -6,6 +6,7 @@ MeasuredPerformance takes each one as an attribute named like its key without th
 appears here without a change.
 """
 
+import math
 import os
 
 LATENCY_UNITS = "milliseconds (ms)"
@@ -60,14 +61,59 @@ class MeasuredPerformance:
                                           self.mean_latency, self.throughput))
 
     def print(self):
-        """The reference tool's three lines, plus the spread."""
+        """The reference tool's three lines, plus the spread. Latencies keep at least 4
+        significant digits (a tiny model runs in ~1 us: 0.0013 ms, not 0.0013 -> 0.001)."""
         low, high = self.median_latency_ci
-        print("\nPerformance of %s on device %s is:" % (self.build_name, self.device_name))
-        print("> latency: %.4f ms" % self.mean_latency)
+        ms = format_ms
+        name = self.stats.get("class") or self.model_name or self.build_name
+        print("\nPerformance of %s on device %s is:" % (name, self.device_name))
+        print("> latency: %s ms" % ms(self.mean_latency))
         print("> throughput: %.1f ips" % self.throughput)
-        print("> median %.4f ms [95%% CI %.4f, %.4f], p90 %.4f ms, p99 %.4f ms (%d iterations)"
-              % (self.median_latency, low, high, self.p90_latency, self.p99_latency,
-                 self.iterations))
+        print("> median %s ms [95%% CI %s, %s], p90 %s ms, p99 %s ms (%d iterations)"
+              % (ms(self.median_latency), ms(low), ms(high), ms(self.p90_latency),
+                 ms(self.p99_latency), self.iterations))
+
+
+def format_ms(value):
+    """A latency with at least 4 significant digits and at least 3 decimals: 0.001412,
+    0.03300, 85.600."""
+    if value is None:
+        return "?"
+    if value == 0 or not math.isfinite(value):
+        return "%.3f" % value
+    decimals = max(3, 3 - int(math.floor(math.log10(abs(value)))))
+    return "%.*f" % (decimals, value)
+
+
+def results_since(cache_dir, started, yaml):
+    """MeasuredPerformance of the builds in `cache_dir` (None: TURNKEY_CACHE_DIR, else
+    ~/.cache/turnkey) that a run started at `started` (time.time()) ended successfully with a
+    benchmark, in the order they were built."""
+    if cache_dir is None:
+        cache_dir = os.environ.get("TURNKEY_CACHE_DIR") or "~/.cache/turnkey"
+    cache_dir = os.path.expanduser(os.fspath(cache_dir))
+    found = []
+    try:
+        names = os.listdir(cache_dir)
+    except OSError:
+        return []
+    for name in names:
+        build_dir = os.path.join(cache_dir, name)
+        state_path = os.path.join(build_dir, "%s_state.yaml" % name)
+        try:
+            modified = os.stat(state_path).st_mtime
+        except OSError:
+            continue
+        if modified + 1e-3 < started:
+            continue
+        stats, state = read_build(build_dir, name, yaml)
+        if state.get("build_status") != "successful" or "mean_latency_ms" not in stats:
+            continue
+        if "benchmark" not in (state.get("sequence") or []):
+            continue
+        found.append((state.get("started") or "", modified, name, stats, build_dir))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [MeasuredPerformance(stats, name, build_dir) for _, _, name, stats, build_dir in found]
 
 
 def read_build(build_dir, build_name, yaml):

@@ -2,6 +2,7 @@
 // onto a tool sequence (auto first tool, a named or file sequence, then benchmark).
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "grammar_internal.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/files.h"
+#include "turnkey/discovery/python_stage.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
@@ -18,12 +20,47 @@ using nlohmann::json;
 
 namespace {
 
-// A YAML list: each item a tool name, or a one-key map {tool: {option: value}}.
-std::vector<ToolCall> read_sequence_file(const std::string& path) {
+// One item of a sequence file: a tool name (or the reference tool's stage name), or a one-key
+// map {tool: {option: value}}. nullopt for an item that names no tool (set_success).
+std::optional<ToolCall> sequence_item(const json& item, const std::string& context) {
+  ToolCall call;
+  if (item.is_string()) {
+    call.name = item.get<std::string>();
+  } else if (item.is_object() && item.size() == 1) {
+    call.name = item.begin().key();
+    if (item.begin().value().is_object()) {
+      call.options = item.begin().value();
+    } else if (!item.begin().value().is_null()) {
+      throw UsageError(fmt::format("{}: options of {} must be a map", context, call.name));
+    }
+  } else if (item.is_object() && item.contains("name") && item["name"].is_string()) {
+    // What the Python side describes: {"name": tool, "options": {...}}.
+    call.name = item["name"].get<std::string>();
+    if (item.contains("options") && item["options"].is_object()) call.options = item["options"];
+  } else {
+    throw UsageError(fmt::format("{}: each item is a tool name or {{tool: {{option: value}}}}",
+                                 context));
+  }
+  for (const auto& [alias, tool] : tool_aliases()) {
+    if (call.name != alias) continue;
+    if (tool.empty()) return std::nullopt;
+    call.name = tool;
+  }
+  return call;
+}
+
+// A YAML list of tools, or a Python file defining a Sequence (read by the Python side:
+// python/turnkeyml/build, docs/sequences.md). A leading first tool (load-onnx, discover) is
+// allowed and left out: the classic grammar picks the first tool by the input's kind.
+std::vector<ToolCall> read_sequence_file(const std::string& path, const std::string& python) {
   const std::string context = "--sequence-file " + path;
   json doc;
   try {
-    doc = json_from_yaml(read_file(path));
+    if (fs::path(path).extension() == ".py") {
+      doc = describe_python_sequence(path, python);
+    } else {
+      doc = json_from_yaml(read_file(path));
+    }
   } catch (const Error& e) {
     throw UsageError(fmt::format("{}: {}", context, e.what()));
   }
@@ -32,29 +69,31 @@ std::vector<ToolCall> read_sequence_file(const std::string& path) {
   }
   std::vector<ToolCall> calls;
   for (const json& item : doc) {
-    ToolCall call;
-    if (item.is_string()) {
-      call.name = item.get<std::string>();
-    } else if (item.is_object() && item.size() == 1) {
-      call.name = item.begin().key();
-      if (item.begin().value().is_object()) {
-        call.options = item.begin().value();
-      } else if (!item.begin().value().is_null()) {
-        throw UsageError(fmt::format("{}: options of {} must be a map", context, call.name));
-      }
-    } else {
-      throw UsageError(fmt::format("{}: each item is a tool name or {{tool: {{option: value}}}}",
-                                   context));
+    std::optional<ToolCall> call = sequence_item(item, context);
+    if (!call) continue;
+    const ToolSpec* spec = find_tool(call->name);
+    if (spec && spec->group == ToolGroup::First && calls.empty() && call->options.empty() &&
+        call->name != "load-build") {
+      continue;
     }
-    const ToolSpec* spec = find_tool(call.name);
     if (!spec || spec->group != ToolGroup::Sequence) {
-      const std::string c = closest_name(call.name, cli::all_tool_names());
-      throw UsageError(fmt::format("{}: '{}' is not a sequence tool{}", context, call.name,
-                                   c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c)));
+      std::vector<std::string> names;
+      for (const ToolSpec& s : tool_specs()) {
+        if (s.group == ToolGroup::Sequence) names.push_back(s.name);
+      }
+      for (const auto& [alias, tool] : tool_aliases()) names.push_back(alias);
+      const std::string c = closest_name(call->name, names);
+      throw UsageError(fmt::format(
+          "{}: '{}' is not a sequence tool{}", context, call->name,
+          spec && spec->group == ToolGroup::First
+              ? " (the first tool comes from the input: load-onnx for .onnx, discover for .py; "
+                "a sequence file may start with it)"
+              : c.empty() ? "" : fmt::format(" (did you mean '{}'?)", c)));
     }
-    cli::check_tool_options(*spec, call.options, context);
-    calls.push_back(std::move(call));
+    cli::check_tool_options(*spec, call->options, context);
+    calls.push_back(std::move(*call));
   }
+  if (calls.empty()) throw UsageError(fmt::format("{}: names no tool to run", context));
   return calls;
 }
 
@@ -114,6 +153,7 @@ std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
                  fmt::format("Named build sequence: {} (default: onnx-fp32)",
                              fmt::join(sequence_names, ", ")));
   app.add_option("--sequence-file", sequence_file,
+                 "A Python file defining a Sequence (custom stages too: docs/sequences.md), or a "
                  "YAML list of tools with options, e.g. [export-pytorch, {optimize-ort: {level: "
                  "extended}}]");
   if (!cli::parse_args(app, args, "turnkey")) return std::nullopt;
@@ -142,7 +182,7 @@ std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
   request.sequence.push_back({"load-onnx", load.given()});
   std::vector<ToolCall> build_tools;
   if (!sequence_file.empty()) {
-    build_tools = read_sequence_file(sequence_file);
+    build_tools = read_sequence_file(sequence_file, request.global.python);
   } else if (sequence_name.empty() && is_live_runtime(bench.given())) {
     // torch-eager, torchscript, torch-compiled start from the live model: no ONNX export
     // unless a sequence asks for one (the reference outputs come from the Python side).
@@ -161,12 +201,19 @@ std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
     if (!build_only && !has_benchmark) request.sequence.push_back({"benchmark", bench.given()});
     // Checked as for a script (discover first), the sequence also holds for ONNX inputs, which
     // skip the PyTorch-only tools.
+    // A sequence without export-pytorch (optimize-ort alone) is one for ONNX inputs: valid when
+    // it holds after either first tool; a script given to it fails at its build, with one line.
     std::vector<std::string> names = {"discover"};
     for (size_t i = 3; i < request.sequence.size(); ++i) names.push_back(request.sequence[i].name);
     try {
       check_sequence(names);
     } catch (const Error& e) {
-      throw UsageError(e.what());
+      names.front() = "load-onnx";
+      try {
+        check_sequence(names);
+      } catch (const Error&) {
+        throw UsageError(e.what());
+      }
     }
   }
   cli::check_request(request);

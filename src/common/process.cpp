@@ -128,11 +128,13 @@ std::string describe_wait_status(int status) {
   return "ended abnormally";
 }
 
-CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s) {
+CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s,
+                          const std::vector<std::pair<std::string, std::string>>& env) {
   CaptureResult result;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error(ErrorKind::Io, "pipe failed");
   SpawnOptions spawn;
+  spawn.env = env;
   spawn.new_process_group = true;
   spawn.stdin_null = true;
   spawn.output_fd = fds[1];

@@ -35,6 +35,7 @@ struct Build {
   // Discovery: the live model in the Python process (export-pytorch needs both).
   const DiscoveredModel* model = nullptr;
   ScriptSession* session = nullptr;
+  std::string python_override;  // --python: the interpreter of custom stages without a session
 
   std::string chain_key;  // cache key of what the tools so far produced
   bool failed = false;  // a tool body that knows its failure's status throws a StatusError
@@ -63,6 +64,9 @@ void tool_benchmark(Build& build, const nlohmann::json& options, std::string& lo
 void tool_optimize_ort(Build& build, const nlohmann::json& options, std::string& log);
 void tool_convert_fp16(Build& build, const nlohmann::json& options, std::string& log);
 void tool_check_onnx(Build& build, const nlohmann::json& options, std::string& log);
+void tool_python_stage(Build& build, const nlohmann::json& options, std::string& log);
+// What a custom stage's output depends on beyond its options: its sequence file's SHA-256.
+std::string python_stage_versions(const nlohmann::json& options);
 
 // Writes turnkey_stats.yaml: the build's stats, with this run's result (when it benchmarked) put
 // among the results earlier runs left (build_records.h). Throws Error(Io) when it cannot write.
@@ -73,6 +77,7 @@ void write_build_stats(Build& build);
 nlohmann::json resolve_options(const std::string& tool, nlohmann::json options);
 
 // Versions a cacheable tool's output depends on (beyond turnkey's own), e.g. "torch 1.13.1".
-std::string tool_versions(const std::string& tool, const Build& build);
+std::string tool_versions(const std::string& tool, const Build& build,
+                          const nlohmann::json& options);
 
 }  // namespace turnkey::engine_internal

@@ -33,7 +33,7 @@ ToolBody tool_body(const std::string& name) {
   static const std::map<std::string, ToolBody> bodies = {
       {"export-pytorch", tool_export_pytorch}, {"optimize-ort", tool_optimize_ort},
       {"convert-fp16", tool_convert_fp16},     {"check-onnx", tool_check_onnx},
-      {"benchmark", tool_benchmark},
+      {"benchmark", tool_benchmark},           {"python-stage", tool_python_stage},
   };
   auto it = bodies.find(name);
   if (it == bodies.end()) throw Error(ErrorKind::Internal, "no body for tool " + name);
@@ -114,7 +114,7 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   read_previous_state(build, first);
   json sequence = json::array({first});
   for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
-    sequence.push_back(c->name);
+    sequence.push_back(call_label(*c));
   build.chain_key = first_key;
   build.state = {{"build_name", build.build_name},
                  {"build_status", status_name(Status::Incomplete)},
@@ -161,18 +161,17 @@ std::string BuildRunner::read_log(const Build& build, const std::string& tool) c
 }
 
 std::string BuildRunner::stale_reason(const json& entry, const std::string& name,
-                                      const Build& build) const {
+                                      const json& options, const Build& build) const {
   const json& prev = build.previous_state;
   if (prev.value("turnkey_version", "") != kVersion) {
     return fmt::format("turnkey version changed ({} -> {})", prev.value("turnkey_version", "?"),
                        kVersion);
   }
-  std::string versions = tool_versions(name, build);
+  std::string versions = tool_versions(name, build, options);
   if (entry.value("versions", versions) != versions) {
     return fmt::format("{} versions changed ({} -> {})", name, entry.value("versions", "?"),
                        versions);
   }
-  json options = resolve_options(name, tool_options(ctx_.request.sequence, name));
   if (entry.contains("options") && entry["options"] != options) {
     return fmt::format("{} options changed ({} -> {})", name, entry["options"].dump(),
                        options.dump());
@@ -185,8 +184,9 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
   size_t index = 1;
   for (const ToolCall* call : sequence_after(ctx_.request.sequence, first)) {
     const ToolSpec& spec = *find_tool(call->name);
-    const json options = resolve_options(spec.name, tool_options(ctx_.request.sequence, spec.name));
-    const std::string versions = tool_versions(spec.name, build);
+    const json options = resolve_options(spec.name, call_options(*call));
+    const std::string label = call_label(*call);
+    const std::string versions = tool_versions(spec.name, build, options);
     const std::string key =
         spec.cacheable ? sha256_hex(fmt::format("{}|{}|{}|{}|{}", build.chain_key, spec.name,
                                                 options.dump(), versions, kVersion))
@@ -195,7 +195,8 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
     if (spec.cacheable && reuse_allowed) {
       reuse = check_reuse(build.previous_state, index, spec.name, key, ctx_.request.global.rebuild);
       if (reuse.key_changed)
-        reuse.reason = stale_reason(build.previous_state["tools"][index], spec.name, build);
+        reuse.reason =
+            stale_reason(build.previous_state["tools"][index], spec.name, options, build);
     }
     if (reuse.entry) {
       json entry = *reuse.entry;
@@ -203,18 +204,18 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
       build.state["tools"].push_back(entry);
       restore_outputs(build, entry);
       build.chain_key = key;
-      write_log(build, spec.name,
-                read_log(build, spec.name) +
+      write_log(build, label,
+                read_log(build, label) +
                     fmt::format("[{}] reused from cache: inputs, options and versions "
                                 "unchanged (key {})\n",
                                 utc_timestamp_now(), key.substr(0, 12)));
-      ctx_.monitor.tool_done(build.build_name, spec.name, "reused", 0);
+      ctx_.monitor.tool_done(build.build_name, label, "reused", 0);
       ++index;
       continue;
     }
     if (!reuse.reason.empty()) {
       ctx_.notice(
-          fmt::format("rebuilding {} from {}: {}", build.build_name, spec.name, reuse.reason));
+          fmt::format("rebuilding {} from {}: {}", build.build_name, label, reuse.reason));
     }
     reuse_allowed = false;  // what follows a rebuilt tool is rebuilt too
     json entry = {{"name", spec.name},
@@ -223,19 +224,22 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
                   {"key", key},
                   {"options", options},
                   {"versions", versions}};
-    if (!run_tool(build, spec, options, std::move(entry))) return;
+    if (label != spec.name) entry["stage"] = label;
+    if (!run_tool(build, spec, label, options, std::move(entry))) return;
     if (spec.cacheable) build.chain_key = key;
     save_state(build);
     ++index;
   }
 }
 
-bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& options, json entry) {
+bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string& label,
+                           const json& options, json entry) {
   build.state["tools"].push_back(std::move(entry));
-  build.state["last_tool"] = spec.name;
+  build.state["last_tool"] = label;
   save_state(build);
-  ctx_.monitor.tool_started(build.build_name, spec.name);
-  ctx_.progress({{"e", "stage"}, {"stage", spec.name}, {"build", build.build_name}});
+  ctx_.monitor.tool_started(build.build_name, label);
+  ctx_.progress({{"e", "stage"}, {"stage", label}, {"build", build.build_name}});
+  build.python_override = ctx_.request.global.python;
   auto t0 = std::chrono::steady_clock::now();
   std::string log;
   std::string error;
@@ -243,6 +247,12 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
   try {
     // Torch runtimes benchmark the live model: no ONNX file is needed before them.
     if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) ensure_facts(build);
+    if (spec.needs == Artifact::OnnxModel && !spec.takes_pytorch_model && build.onnx_path.empty()) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} needs an ONNX model: put export-pytorch before it for a "
+                              "script's model",
+                              label));
+    }
     {
       // Under a corpus parent, a benchmark holds the benchmark slot: builds of other inputs are
       // paused while it measures, so it never shares its cores with them.
@@ -265,11 +275,11 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
   json& recorded = build.state["tools"].back();
   recorded["status"] = status_name(ok ? Status::Successful : Status::Failed);
   recorded["duration_s"] = seconds;
-  write_log(build, spec.name, log);
-  ctx_.monitor.tool_done(build.build_name, spec.name, ok ? "done" : "failed", seconds);
+  write_log(build, label, log);
+  ctx_.monitor.tool_done(build.build_name, label, ok ? "done" : "failed", seconds);
   if (!ok) {
     recorded["error"] = error;
-    fail(build, spec.name, status, error);
+    fail(build, label, status, error);
   }
   return ok;
 }

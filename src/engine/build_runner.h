@@ -54,10 +54,11 @@ class BuildRunner {
   std::string read_log(const Build& build, const std::string& tool) const;
   void read_previous_state(Build& build, const std::string& first) const;
   std::string stale_reason(const nlohmann::json& entry, const std::string& name,
-                           const Build& build) const;
-  // Runs one tool not reused from the cache; false when it failed (recorded).
-  bool run_tool(Build& build, const ToolSpec& spec, const nlohmann::json& options,
-                nlohmann::json entry);
+                           const nlohmann::json& options, const Build& build) const;
+  // Runs one tool not reused from the cache; false when it failed (recorded). `label`: the
+  // call's name in logs and the monitor (call_label).
+  bool run_tool(Build& build, const ToolSpec& spec, const std::string& label,
+                const nlohmann::json& options, nlohmann::json entry);
 
   RunContext& ctx_;
 };

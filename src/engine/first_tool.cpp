@@ -60,4 +60,18 @@ nlohmann::json tool_options(const std::vector<ToolCall>& sequence, const std::st
   return options;
 }
 
+nlohmann::json call_options(const ToolCall& call) {
+  nlohmann::json options = default_tool_options(*find_tool(call.name));
+  options.update(call.options);
+  return options;
+}
+
+std::string call_label(const ToolCall& call) {
+  if (call.name == "python-stage") {
+    const std::string stage = call.options.value("stage", "");
+    if (!stage.empty()) return stage;
+  }
+  return call.name;
+}
+
 }  // namespace turnkey::engine_internal

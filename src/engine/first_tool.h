@@ -25,4 +25,12 @@ std::vector<const ToolCall*> sequence_after(const std::vector<ToolCall>& sequenc
 // The tool's default options updated by every call of it in the sequence.
 nlohmann::json tool_options(const std::vector<ToolCall>& sequence, const std::string& name);
 
+// One call's options over the tool's defaults (a tool may be called more than once: each
+// python-stage call runs its own custom stage).
+nlohmann::json call_options(const ToolCall& call);
+
+// What a call is named by in the monitor, its log (log_<label>.txt) and the state's sequence:
+// the tool's name, or for python-stage the custom stage's unique_name.
+std::string call_label(const ToolCall& call);
+
 }  // namespace turnkey::engine_internal

@@ -163,7 +163,8 @@ json resolve_options(const std::string& tool, json options) {
   return options;
 }
 
-std::string tool_versions(const std::string& tool, const Build& build) {
+std::string tool_versions(const std::string& tool, const Build& build, const json& options) {
+  if (tool == "python-stage") return python_stage_versions(options);
   if (tool == "export-pytorch") {
     // The revision of python/turnkeyml/discovery/exporter_fixes.py: a new fix changes the ONNX
     // files exports write, so exports made before it are rebuilt.

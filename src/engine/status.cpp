@@ -34,6 +34,9 @@ const std::vector<StatusInfo>& status_table() {
        "float16 conversion failed or left the tolerance (convert-fp16)", G::Failure, true},
       {Status::CheckFailed, "check_failed",
        "the ONNX checker, shape inference or a test session failed (check-onnx)", G::Failure, true},
+      {Status::StageFailed, "stage_failed",
+       "a custom stage written in Python failed (python-stage, docs/sequences.md)", G::Failure,
+       true},
       {Status::RuntimeLoadFailed, "runtime_load_failed",
        "the runtime could not load the model or is unavailable", G::Failure, true},
       {Status::RuntimeRunFailed, "runtime_run_failed",
@@ -124,6 +127,7 @@ Status failure_status_of_tool(const std::string& tool) {
       {"optimize-ort", Status::OptimizationFailed}, {"convert-fp16", Status::Fp16Failed},
       {"check-onnx", Status::CheckFailed},          {"load-onnx", Status::InvalidInput},
       {"load-build", Status::InvalidInput},         {"benchmark", Status::RuntimeLoadFailed},
+      {"python-stage", Status::StageFailed},
   };
   auto it = by_tool.find(tool);
   return it == by_tool.end() ? Status::Crashed : it->second;

@@ -25,5 +25,8 @@ void check_runtime_args(const nlohmann::json& value);  // key=value items
 
 // benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations.
 void check_benchmark_together(const nlohmann::json& options);
+// python-stage: --stage given and a usable name; --file, when given, a Python file that exists
+// (defined in python_stage.cpp).
+void check_python_stage_together(const nlohmann::json& options);
 
 }  // namespace turnkey::tool_checks

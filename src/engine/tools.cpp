@@ -79,6 +79,18 @@ const std::vector<ToolSpec>& tool_specs() {
        "Check the ONNX model: checker, strict shape inference, ONNX Runtime session",
        {},
        A::OnnxModel, A::None, true},
+      {"python-stage",
+       ToolGroup::Sequence,
+       "Run a custom stage written in Python: ONNX file in, ONNX file out (docs/sequences.md; "
+       "a Python --sequence-file adds these)",
+       {{"--file", "file", T::String,
+         "The Python sequence file whose Sequence has the stage (\"\" = the calling Python "
+         "process, for the Python API)",
+         ""},
+        {"--stage", "stage", T::String, "The custom stage's unique_name", ""},
+        {"--key", "key", T::String,
+         "More of the stage's cache key (the Python side sets its source and parameters)", ""}},
+       A::OnnxModel, A::OnnxModel, true, false, check_python_stage_together},
       {"benchmark",
        ToolGroup::Sequence,
        "Measure latency and throughput on a runtime and device",
@@ -166,6 +178,16 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& named_seque
   return sequences;
 }
 
+const std::vector<std::pair<std::string, std::string>>& tool_aliases() {
+  // The reference tool's stage names (its sequence files and `cache stats` show them).
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"export_pytorch", "export-pytorch"}, {"optimize_onnx", "optimize-ort"},
+      {"fp16_conversion", "convert-fp16"},  {"check_onnx", "check-onnx"},
+      {"set_success", ""},
+  };
+  return aliases;
+}
+
 void check_sequence(const std::vector<std::string>& tools) {
   Artifact have = Artifact::None;
   bool have_onnx = false;
@@ -188,10 +210,15 @@ void check_sequence(const std::vector<std::string>& tools) {
                      (spec->needs == Artifact::OnnxModel && have_onnx) ||
                      (spec->takes_pytorch_model && have == Artifact::PyTorchModel);
     if (!satisfied) {
-      std::string makers;
+      // The tools that turn what the build has into what this one needs (export-pytorch for a
+      // PyTorch model), else every tool that makes it.
+      std::string makers, all_makers;
       for (const ToolSpec& s : tool_specs()) {
-        if (s.produces == spec->needs) makers += (makers.empty() ? "" : " or ") + s.name;
+        if (s.produces != spec->needs || &s == spec) continue;
+        all_makers += (all_makers.empty() ? "" : " or ") + s.name;
+        if (s.needs == have) makers += (makers.empty() ? "" : " or ") + s.name;
       }
+      if (makers.empty()) makers = all_makers;
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("{} needs {}: put {} before it", spec->name,
                               artifact_name(spec->needs), makers));
@@ -233,6 +260,7 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
   std::string best;
   size_t best_d = std::max<size_t>(3, name.size() / 3) + 1;
   for (const std::string& c : candidates) {
+    if (c == name) continue;  // never "did you mean" the very word
     size_t d = distance(name, c);
     if (d < best_d) {
       best_d = d;

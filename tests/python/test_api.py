@@ -123,7 +123,8 @@ class Api(unittest.TestCase):
         shutil.copy(os.path.join(HERE, "data", "twin.py"), script)
         # The API's own environment for its binary (under torch 2 it names the binary's libraries).
         cli = subprocess.run([turnkeyml.turnkey_binary(), script, "--build-only", "-d",
-                              self.cache], env=turnkeyml.api._environment(monitor=False), capture_output=True, text=True, timeout=300)
+                              self.cache], env=turnkeyml.launch.environment(monitor=False),
+                             capture_output=True, text=True, timeout=300)
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
         env = dict(os.environ, TURNKEY_BUILD_MONITOR="False")
         api = subprocess.run([sys.executable, script, self.cache], env=env, capture_output=True,
@@ -198,8 +199,8 @@ class Api(unittest.TestCase):
         onnx_file = os.path.join(self.cache, "tiny.onnx")
         shutil.copy(state["onnx_path"], onnx_file)
         files_cache = os.path.join(self.cache, "files")
-        self.assertIsNone(benchmark_files(input_files=[onnx_file], iterations=4,
-                                          cache_dir=files_cache))
+        results = benchmark_files(input_files=[onnx_file], iterations=4, cache_dir=files_cache)
+        self.assertEqual([(r.runtime, r.iterations) for r in results], [("ort", 4)])
         builds = [d for d in os.listdir(files_cache) if d.startswith("tiny_")]
         self.assertEqual(len(builds), 1, builds)
         with open(os.path.join(files_cache, builds[0], "turnkey_stats.yaml")) as f:
@@ -209,6 +210,20 @@ class Api(unittest.TestCase):
             benchmark_files([onnx_file, missing], iterations=2, cache_dir=files_cache)
         self.assertIn("missing.onnx", str(caught.exception))
         self.assertEqual(caught.exception.exit_code, 1)
+
+    def test_benchmark_files_can_sandbox_the_scripts(self):
+        outside = tempfile.mkdtemp(prefix="tk-api-outside-")
+        self.addCleanup(shutil.rmtree, outside, True)
+        script = os.path.join(self.cache, "scripts", "writer.py")
+        os.makedirs(os.path.dirname(script))
+        with open(script, "w") as f:
+            f.write("import os, torch\n"
+                    "try:\n    open(%r, 'w').write('x')\nexcept OSError:\n    pass\n"
+                    "torch.nn.Linear(2, 2)(torch.ones(1, 2))\n" % os.path.join(outside, "w"))
+        results = benchmark_files([script], iterations=3, sandbox=True,
+                                  cache_dir=os.path.join(self.cache, "c"))
+        self.assertEqual(len(results), 1)
+        self.assertFalse(os.path.exists(os.path.join(outside, "w")))
 
     def test_plugin_runtime_through_the_api(self):
         perf = benchmark_model(tiny(), torch.ones(1, 8), runtime="opencv-dnn", iterations=5,

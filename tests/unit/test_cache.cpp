@@ -71,6 +71,9 @@ TEST(Tools, ClosestName) {
   EXPECT_EQ(closest_name("benchmrk", names), "benchmark");
   EXPECT_EQ(closest_name("lod-onnx", names), "load-onnx");
   EXPECT_EQ(closest_name("zzzzzzzzzzzz", names), "");
+  // Never the word itself (issue 17: "'load-onnx' is not a sequence tool (did you mean
+  // 'load-onnx'?)").
+  EXPECT_EQ(closest_name("load-onnx", names), "");
 }
 
 TEST(Tools, TableHasEveryGroupAndDefaults) {

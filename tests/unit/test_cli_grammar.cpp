@@ -70,9 +70,9 @@ TEST(ToolGrammar, RefusesBadSequencesAndNamesTheMistake) {
   EXPECT_NE(tool_error({"-i", "a.py"}).find("no tool given"), std::string::npos);
   EXPECT_NE(tool_error({"-i", "a.py", "benchmark"}).find("cannot start a sequence"),
             std::string::npos);
-  EXPECT_NE(tool_error({"-i", "a.py", "discover", "convert-fp16"})
-                .find("convert-fp16 needs an ONNX model"),
-            std::string::npos);
+  // The tool that makes what is needed from what the build has, never the tool itself.
+  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "convert-fp16"}),
+            "convert-fp16 needs an ONNX model: put export-pytorch before it");
   EXPECT_EQ(tool_error({"-i", "a.py", "discover", "--iteratons", "5"}),
             "discover: unknown option '--iteratons'");
   EXPECT_EQ(tool_error({"-i", "a.py", "discover", "benchmark", "--iteratons", "5"}),
@@ -133,6 +133,23 @@ TEST(ClassicGrammar, ReadsASequenceFileAndChecksItsValues) {
   std::ofstream(unknown) << "- export-pytorch: {opsett: 16}\n";
   EXPECT_EQ(classic_error({"a.py", "--sequence-file", unknown}),
             "--sequence-file " + unknown + ": export-pytorch has no option 'opsett'");
+}
+
+// Issue 17: the reference tool's stage names, and a file for ONNX inputs that starts with
+// load-onnx (the first tool the input gives anyway) and has no export.
+TEST(ClassicGrammar, SequenceFileAliasesAndALeadingFirstTool) {
+  test::TempDir dir;
+  const std::string onnx = (dir / "onnx.yaml").string();
+  std::ofstream(onnx) << "- load-onnx\n- optimize_onnx\n- fp16_conversion\n- set_success\n";
+  EXPECT_EQ(names(classic({"m.onnx", "--sequence-file", onnx})),
+            (std::vector<std::string>{"auto", "discover", "load-onnx", "optimize-ort",
+                                      "convert-fp16", "benchmark"}));
+  const std::string late = (dir / "late.yaml").string();
+  std::ofstream(late) << "- export_pytorch\n- discover\n";
+  const std::string error = classic_error({"a.py", "--sequence-file", late});
+  EXPECT_NE(error.find("'discover' is not a sequence tool (the first tool comes from the input"),
+            std::string::npos)
+      << error;
 }
 
 // The values of issue 15: refused when the command line is read, also when --analyze-only

@@ -39,8 +39,10 @@ struct CaptureResult {
   int status = 0;    // raw wait status
   std::string out;   // stdout and stderr interleaved
 };
-// Runs argv with stdin from /dev/null, killing its process group after timeout_s.
-CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s);
+// Runs argv with stdin from /dev/null, killing its process group after timeout_s. `env` is set
+// (or overridden) in the child.
+CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s,
+                          const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // First executable named `name` on PATH, or "" (no shell involved).
 std::string find_on_path(const std::string& name);

@@ -121,6 +121,8 @@ class ScriptSession {
   const std::string& python() const { return python_; }
   const std::string& torch_version() const { return torch_version_; }
   bool alive() const { return !closed_; }
+  // Attach mode: the Python process that started turnkey speaks the protocol (the Python API).
+  bool attached() const { return attached_; }
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 

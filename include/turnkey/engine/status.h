@@ -24,6 +24,7 @@ enum class Status {
   OptimizationFailed,
   Fp16Failed,
   CheckFailed,
+  StageFailed,
   RuntimeLoadFailed,
   RuntimeRunFailed,
   NumericMismatch,

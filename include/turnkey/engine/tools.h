@@ -59,12 +59,17 @@ struct ToolSpec {
 const std::vector<ToolSpec>& tool_specs();
 const ToolSpec* find_tool(const std::string& name);
 const char* tool_group_title(ToolGroup group);
-// Closest known name by edit distance ("benchmrk" -> "benchmark"), "" when nothing is close.
+// Closest known name by edit distance ("benchmrk" -> "benchmark"), "" when nothing is close;
+// never `name` itself.
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
 
 // Built-in named sequences for the classic `--sequence NAME` (the tools after the first tool;
 // benchmark is added by the classic grammar unless --build-only).
 const std::vector<std::pair<std::string, std::vector<std::string>>>& named_sequences();
+
+// The reference tool's stage names and the tool each stands for ("" = none: turnkey marks a
+// build successful by itself): export_pytorch, optimize_onnx, fp16_conversion, set_success.
+const std::vector<std::pair<std::string, std::string>>& tool_aliases();
 
 // Checks that every tool gets what it needs from the tools before it. Throws
 // Error(InvalidInput): "convert-fp16 needs an ONNX model: put export-pytorch or load-onnx before

@@ -13,11 +13,12 @@ def one_line(error):
     return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
 
 
-def serve(channel, entries, gate=None, notices=None):
+def serve(channel, entries, gate=None, notices=None, stages=None):
     """Answers commands until `exit` or end of file (returns 0), or a protocol version mismatch
     (returns 1). Each reply carries `ok`; a failure is `ok: false` with a one-line `error` and
     the traceback, never an exit. `gate` (a lock) is held while a command runs; `notices` maps
-    command types that get no reply (the API's `built`) to a function of the command."""
+    command types that get no reply (the API's `built`) to a function of the command; `stages`
+    maps names to the custom stages this process runs (the API's Sequence objects)."""
     gate = gate if gate is not None else contextlib.nullcontext()
     notices = notices or {}
     modules = {}  # imported once there is work (torch.onnx, onnx)
@@ -75,7 +76,23 @@ def serve(channel, entries, gate=None, notices=None):
                                                  command["io_dir"])
         reply["path"] = command["path"]
 
+    def do_stage(command, reply):
+        import io
+
+        from ..build import stage as build_stage
+
+        stage = (stages or {}).get(command.get("stage"))
+        if stage is None:
+            raise ValueError("this process holds no custom stage %r" % (command.get("stage"),))
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                build_stage.fire(stage, command["input"], command["output"])
+        finally:
+            reply["log"] = printed.getvalue()
+
     handlers = {
+        "stage": ("stage_done", do_stage),
         "export": ("exported", do_export),
         "bench_prepare": ("bench_ready", do_bench_prepare),
         "bench_run": ("bench_samples", do_bench_run),

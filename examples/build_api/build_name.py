@@ -1,6 +1,6 @@
 """build_model with build names: two models of one script, each in its own build directory.
 
-    python3 examples/api/build_name.py
+    /usr/bin/python3 examples/build_api/build_name.py
 
 Without build_name both builds would be named build_name_<hash8> (distinct by hash); with it
 they land in <cache>/model_a and <cache>/model_b.
