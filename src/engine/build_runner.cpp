@@ -240,6 +240,7 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
   std::string log;
   std::string error;
   Status status = Status::Successful;
+  int signal = 0;
   try {
     // Torch runtimes benchmark the live model: no ONNX file is needed before them.
     if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) ensure_facts(build);
@@ -257,6 +258,7 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
     }
   } catch (const std::exception& e) {
     status = status_of_failure(spec.name, e);
+    signal = signal_of_failure(e);
     error = reason_of(e);
     log += std::string("error: ") + e.what() + "\n";
   }
@@ -269,7 +271,7 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& optio
   ctx_.monitor.tool_done(build.build_name, spec.name, ok ? "done" : "failed", seconds);
   if (!ok) {
     recorded["error"] = error;
-    fail(build, spec.name, status, error);
+    fail(build, spec.name, status, error, signal);
   }
   return ok;
 }
@@ -279,17 +281,17 @@ void BuildRunner::contain(Build& build, const std::string& tool,
   try {
     work();
   } catch (const std::exception& e) {
-    fail(build, tool, status_of_failure(tool, e), reason_of(e));
+    fail(build, tool, status_of_failure(tool, e), reason_of(e), signal_of_failure(e));
   }
 }
 
 void BuildRunner::fail(Build& build, const std::string& tool, Status status,
-                       const std::string& reason) {
+                       const std::string& reason, int signal) {
   if (build.failed) return;  // the first failure is the build's
   build.failed = true;
   ctx_.any_failed = true;
   const bool mismatch = status == Status::NumericMismatch;
-  ctx_.note_failure(status, tool, reason);
+  ctx_.note_failure(status, tool, reason, signal);
   build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
                                 : fmt::format("Failed at {}: {}", tool, reason);
   build.state["status"] = status_name(status);

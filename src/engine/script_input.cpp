@@ -106,7 +106,8 @@ void InputLoop::run_script(const InputItem& item) {
       discover_s);
   for (const std::string& w : disc.warnings) discover_log += "warning: " + w + "\n";
   if (!disc.traceback.empty()) discover_log += "\n" + disc.traceback;
-  const Status ended_status = python_end_status(disc.error).value_or(Status::DiscoveryFailed);
+  const Status ended_status =
+      python_end_status(disc.error_status, disc.signal).value_or(Status::DiscoveryFailed);
 
   std::vector<ModelBlock> blocks;
   int builds_started = 0;
@@ -140,7 +141,8 @@ void InputLoop::run_script(const InputItem& item) {
         if (!disc.ready) {
           runner_.fail(build, "discover", ended_status,
                        "the script's process ended before its models could be built (" +
-                           one_line(disc.error) + ")");
+                           one_line(disc.error) + ")",
+                       disc.signal);
         } else {
           runner_.run_tools(build, "discover");
         }
@@ -166,7 +168,8 @@ void InputLoop::run_script(const InputItem& item) {
     ctx_.note_failure(ended_status, "discover",
                       disc.script_status == "exit"
                           ? fmt::format("the script exited with code {}", disc.exit_code)
-                          : disc.error);
+                          : disc.error,
+                      disc.signal);
     fs::path log = write_script_log(item, discover_log);
     footer.status = disc.script_status == "exit"
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -195,7 +197,16 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   const fs::path target =
       onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
   const std::string exporter = options.value("exporter", "torchscript");
-  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  ExportResult r;
+  try {
+    r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  } catch (const Error& e) {
+    // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
+    if (const int signal = build.session->end_signal(); signal > 0) {
+      throw StatusError(Status::Crashed, e, signal);
+    }
+    throw;
+  }
   log += fmt::format("opset {}, exporter {}\n", opset, exporter);
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
@@ -203,7 +214,10 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     if (env_bool("TURNKEY_TRACEBACK", false) && !r.traceback.empty()) {
       std::fprintf(stderr, "%s", r.traceback.c_str());
     }
-    throw Error(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+    const Error failure(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+    // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
+    if (std::optional<Status> s = python_end_status(r.error_status, 0)) throw StatusError(*s, failure);
+    throw failure;
   }
   log += fmt::format("exported {} in {:.3f} s\n", r.onnx_path.string(), r.export_s);
   build.onnx_path = r.onnx_path;
