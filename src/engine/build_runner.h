@@ -59,7 +59,7 @@ class BuildRunner {
                            const Build& build) const;
   // Runs one tool not reused from the cache; false when it failed (recorded).
   bool run_tool(Build& build, const ToolSpec& spec, const nlohmann::json& options,
-                nlohmann::json entry);
+                ToolStep step);
 
   RunContext& ctx_;
 };

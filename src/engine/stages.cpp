@@ -36,24 +36,24 @@ int resolve_opset(const json& options) {
   return static_cast<int>(env_int("TURNKEY_ONNX_OPSET", 7, 30).value_or(kDefaultOpset));
 }
 
-void record_facts(json& s, const onnx_model::ModelFacts& facts) {
-  s["onnx_file"] = facts.path.string();
-  s["onnx_file_size_bytes"] = facts.file_size_bytes;
-  s["onnx_opset"] = facts.opset;
-  s["onnx_ir_version"] = facts.ir_version;
-  s["onnx_producer"] = facts.producer;
+void record_facts(BuildStats& s, const onnx_model::ModelFacts& facts) {
+  s.set("onnx_file", facts.path.string());
+  s.set("onnx_file_size_bytes", facts.file_size_bytes);
+  s.set("onnx_opset", facts.opset);
+  s.set("onnx_ir_version", facts.ir_version);
+  s.set("onnx_producer", facts.producer);
   // What the file holds: the exporter stores identical weights once (untrained models, or a
   // TransformerEncoder's deep-copied layers), so this can be far below the model's count.
-  s["onnx_parameters"] = facts.parameters;
-  s["onnx_parameter_bytes"] = facts.parameter_bytes;
+  s.set("onnx_parameters", facts.parameters);
+  s.set("onnx_parameter_bytes", facts.parameter_bytes);
   // The model's own count (PyTorch's, from discovery) stays; an ONNX input has only the file's.
-  if (!s.contains("parameters")) {
-    s["parameters"] = facts.parameters;
-    s["parameter_bytes"] = facts.parameter_bytes;
+  if (!s.has("parameters")) {
+    s.set("parameters", facts.parameters);
+    s.set("parameter_bytes", facts.parameter_bytes);
   }
-  s["onnx_node_count"] = facts.node_count;
-  s["onnx_ops"] = facts.op_histogram;
-  if (!facts.checker_note.empty()) s["onnx_checker_note"] = facts.checker_note;
+  s.set("onnx_node_count", facts.node_count);
+  s.set("onnx_ops", facts.op_histogram);
+  if (!facts.checker_note.empty()) s.set("onnx_checker_note", facts.checker_note);
   auto describe = [](const std::vector<onnx_model::ValueInfo>& values) {
     json out = json::array();
     for (const auto& v : values) {
@@ -68,8 +68,8 @@ void record_facts(json& s, const onnx_model::ModelFacts& facts) {
     }
     return out;
   };
-  s["onnx_inputs"] = describe(facts.inputs);
-  s["onnx_outputs"] = describe(facts.outputs);
+  s.set("onnx_inputs", describe(facts.inputs));
+  s.set("onnx_outputs", describe(facts.outputs));
 }
 
 // Inputs shipped with an ONNX file in the ONNX test-data layout (the model zoo's and the
@@ -124,18 +124,18 @@ void prepare_inputs(Build& build) {
     // An fp16 model with kept io types, or an optimized one, has the same inputs as the export.
     build.inputs = matching_inputs(build.input_pbs, facts);
     if (!build.inputs.empty() || (facts.inputs.empty() && !build.input_pbs.empty())) {
-      build.stats["input_source"] = "captured from the script";
+      build.stats.set("input_source", "captured from the script");
       return;
     }
     build.inputs = shipped_inputs(build.source_input, facts);
     if (!build.inputs.empty()) {
-      build.stats["input_source"] = "test_data_set_0 beside the model";
+      build.stats.set("input_source", "test_data_set_0 beside the model");
       return;
     }
   }
   auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
   build.inputs = onnx_model::generate_inputs(facts, shapes);
-  build.stats["input_source"] = "generated (seeded)";
+  build.stats.set("input_source", "generated (seeded)");
 }
 
 std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
@@ -171,8 +171,8 @@ std::string tool_versions(const std::string& tool, const Build& build) {
     // files exports write, so exports made before it are rebuilt.
     constexpr int kExporterFixesRevision = 1;
     return fmt::format("torch {}, onnx {}, exporter fixes {}",
-                       build.stats.value("torch_version", "?"),
-                       build.stats.value("onnx_python_version", "?"), kExporterFixesRevision);
+                       build.stats.text("torch_version", "?"),
+                       build.stats.text("onnx_python_version", "?"), kExporterFixesRevision);
   }
   const Runtime* ort = find_runtime("ort");
   std::string ort_version = ort ? ort->version() : "?";
@@ -227,10 +227,10 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     log += fmt::format("turnkey's exporter fixes in this graph: {}\n",
                        fmt::join(r.exporter_fixes, ", "));
   }
-  build.stats["export_s"] = r.export_s;
-  build.stats["opset"] = opset;
-  build.stats["exporter"] = exporter;
-  build.stats["exporter_fixes"] = r.exporter_fixes;
+  build.stats.set("export_s", r.export_s);
+  build.stats.set("opset", opset);
+  build.stats.set("exporter", exporter);
+  build.stats.set("exporter_fixes", r.exporter_fixes);
 }
 
 // ---- build stages (src/build/) ----------------------------------------------------------------
@@ -260,13 +260,13 @@ void tool_optimize_ort(Build& build, const json& options, std::string& log) {
                      r.external_data.empty() ? "" : ", external data " + r.external_data,
                      r.duration_ms);
   build.onnx_path = output;
-  build.stats["optimize_level"] = build::ort_opt_level_name(level);
-  build.stats["optimize_nodes_before"] = r.nodes_before;
-  build.stats["optimize_nodes_after"] = r.nodes_after;
-  build.stats["optimized_model_portable"] = r.portable;
+  build.stats.set("optimize_level", build::ort_opt_level_name(level));
+  build.stats.set("optimize_nodes_before", r.nodes_before);
+  build.stats.set("optimize_nodes_after", r.nodes_after);
+  build.stats.set("optimized_model_portable", r.portable);
   // ONNX Runtime 1.29 fails to optimize some models again that it optimized at extended and
   // above; they need no more, so the benchmark loads them with optimizations off.
-  build.stats["ort_preoptimized"] = level != build::OrtOptLevel::Basic;
+  build.stats.set("ort_preoptimized", level != build::OrtOptLevel::Basic);
 }
 
 void tool_convert_fp16(Build& build, const json& options, std::string& log) {
@@ -289,17 +289,17 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   // benchmark's inputs (tolerance in docs/build_stages.md).
   build::CompareOptions compare;
   compare.shapes = shapes;
-  compare.optimize_reference = !build.stats.value("ort_preoptimized", false);
+  compare.optimize_reference = !build.stats.flag("ort_preoptimized");
   build::Comparison c = build::compare_models(reference, output, compare);
   log += fmt::format("against float32: worst relative error {:.3g}, worst cosine {:.6f}\n",
                      c.worst_rel_error, c.worst_cosine);
   if (const std::string ties = build::describe_ties(c); !ties.empty()) {
     log += "rows ordered by a score: " + ties + (c.inconclusive ? " (inconclusive)\n" : "\n");
-    build.stats["fp16_ties"] = ties;
+    build.stats.set("fp16_ties", ties);
   }
-  build.stats["fp16_worst_rel_error"] = c.worst_rel_error;
-  build.stats["fp16_worst_cosine"] = c.worst_cosine;
-  build.stats["fp16_keep_io_types"] = fp16.keep_io_types;
+  build.stats.set("fp16_worst_rel_error", c.worst_rel_error);
+  build.stats.set("fp16_worst_cosine", c.worst_cosine);
+  build.stats.set("fp16_keep_io_types", fp16.keep_io_types);
   if (!c.within) {
     throw Error(ErrorKind::Export,
                 fmt::format("float16 outputs outside tolerance: relative error {:.3g} (max {}), "
@@ -308,14 +308,14 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
                             compare.tolerance.min_cosine));
   }
   build.onnx_path = output;
-  build.stats["ort_preoptimized"] = false;
+  build.stats.set("ort_preoptimized", false);
 }
 
 void tool_check_onnx(Build& build, const json&, std::string& log) {
   build::CheckVerdict v = build::check_onnx(build.onnx_path);
   log += fmt::format("{}: {} ({:.1f} ms)\n", v.passed ? "passed" : "failed at " + v.stage, v.reason,
                      v.duration_ms);
-  build.stats["check_onnx"] = v.passed ? "passed" : "failed at " + v.stage + ": " + v.reason;
+  build.stats.set("check_onnx", v.passed ? "passed" : "failed at " + v.stage + ": " + v.reason);
   if (!v.passed) throw Error(ErrorKind::InvalidInput, fmt::format("{}: {}", v.stage, v.reason));
 }
 
