@@ -17,12 +17,10 @@ namespace {
 const struct {
   const char* key;
   std::string BuildStats::*member;
-} kRecordTexts[] = {{"build_name", &BuildStats::build_name},
-                    {"build_status", &BuildStats::build_status},
-                    {"status", &BuildStats::status},
-                    {"failed_tool", &BuildStats::failed_tool},
-                    {"error", &BuildStats::error},
-                    {"samples_file", &BuildStats::samples_file}};
+} kRecordTexts[] = {
+    {"build_name", &BuildStats::build_name}, {"build_status", &BuildStats::build_status},
+    {"status", &BuildStats::status},         {"failed_tool", &BuildStats::failed_tool},
+    {"error", &BuildStats::error},           {"samples_file", &BuildStats::samples_file}};
 
 const char* type_name(FieldType type) {
   switch (type) {
@@ -70,9 +68,9 @@ bool fits_field(const StatsField& field, const json& value) {
 void BuildStats::set(std::string_view key, json value) {
   const StatsField* f = find_field(key);
   if (!f || f->scope == FieldScope::Report) {
-    throw Error(ErrorKind::Internal,
-                fmt::format("stats field '{}' is not in the field table (src/cache/fields.cpp)",
-                            key));
+    throw Error(
+        ErrorKind::Internal,
+        fmt::format("stats field '{}' is not in the field table (src/cache/fields.cpp)", key));
   }
   if (!fits_field(*f, value)) {
     throw Error(ErrorKind::Internal, fmt::format("stats field '{}' must be {}, got {}", key,

@@ -25,8 +25,8 @@ using nlohmann::json;
 namespace {
 
 // How the Python side ended, to follow "the Python side": "exited with code 1", "was killed by
-// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. The status taxonomy reads
-// "killed by signal N" from it (engine/status.cpp).
+// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. For people only: the
+// signal travels as a number (end_signal(), DiscoveryResult::signal).
 std::string how_it_ended(int wait_status) {
   std::string how = describe_wait_status(wait_status);
   if (!WIFSIGNALED(wait_status)) return how;

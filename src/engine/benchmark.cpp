@@ -140,8 +140,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
-      build.stats.text("benchmarked_model", "?"), runtime->display_name(),
-      setup.runtime_version, cpu.model, threads,
+      build.stats.text("benchmarked_model", "?"), runtime->display_name(), setup.runtime_version,
+      cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.text("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
       loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",

@@ -28,8 +28,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const build::Tolerance& tol) {
   BuildStats& s = build.stats;
   if (build.output_pbs.empty()) {
-    s.set("correctness", {{"reference", "none (no PyTorch outputs: an ONNX input)"},
-                        {"verdict", "not_checked"}});
+    s.set("correctness",
+          {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
   }
   build::Comparison c;

@@ -100,8 +100,8 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s.set("batch_size", m.batch);
   s.set("iterations", m.stats.iterations);
   s.set("stop_rule", setup.loop.rule == StopRule::Iterations ? "iterations"
-                   : setup.loop.rule == StopRule::Duration ? "duration"
-                                                           : "adaptive");
+                     : setup.loop.rule == StopRule::Duration ? "duration"
+                                                             : "adaptive");
   s.set("stop_reason", m.loop.stop_reason);
   s.set("timed_s", m.loop.timed_s);
   s.set("warmup_iterations", m.loop.warmup_iterations);

@@ -233,8 +233,7 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
   }
 }
 
-bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& options,
-                           ToolStep step) {
+bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const json& options, ToolStep step) {
   build.state.tools.push_back(std::move(step));
   build.state.last_tool = spec.name;
   save_state(build);

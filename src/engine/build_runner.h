@@ -58,8 +58,7 @@ class BuildRunner {
   std::string stale_reason(const nlohmann::json& entry, const std::string& name,
                            const Build& build) const;
   // Runs one tool not reused from the cache; false when it failed (recorded).
-  bool run_tool(Build& build, const ToolSpec& spec, const nlohmann::json& options,
-                ToolStep step);
+  bool run_tool(Build& build, const ToolSpec& spec, const nlohmann::json& options, ToolStep step);
 
   RunContext& ctx_;
 };

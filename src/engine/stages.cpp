@@ -216,7 +216,9 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     }
     const Error failure(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
     // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
-    if (std::optional<Status> s = python_end_status(r.error_status, 0)) throw StatusError(*s, failure);
+    if (std::optional<Status> s = python_end_status(r.error_status, 0)) {
+      throw StatusError(*s, failure);
+    }
     throw failure;
   }
   log += fmt::format("exported {} in {:.3f} s\n", r.onnx_path.string(), r.export_s);

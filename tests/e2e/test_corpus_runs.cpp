@@ -339,16 +339,16 @@ TEST(CorpusRuns, PythonSideEndsTakeTheirStatusFromTheProtocolNotTheWording) {
   RunResult r = run_turnkey(args, dir / "cache", {}, {}, 600);
   ASSERT_FALSE(r.timed_out) << r.all();
   EXPECT_EQ(r.exit_code, 1) << r.all();
-  const std::map<std::string, std::string> expected = {
-      {"raises_memory_error", "out_of_memory"},
-      {"killed_by_sigkill", "crashed (signal 9)"},
-      {"says_memory_error", "discovery_failed"},
-      {"memory_error_in_export", "out_of_memory"}};
+  const std::map<std::string, std::string> expected = {{"raises_memory_error", "out_of_memory"},
+                                                       {"killed_by_sigkill", "crashed (signal 9)"},
+                                                       {"says_memory_error", "discovery_failed"},
+                                                       {"memory_error_in_export", "out_of_memory"}};
   for (const auto& [name, status] : expected) {
     const std::string record = record_of(dir / "cache", name);
     ASSERT_FALSE(record.empty()) << name << " has no record\n" << r.all();
     std::string got = yaml_string(record, "status");
-    if (!yaml_string(record, "signal").empty()) got += " (signal " + yaml_string(record, "signal") + ")";
+    if (!yaml_string(record, "signal").empty())
+      got += " (signal " + yaml_string(record, "signal") + ")";
     EXPECT_EQ(got, status) << name << ":\n" << record;
   }
   // The build whose export raised MemoryError records it as its status, at export-pytorch.

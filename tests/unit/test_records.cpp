@@ -220,7 +220,8 @@ BuildState full_state() {
   second.versions = "torch 1.13.1";
   second.error = "killed";
   second.duration_s = 1.25;
-  second.outputs = {{"onnx_path", "/x.onnx"}, {"inputs", json::array()}, {"outputs", json::array()}};
+  second.outputs = {
+      {"onnx_path", "/x.onnx"}, {"inputs", json::array()}, {"outputs", json::array()}};
   second.artifacts = json::array({{{"path", "/x.onnx"}, {"size_bytes", 10}, {"sha256", "ff"}}});
   second.reused = true;
   second.rest = {{"from_a_newer_writer", 1}};
@@ -249,7 +250,8 @@ TEST(TypedRecords, BuildStateWriteReadIsEqual) {
   BuildDir dir(d.path(), s.build_name);
   dir.create();
   dir.write_state(s.to_json());
-  const BuildState read = BuildState::from_json(json_from_yaml(read_file(dir.state_path())), problems);
+  const BuildState read =
+      BuildState::from_json(json_from_yaml(read_file(dir.state_path())), problems);
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(read.schema_version, kStateSchemaVersion);
   json written = read.to_json();
@@ -263,8 +265,11 @@ TEST(TypedRecords, EmptyTextIsNotWrittenAndUnknownKeysStay) {
   const json j = s.to_json();
   EXPECT_EQ(j, (json{{"build_name", "b"}, {"sequence", json::array()}, {"tools", json::array()}}));
   std::vector<std::string> problems;
-  const json odd = {{"build_name", "b"}, {"started", 5}, {"future", {{"x", 1}}},
-                    {"sequence", json::array()}, {"tools", json::array()}};
+  const json odd = {{"build_name", "b"},
+                    {"started", 5},
+                    {"future", {{"x", 1}}},
+                    {"sequence", json::array()},
+                    {"tools", json::array()}};
   EXPECT_EQ(BuildState::from_json(odd, problems).to_json(), odd)
       << "a mistyped field the reader does not check is kept as read";
   EXPECT_TRUE(problems.empty());
@@ -354,8 +359,8 @@ TEST(TypedRecords, SchemaThreeFilesRoundTripUnchanged) {
     EXPECT_EQ(typed.to_json(), stats) << name;
     for (const auto& [key, value] : stats.items()) {
       // How the build ended: BuildStats' own members, not fields of the table.
-      if (key == "build_name" || key == "build_status" || key == "status" ||
-          key == "failed_tool" || key == "error" || key == "samples_file")
+      if (key == "build_name" || key == "build_status" || key == "status" || key == "failed_tool" ||
+          key == "error" || key == "samples_file")
         continue;
       const StatsField* f = find_field(key);
       ASSERT_NE(f, nullptr) << name << ": " << key << " is not in the field table";

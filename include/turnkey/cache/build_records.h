@@ -7,8 +7,8 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,12 +44,12 @@ struct BuildState {
   std::string build_name, build_status, error, failed_tool, last_tool, finished;
   std::string status;  // the failure's status of the status table (engine/status.h) at the end
   std::string turnkey_version, input, command_line, rebuild, started, chain_key, onnx_path;
-  std::string model_name, hash_full;        // of a script's model
-  std::vector<std::string> sequence;        // the tools of the latest run
-  std::vector<std::string> continued_from;  // load-build: the sequence it continued
-  std::vector<ToolStep> tools;              // every tool started, in order
-  bool lean_cache = false;                  // --lean-cache removed the artifacts
-  int signal = 0;                           // the signal that crashed the build, else 0
+  std::string model_name, hash_full;               // of a script's model
+  std::vector<std::string> sequence;               // the tools of the latest run
+  std::vector<std::string> continued_from;         // load-build: the sequence it continued
+  std::vector<ToolStep> tools;                     // every tool started, in order
+  bool lean_cache = false;                         // --lean-cache removed the artifacts
+  int signal = 0;                                  // the signal that crashed the build, else 0
   nlohmann::json rest = nlohmann::json::object();  // keys this version does not know, as read
 
   nlohmann::json to_json() const;
@@ -103,7 +103,7 @@ void carry_model_facts(const nlohmann::json& from, nlohmann::json& into);
 class BuildStats {
  public:
   std::string build_name, build_status, status, failed_tool, error;  // "" = not recorded
-  std::string samples_file;  // the latest result's samples file (in the build dir), or ""
+  std::string samples_file;           // the latest result's samples file (in the build dir), or ""
   std::vector<ResultRecord> results;  // as read or merged; to_json() writes them as `results`
   // Whether to_json() writes `results` when there are none: stats of schema <= 3 read without
   // it keep their top-level result as the only one (build_records.h results_of()).

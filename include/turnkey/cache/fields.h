@@ -1,8 +1,8 @@
 // The one table of a build's recorded fields (docs/cache.md, docs/report.md): each row names a key
 // of turnkey_stats.yaml (or of one of its results), its type and unit, whether it describes the
-// model, the build or one result, the report column it fills, the terminal label it prints under, and the
-// schema version it appeared in. The stats writer (BuildStats::set, build_records.h: no key the
-// table does not name, no value of another type), the report's rows (CSV, JSON, HTML), the
+// model, the build or one result, the report column it fills, the terminal label it prints under,
+// and the schema version it appeared in. The stats writer (BuildStats::set, build_records.h: no key
+// the table does not name, no value of another type), the report's rows (CSV, JSON, HTML), the
 // terminal block, `cache list`, load-build's carry-over and the Python API all derive from it:
 // adding a field is one row here plus docs. Immutable after start-up; thread-safe.
 #pragma once
