@@ -68,9 +68,10 @@ std::string BuildRunner::claim_build_name(const fs::path& input, const std::stri
   try {
     std::error_code ec;
     if (fs::is_regular_file(candidate.state_path(), ec)) {
-      json state = json_from_yaml(read_file(candidate.state_path()));
-      if (state.is_object() && state.contains("input") && state["input"].is_string() &&
-          state["input"].get<std::string>() != abs) {
+      std::vector<std::string> problems;
+      const BuildState state =
+          BuildState::from_json(json_from_yaml(read_file(candidate.state_path())), problems);
+      if (!state.input.empty() && state.input != abs) {
         name = make_build_name(stem + "_" + sha256_hex(abs).substr(0, 4), hash8);
       }
     }
