@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/sha256.h"
 
@@ -49,18 +51,108 @@ std::vector<std::string> text_list(const json& j, const char* key, const char* w
 
 }  // namespace
 
+namespace {
+
+// Members of a record read from / written to one JSON key each.
+template <typename Record>
+struct TextMember {
+  const char* key;
+  std::string Record::*member;
+};
+
+const TextMember<ToolStep> kStepTexts[] = {
+    {"name", &ToolStep::name}, {"status", &ToolStep::status},     {"started", &ToolStep::started},
+    {"key", &ToolStep::key},   {"versions", &ToolStep::versions}, {"error", &ToolStep::error},
+    {"stage", &ToolStep::stage}};
+
+// build_name .. finished: their wrong types were problems before the rest was typed.
+const TextMember<BuildState> kCheckedStateTexts[] = {
+    {"build_name", &BuildState::build_name}, {"build_status", &BuildState::build_status},
+    {"error", &BuildState::error},           {"failed_tool", &BuildState::failed_tool},
+    {"last_tool", &BuildState::last_tool},   {"finished", &BuildState::finished}};
+const TextMember<BuildState> kStateTexts[] = {
+    {"status", &BuildState::status},         {"turnkey_version", &BuildState::turnkey_version},
+    {"input", &BuildState::input},           {"command_line", &BuildState::command_line},
+    {"rebuild", &BuildState::rebuild},       {"started", &BuildState::started},
+    {"chain_key", &BuildState::chain_key},   {"onnx_path", &BuildState::onnx_path},
+    {"model_name", &BuildState::model_name}, {"hash_full", &BuildState::hash_full}};
+
+// Moves `key` of `from` into `rest` when it is there but not taken.
+void keep(const json& from, const char* key, json& rest) {
+  if (from.contains(key)) rest[key] = from[key];
+}
+
+}  // namespace
+
+json ToolStep::to_json() const {
+  json j = rest.is_object() ? rest : json::object();
+  for (const auto& t : kStepTexts) {
+    if (!(this->*t.member).empty()) j[t.key] = this->*t.member;
+  }
+  if (duration_s) j["duration_s"] = *duration_s;
+  if (!options.is_null()) j["options"] = options;
+  if (!outputs.is_null()) j["outputs"] = outputs;
+  if (!artifacts.is_null()) j["artifacts"] = artifacts;
+  if (reused) j["reused"] = true;
+  return j;
+}
+
+ToolStep ToolStep::from_json(const json& step) {
+  ToolStep t;
+  if (!step.is_object()) return t;
+  for (const auto& [key, value] : step.items()) {
+    bool taken = false;
+    for (const auto& m : kStepTexts) {
+      if (key == m.key && value.is_string()) {
+        t.*m.member = value.get<std::string>();
+        taken = true;
+      }
+    }
+    if (key == "duration_s" && value.is_number()) {
+      t.duration_s = value.get<double>();
+      taken = true;
+    } else if (key == "options" && !value.is_null()) {
+      t.options = value;
+      taken = true;
+    } else if (key == "outputs" && value.is_object()) {
+      t.outputs = value;
+      taken = true;
+    } else if (key == "artifacts" && value.is_array()) {
+      t.artifacts = value;
+      taken = true;
+    } else if (key == "reused" && value.is_boolean() && value.get<bool>()) {
+      t.reused = true;
+      taken = true;
+    }
+    if (!taken) t.rest[key] = value;
+  }
+  return t;
+}
+
+json BuildState::to_json() const {
+  json j = rest.is_object() ? rest : json::object();
+  if (schema_version > 0) j["schema_version"] = schema_version;
+  for (const auto& t : kCheckedStateTexts) {
+    if (!(this->*t.member).empty()) j[t.key] = this->*t.member;
+  }
+  for (const auto& t : kStateTexts) {
+    if (!(this->*t.member).empty()) j[t.key] = this->*t.member;
+  }
+  j["sequence"] = sequence;
+  if (!continued_from.empty()) j["continued_from"] = continued_from;
+  json steps = json::array();
+  for (const ToolStep& t : tools) steps.push_back(t.to_json());
+  j["tools"] = steps;
+  if (lean_cache) j["lean_cache"] = true;
+  if (signal > 0) j["signal"] = signal;
+  return j;
+}
+
 BuildState BuildState::from_json(const json& state, std::vector<std::string>& problems) {
   BuildState s;
   if (!state.is_object()) return s;
   s.schema_version = static_cast<int>(number_of(state, "schema_version"));
-  struct {
-    const char* key;
-    std::string BuildState::*member;
-  } const texts[] = {
-      {"build_name", &BuildState::build_name}, {"build_status", &BuildState::build_status},
-      {"error", &BuildState::error},           {"failed_tool", &BuildState::failed_tool},
-      {"last_tool", &BuildState::last_tool},   {"finished", &BuildState::finished}};
-  for (const auto& t : texts) {
+  for (const auto& t : kCheckedStateTexts) {
     auto it = state.find(t.key);
     if (it == state.end() || it->is_null()) continue;
     if (it->is_string()) {
@@ -71,6 +163,28 @@ BuildState BuildState::from_json(const json& state, std::vector<std::string>& pr
   }
   s.sequence = text_list(state, "sequence", "state", problems);
   s.continued_from = text_list(state, "continued_from", "state", problems);
+  for (const auto& [key, value] : state.items()) {
+    bool taken = key == "schema_version" || key == "sequence" || key == "continued_from";
+    for (const auto& t : kCheckedStateTexts) taken = taken || key == t.key;
+    for (const auto& t : kStateTexts) {
+      if (key == t.key && value.is_string()) {
+        s.*t.member = value.get<std::string>();
+        taken = true;
+      }
+    }
+    if (key == "tools" && value.is_array()) {
+      for (const json& step : value) s.tools.push_back(ToolStep::from_json(step));
+      taken = std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_object(); });
+      if (!taken) s.tools.clear();
+    } else if (key == "lean_cache" && value.is_boolean() && value.get<bool>()) {
+      s.lean_cache = true;
+      taken = true;
+    } else if (key == "signal" && value.is_number_integer() && value.get<int64_t>() > 0) {
+      s.signal = value.get<int>();
+      taken = true;
+    }
+    if (!taken) keep(state, key.c_str(), s.rest);
+  }
   return s;
 }
 

@@ -4,7 +4,8 @@ namespace turnkey {
 
 const std::vector<StatsField>& field_table() {
   using enum FieldType;
-  constexpr FieldScope M = FieldScope::Model, R = FieldScope::Result, P = FieldScope::Report;
+  constexpr FieldScope M = FieldScope::Model, R = FieldScope::Result, B = FieldScope::Build,
+                       P = FieldScope::Report;
   // clang-format off
   static const std::vector<StatsField> kFields = {
     // key                     type     scope unit   column               since meaning [label, line, part]
@@ -76,6 +77,44 @@ const std::vector<StatsField>& field_table() {
     {"percentile_method",      Text,    R, "",      nullptr,             2, "how percentiles are computed"},
     {"throughput_definition",  Text,    R, "",      nullptr,             2, "how throughput_ips is computed"},
     {"correctness",            Object,  R, "",      "correctness",       3, "outputs against PyTorch's: within_tolerance, within_tolerance_up_to_ties, inconclusive, outside_tolerance or not_checked", "Correctness", 6, "verdict"},
+    // Build fields (no column): what the tools made of the model; recorded since schema 1-3,
+    // named by the table since 4.
+    {"executed",               Integer, B, "",      nullptr,             1, "how many times the script called the model with this input signature"},
+    {"depth",                  Integer, B, "",      nullptr,             1, "nesting depth of the model in the script's calls (0 = top level)"},
+    {"onnx_file",              Text,    B, "",      nullptr,             1, "the ONNX file the facts below describe (the latest the build made or loaded)"},
+    {"onnx_file_size_bytes",   Integer, B, "bytes", nullptr,             1, "size of onnx_file, bytes"},
+    {"onnx_opset",             Integer, B, "",      nullptr,             1, "default-domain opset of onnx_file"},
+    {"onnx_ir_version",        Integer, B, "",      nullptr,             1, "IR version of onnx_file"},
+    {"onnx_producer",          Text,    B, "",      nullptr,             1, "producer named in onnx_file"},
+    {"onnx_parameters",        Integer, B, "",      nullptr,             1, "parameters stored in onnx_file (identical weights stored once)"},
+    {"onnx_parameter_bytes",   Integer, B, "bytes", nullptr,             1, "bytes of the parameters stored in onnx_file"},
+    {"onnx_node_count",        Integer, B, "",      nullptr,             1, "nodes in onnx_file's main graph"},
+    {"onnx_ops",               Object,  B, "",      nullptr,             1, "op type -> count in onnx_file"},
+    {"onnx_checker_note",      Text,    B, "",      nullptr,             1, "what the ONNX checker said of onnx_file, when not clean"},
+    {"onnx_inputs",            Object,  B, "",      nullptr,             1, "onnx_file's graph inputs: [{name, dtype, shape}] (symbolic dims by name)"},
+    {"onnx_outputs",           Object,  B, "",      nullptr,             1, "onnx_file's graph outputs: [{name, dtype, shape}]"},
+    {"export_s",               Number,  B, "s",     nullptr,             1, "time torch.onnx.export took, s"},
+    {"opset",                  Integer, B, "",      nullptr,             1, "opset export-pytorch exported at"},
+    {"exporter",               Text,    B, "",      nullptr,             1, "torchscript or dynamo"},
+    {"exporter_fixes",         TextList, B, "",     nullptr,             2, "turnkey's own symbolic functions the exported graph used"},
+    {"optimize_level",         Text,    B, "",      nullptr,             2, "optimize-ort's level"},
+    {"optimize_nodes_before",  Integer, B, "",      nullptr,             2, "nodes before optimize-ort"},
+    {"optimize_nodes_after",   Integer, B, "",      nullptr,             2, "nodes after optimize-ort"},
+    {"optimized_model_portable", Boolean, B, "",    nullptr,             2, "the optimized model uses no ONNX Runtime contrib ops"},
+    {"ort_preoptimized",       Boolean, B, "",      nullptr,             2, "the model was optimized at extended or above: the ort benchmark loads it with optimizations off"},
+    {"fp16_ties",              Text,    B, "",      nullptr,             3, "rows ordered by a score that tie in the fp16 comparison"},
+    {"fp16_worst_rel_error",   Number,  B, "",      nullptr,             2, "convert-fp16: worst relative error against the fp32 model"},
+    {"fp16_worst_cosine",      Number,  B, "",      nullptr,             2, "convert-fp16: worst cosine similarity to the fp32 model"},
+    {"fp16_keep_io_types",     Boolean, B, "",      nullptr,             2, "convert-fp16 kept float32 inputs and outputs"},
+    {"check_onnx",             Text,    B, "",      nullptr,             2, "check-onnx's verdict: passed, or failed at <stage>: <reason>"},
+    {"compile_s",              Number,  B, "s",     nullptr,             3, "torch-compiled: the first call, which compiles, s"},
+    {"compile_backend",        Text,    B, "",      nullptr,             3, "torch-compiled: torch.compile's backend"},
+    {"compile_mode",           Text,    B, "",      nullptr,             3, "torch-compiled: torch.compile's mode"},
+    {"compile_fullgraph",      Boolean, B, "",      nullptr,             3, "torch-compiled: fullgraph"},
+    {"compile_dynamic",        Text,    B, "",      nullptr,             3, "torch-compiled: dynamic (true, false or auto)"},
+    {"compiled_graphs",        Integer, B, "",      nullptr,             3, "torch-compiled: graphs compiled"},
+    {"graph_breaks",           Integer, B, "",      nullptr,             3, "torch-compiled: graph breaks"},
+    {"graph_break_reasons",    TextList, B, "",     nullptr,             3, "torch-compiled: one line per graph break reason, with its count"},
     {"threads",                Integer, R, "",      "threads",           4, "threads the runtime used (a result setting)"},
     {"pinned_cpus",            Text,    R, "",      "pinned_cpus",       4, "CPUs the benchmark was pinned to, e.g. 0-1 (empty: not pinned; a result setting)"},
     {"runs",                   Integer, P, "",      "runs",              4, "how many runs this result has seen (its history plus the latest)"},

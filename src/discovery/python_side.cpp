@@ -26,8 +26,8 @@ using nlohmann::json;
 namespace {
 
 // How the Python side ended, to follow "the Python side": "exited with code 1", "was killed by
-// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. The status taxonomy reads
-// "killed by signal N" from it (engine/status.cpp).
+// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. For people only: the
+// signal travels as a number (end_signal(), DiscoveryResult::signal).
 std::string how_it_ended(int wait_status) {
   std::string how = describe_wait_status(wait_status);
   if (!WIFSIGNALED(wait_status)) return how;
@@ -251,6 +251,10 @@ DiscoveryResult ScriptSession::discover() {
         result.script_status = e.value("status", "exception");
         result.exit_code = e.value("exit_code", 0);
         if (e.contains("error") && e["error"].is_string()) result.error = e["error"];
+        if (e.contains("error_type") && e["error_type"].is_string())
+          result.error_type = e["error_type"];
+        if (e.contains("error_status") && e["error_status"].is_string())
+          result.error_status = e["error_status"];
         if (e.contains("traceback") && e["traceback"].is_string()) result.traceback = e["traceback"];
       } else if (type == "counts") {
         auto each = [&](const char* key, auto apply) {
@@ -282,9 +286,9 @@ DiscoveryResult ScriptSession::discover() {
     command_fd_ = -1;
     ::close(event_fd_);
     event_fd_ = -1;
-    while (pid_ > 0 && waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-    }
+    reap();
     closed_ = true;
+    if (reaped_ && WIFSIGNALED(wait_status_)) result.signal = WTERMSIG(wait_status_);
     if (result.script_status.empty() || result.script_status == "crashed") {
       result.error = result.error.empty()
                          ? fmt::format("the Python side {} before the script finished",
@@ -321,6 +325,8 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
     };
     r.onnx_path = str("onnx_path");
     r.error = str("error");
+    r.error_type = str("error_type");
+    r.error_status = str("error_status");
     r.traceback = str("traceback");
     r.log = str("log");
     r.opset = e.value("opset", opset);
@@ -366,6 +372,7 @@ std::string ScriptSession::ended_during(const std::string& what) {
   for (int waited_ms = 0; waited_ms < 2000; waited_ms += 10) {
     const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
     if (r == pid_) {
+      reaped_ = true;
       closed_ = true;
       for (int* fd : {&command_fd_, &event_fd_}) {
         if (*fd >= 0) ::close(*fd);
@@ -399,9 +406,20 @@ std::string ScriptSession::close() {
   ::close(event_fd_);
   event_fd_ = -1;
   if (attached_) return "detached from the calling Python process";
-  while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-  }
+  reap();
   return describe_wait_status(wait_status_);
+}
+
+void ScriptSession::reap() {
+  if (reaped_ || attached_ || pid_ <= 0) return;
+  pid_t r;
+  while ((r = waitpid(pid_, &wait_status_, 0)) < 0 && errno == EINTR) {
+  }
+  reaped_ = r == pid_;
+}
+
+int ScriptSession::end_signal() const {
+  return reaped_ && WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
 }
 
 void ScriptSession::report_built(int id, const json& fields) {

@@ -18,9 +18,9 @@ using nlohmann::json;
 
 void tool_benchmark(Build& build, const json& opts, std::string& log) {
   // Recorded first, so a failed benchmark still says what it tried.
-  build.stats["runtime"] = opts.value("runtime", "ort");
-  build.stats["device"] = opts.value("device", "x86");
-  build.stats["sequence"] = sequence_text(build.state);
+  build.stats.set("runtime", opts.value("runtime", "ort"));
+  build.stats.set("device", opts.value("device", "x86"));
+  build.stats.set("sequence", sequence_text(build.state));
   const BenchmarkSetup setup = resolve_benchmark(build, opts, log);
   const Runtime* runtime = setup.runtime;
   const std::string& runtime_name = setup.runtime_name;
@@ -140,10 +140,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
-      build.stats.value("benchmarked_model", std::string("?")), runtime->display_name(),
-      setup.runtime_version, cpu.model, threads,
+      build.stats.text("benchmarked_model", "?"), runtime->display_name(), setup.runtime_version,
+      cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
-      build.stats.value("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
+      build.stats.text("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
       loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
       st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
       loop.peak_rss_load_bytes, loop.peak_rss_run_bytes, correctness);
@@ -153,7 +153,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   ModelBlock& b = build.block;
   b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
                          setup.runtime_version);
-  b.status_detail = result_block_lines(build.stats, correctness, flags);
+  b.status_detail = result_block_lines(build.stats.fields(), correctness, flags);
   if (judged.mismatch) {
     throw Error(ErrorKind::NumericMismatch,
                 fmt::format("{} outputs differ from PyTorch's: {}", runtime_name, correctness));

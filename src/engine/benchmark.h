@@ -73,14 +73,15 @@ struct Measurement {
 
 // The tools the result's model went through, space-separated: the state's sequence, after the
 // sequence it continued for load-build.
-std::string sequence_text(const nlohmann::json& state);
+std::string sequence_text(const BuildState& state);
 
 // The result's settings (fields.h result_settings()) into the build's stats, recorded before the
 // model loads so that a failed benchmark still says what it tried.
 void record_settings(Build& build, const BenchmarkSetup& setup);
 // The measured fields into the build's stats and the samples into the result's samples file.
 void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m);
-// The block's lines under Status, from the field table's terminal labels (fields.h).
+// The block's lines under Status, from the field table's terminal labels (fields.h); `stats`
+// holds the fields by key (BuildStats::fields()).
 std::vector<std::string> result_block_lines(const nlohmann::json& stats,
                                             const std::string& correctness_line,
                                             const std::vector<std::string>& flags);

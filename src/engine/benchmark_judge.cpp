@@ -26,10 +26,10 @@ std::vector<HostTensor> read_outputs(const std::vector<fs::path>& files) {
 
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const build::Tolerance& tol) {
-  json& s = build.stats;
+  BuildStats& s = build.stats;
   if (build.output_pbs.empty()) {
-    s["correctness"] = {{"reference", "none (no PyTorch outputs: an ONNX input)"},
-                        {"verdict", "not_checked"}};
+    s.set("correctness",
+          {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
   }
   build::Comparison c;
@@ -62,17 +62,18 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         : c.inconclusive ? "inconclusive"
                         : ties.empty()   ? "within_tolerance"
                                          : "within_tolerance_up_to_ties";
-  s["correctness"] = {{"reference", "PyTorch outputs saved at export"},
+  json correctness = {{"reference", "PyTorch outputs saved at export"},
                       {"tolerance_max_rel_error", tol.max_rel_error},
                       {"tolerance_min_cosine", tol.min_cosine},
                       {"outputs", per_output},
                       {"within", within},
                       {"verdict", verdict}};
-  if (!compare_error.empty()) s["correctness"]["error"] = compare_error;
-  if (!ties.empty()) s["correctness"]["ties"] = ties;
-  s["max_abs_error"] = worst_abs;
-  s["max_rel_error"] = c.worst_rel_error;
-  s["min_cosine"] = c.worst_cosine;
+  if (!compare_error.empty()) correctness["error"] = compare_error;
+  if (!ties.empty()) correctness["ties"] = ties;
+  s.set("correctness", std::move(correctness));
+  s.set("max_abs_error", worst_abs);
+  s.set("max_rel_error", c.worst_rel_error);
+  s.set("min_cosine", c.worst_cosine);
 
   if (!compare_error.empty()) return {compare_error, true};
   const std::string errors = fmt::format(

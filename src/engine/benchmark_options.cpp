@@ -46,9 +46,8 @@ LoopOptions loop_options(const json& opts) {
 // and cosine 0.9999; fp16 builds to the fp16 conversion's own tolerance (docs/measurement.md);
 // --max-rel-error / --min-cosine replace either bound.
 build::Tolerance output_tolerance(const Build& build, const json& opts) {
-  build::Tolerance tol = build.stats.contains("fp16_worst_rel_error")
-                             ? build::Tolerance{}
-                             : build::Tolerance{1e-3, 0.9999};
+  build::Tolerance tol =
+      build.stats.has("fp16_worst_rel_error") ? build::Tolerance{} : build::Tolerance{1e-3, 0.9999};
   const auto given = [&](const char* key) { return opts.contains(key) && !opts[key].is_null(); };
   if (given("max_rel_error")) {
     tol.max_rel_error = opts["max_rel_error"].get<double>();
@@ -140,7 +139,7 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
     }
     ro.runtime_args[s.substr(0, eq)] = s.substr(eq + 1);
   }
-  if (build.stats.value("ort_preoptimized", false) && runtime_name == "ort" &&
+  if (build.stats.flag("ort_preoptimized") && runtime_name == "ort" &&
       !ro.runtime_args.count("graph_optimization_level") && !ro.runtime_args.count("opt_level")) {
     ro.runtime_args["graph_optimization_level"] = "disabled";
     log += "graph optimizations off: the model was optimized by optimize-ort\n";

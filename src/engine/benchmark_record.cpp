@@ -61,32 +61,26 @@ double num(const json& s, const char* key) {
 
 }  // namespace
 
-std::string sequence_text(const json& state) {
+std::string sequence_text(const BuildState& state) {
   std::vector<std::string> tools;
-  auto add = [&](const json& list, bool skip_load_build) {
-    if (!list.is_array()) return;
-    for (const json& t : list) {
-      if (!t.is_string() || (skip_load_build && t == "load-build")) continue;
-      tools.push_back(t.get<std::string>());
-    }
-  };
   // A continued build measures the model its first sequence made: same result as that one's.
-  if (state.contains("continued_from")) {
-    add(state["continued_from"], false);
-    tools.erase(std::remove(tools.begin(), tools.end(), "benchmark"), tools.end());
+  for (const std::string& t : state.continued_from) {
+    if (t != "benchmark") tools.push_back(t);
   }
-  add(state.value("sequence", json::array()), true);
+  for (const std::string& t : state.sequence) {
+    if (t != "load-build") tools.push_back(t);
+  }
   return fmt::format("{}", fmt::join(tools, " "));
 }
 
 void record_settings(Build& build, const BenchmarkSetup& setup) {
-  json& s = build.stats;
-  s["runtime"] = setup.runtime_name;
-  s["device"] = setup.device;
-  s["threads"] = setup.threads;
-  s["pinned_cpus"] = fmt::format("{}", fmt::join(setup.ro.cpus, ","));
-  s["input_shapes"] = shapes_text(build);
-  s["sequence"] = sequence_text(build.state);
+  BuildStats& s = build.stats;
+  s.set("runtime", setup.runtime_name);
+  s.set("device", setup.device);
+  s.set("threads", setup.threads);
+  s.set("pinned_cpus", fmt::format("{}", fmt::join(setup.ro.cpus, ",")));
+  s.set("input_shapes", shapes_text(build));
+  s.set("sequence", sequence_text(build.state));
   if (!build.inputs.empty()) {
     for (Field& f : build.block.fields) {
       if (f.first == "Input Shape") f.second = shapes_for_block(build);
@@ -95,43 +89,46 @@ void record_settings(Build& build, const BenchmarkSetup& setup) {
 }
 
 void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m) {
-  json& s = build.stats;
-  s["device_name"] = cpu_facts().model;
-  s["runtime_name"] = setup.runtime->display_name();
-  s["runtime_version"] = setup.runtime_version;
-  s.update(m.session_stats);
-  s["batch_size"] = m.batch;
-  s["iterations"] = m.stats.iterations;
-  s["stop_rule"] = setup.loop.rule == StopRule::Iterations ? "iterations"
-                   : setup.loop.rule == StopRule::Duration ? "duration"
-                                                           : "adaptive";
-  s["stop_reason"] = m.loop.stop_reason;
-  s["timed_s"] = m.loop.timed_s;
-  s["warmup_iterations"] = m.loop.warmup_iterations;
-  s["warmup_rounds"] = m.loop.warmup_rounds;
-  s["warmup_steady"] = m.loop.warmup_steady;
-  s["cold_latency_ms"] = m.loop.cold_ms;
-  s["mean_latency_ms"] = m.stats.mean_ms;
-  s["median_latency_ms"] = m.stats.median_ms;
-  s["median_ci_low_ms"] = m.stats.median_ci_low_ms;
-  s["median_ci_high_ms"] = m.stats.median_ci_high_ms;
-  s["min_latency_ms"] = m.stats.min_ms;
-  s["max_latency_ms"] = m.stats.max_ms;
-  s["std_latency_ms"] = m.stats.std_ms;
-  s["cv"] = m.stats.cv;
-  s["p90_latency_ms"] = m.stats.p90_ms;
-  s["p95_latency_ms"] = m.stats.p95_ms;
-  s["p99_latency_ms"] = m.stats.p99_ms;
-  s["throughput_ips"] = m.throughput_ips;
-  s["harness_overhead_ms"] = m.loop.overhead_median_ms;
-  s["harness_overhead_fraction"] = m.overhead_fraction;
-  s["memory_before_load_bytes"] = m.loop.rss_before_load_bytes;
-  s["peak_memory_load_bytes"] = m.loop.peak_rss_load_bytes;
-  s["peak_memory_run_bytes"] = m.loop.peak_rss_run_bytes;
-  s["peak_memory_bytes"] = std::max(m.loop.peak_rss_load_bytes, m.loop.peak_rss_run_bytes);
-  s["percentile_method"] = "linear interpolation between closest ranks (type 7)";
-  s["throughput_definition"] = "batch_size * 1000 / mean_latency_ms";
-  s["benchmarked_model"] = m.live ? std::string("live PyTorch model") : build.onnx_path.string();
+  BuildStats& s = build.stats;
+  s.set("device_name", cpu_facts().model);
+  s.set("runtime_name", setup.runtime->display_name());
+  s.set("runtime_version", setup.runtime_version);
+  // A runtime's own facts (torch.compile's) are kept where the field table names them.
+  for (const auto& [key, value] : m.session_stats.items()) {
+    if (find_field(key)) s.set(key, value);
+  }
+  s.set("batch_size", m.batch);
+  s.set("iterations", m.stats.iterations);
+  s.set("stop_rule", setup.loop.rule == StopRule::Iterations ? "iterations"
+                     : setup.loop.rule == StopRule::Duration ? "duration"
+                                                             : "adaptive");
+  s.set("stop_reason", m.loop.stop_reason);
+  s.set("timed_s", m.loop.timed_s);
+  s.set("warmup_iterations", m.loop.warmup_iterations);
+  s.set("warmup_rounds", m.loop.warmup_rounds);
+  s.set("warmup_steady", m.loop.warmup_steady);
+  s.set("cold_latency_ms", m.loop.cold_ms);
+  s.set("mean_latency_ms", m.stats.mean_ms);
+  s.set("median_latency_ms", m.stats.median_ms);
+  s.set("median_ci_low_ms", m.stats.median_ci_low_ms);
+  s.set("median_ci_high_ms", m.stats.median_ci_high_ms);
+  s.set("min_latency_ms", m.stats.min_ms);
+  s.set("max_latency_ms", m.stats.max_ms);
+  s.set("std_latency_ms", m.stats.std_ms);
+  s.set("cv", m.stats.cv);
+  s.set("p90_latency_ms", m.stats.p90_ms);
+  s.set("p95_latency_ms", m.stats.p95_ms);
+  s.set("p99_latency_ms", m.stats.p99_ms);
+  s.set("throughput_ips", m.throughput_ips);
+  s.set("harness_overhead_ms", m.loop.overhead_median_ms);
+  s.set("harness_overhead_fraction", m.overhead_fraction);
+  s.set("memory_before_load_bytes", m.loop.rss_before_load_bytes);
+  s.set("peak_memory_load_bytes", m.loop.peak_rss_load_bytes);
+  s.set("peak_memory_run_bytes", m.loop.peak_rss_run_bytes);
+  s.set("peak_memory_bytes", std::max(m.loop.peak_rss_load_bytes, m.loop.peak_rss_run_bytes));
+  s.set("percentile_method", "linear interpolation between closest ranks (type 7)");
+  s.set("throughput_definition", "batch_size * 1000 / mean_latency_ms");
+  s.set("benchmarked_model", m.live ? std::string("live PyTorch model") : build.onnx_path.string());
   json e = {{"cpu_model", m.env.cpu_model},
             {"physical_cores", m.env.physical_cores},
             {"logical_cpus", m.env.logical_cpus},
@@ -142,13 +139,13 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
             {"load_average_1m", m.env.load_average_1m},
             {"runnable_other_threads_before", m.env.runnable_before},
             {"runnable_other_threads_after", m.env.runnable_after}};
-  s["environment"] = e;
-  s["measurement_flags"] = m.flags;
-  s["noisy"] = !m.flags.empty();
-  const std::string samples = samples_file_name(result_fields_of(s));
+  s.set("environment", e);
+  s.set("measurement_flags", m.flags);
+  s.set("noisy", !m.flags.empty());
+  const std::string samples = samples_file_name(result_fields_of(s.fields()));
   write_file_atomic(build.dir->path() / samples,
                     json({{"unit", "ms"}, {"samples", m.loop.samples_ms}}).dump() + "\n");
-  s["samples_file"] = samples;
+  s.samples_file = samples;
 }
 
 std::vector<std::string> result_block_lines(const json& s, const std::string& correctness_line,
@@ -193,28 +190,24 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
 }
 
 void write_build_stats(Build& build) {
-  json stats = build.stats;
-  std::vector<ResultRecord> results;
+  BuildStats stats = build.stats;
   try {
     // The results earlier runs left in this build dir (any schema); unreadable ones are lost.
-    results = results_of(json_from_yaml(read_file(build.dir->stats_path())));
+    stats.results = results_of(json_from_yaml(read_file(build.dir->stats_path())));
   } catch (const std::exception&) {
   }
-  if (stats.contains("runtime")) {
+  if (stats.has("runtime")) {
     ResultRecord latest;
-    latest.fields = result_fields_of(stats);
+    latest.fields = result_fields_of(stats.fields());
     latest.key = result_key(latest.fields);
-    latest.status = build.state.value("build_status", std::string());
-    latest.error = build.state.value("error", std::string());
-    latest.failed_tool = build.state.value("failed_tool", std::string());
-    latest.finished = build.state.value("finished", std::string());
-    latest.samples_file = stats.value("samples_file", std::string());
-    results = merge_result(std::move(results), std::move(latest));
+    latest.status = build.state.build_status;
+    latest.error = build.state.error;
+    latest.failed_tool = build.state.failed_tool;
+    latest.finished = build.state.finished;
+    latest.samples_file = stats.samples_file;
+    stats.results = merge_result(std::move(stats.results), std::move(latest));
   }
-  json all = json::array();
-  for (const ResultRecord& r : results) all.push_back(r.to_json());
-  stats["results"] = all;
-  build.dir->write_stats(stats);
+  build.dir->write_stats(stats.to_json());
 }
 
 }  // namespace turnkey::engine_internal

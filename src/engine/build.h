@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
 #include "turnkey/common/tensor.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/report_printer.h"
@@ -20,9 +21,9 @@ namespace turnkey::engine_internal {
 struct Build {
   std::string build_name;
   std::optional<BuildDir> dir;
-  nlohmann::json state = nlohmann::json::object();
-  nlohmann::json previous_state;  // null when there was none (or it was unreadable)
-  nlohmann::json stats = nlohmann::json::object();
+  BuildState state;               // written as <name>_state.yaml (build_records.h)
+  nlohmann::json previous_state;  // as read (reuse_policy.h); null when none or unreadable
+  BuildStats stats;               // written as turnkey_stats.yaml; fields checked by fields.h
 
   // The current model artifact and what goes with it.
   std::filesystem::path onnx_path;

@@ -51,10 +51,9 @@ std::string reason_of(const std::exception& e) {
 
 // The tool the build was at: the last one started, else its first.
 std::string last_tool(const Build& build) {
-  const json& s = build.state;
-  if (s.contains("last_tool") && s["last_tool"].is_string()) return s["last_tool"];
-  if (s.contains("tools") && s["tools"].is_array() && !s["tools"].empty()) {
-    return s["tools"][0].value("name", "?");
+  if (!build.state.last_tool.empty()) return build.state.last_tool;
+  if (!build.state.tools.empty() && !build.state.tools[0].name.empty()) {
+    return build.state.tools[0].name;
   }
   return "?";
 }
@@ -69,9 +68,10 @@ std::string BuildRunner::claim_build_name(const fs::path& input, const std::stri
   try {
     std::error_code ec;
     if (fs::is_regular_file(candidate.state_path(), ec)) {
-      json state = json_from_yaml(read_file(candidate.state_path()));
-      if (state.is_object() && state.contains("input") && state["input"].is_string() &&
-          state["input"].get<std::string>() != abs) {
+      std::vector<std::string> problems;
+      const BuildState state =
+          BuildState::from_json(json_from_yaml(read_file(candidate.state_path())), problems);
+      if (!state.input.empty() && state.input != abs) {
         name = make_build_name(stem + "_" + sha256_hex(abs).substr(0, 4), hash8);
       }
     }
@@ -112,22 +112,25 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   build.dir.emplace(cache, build.build_name);
   build.dir->create();
   read_previous_state(build, first);
-  json sequence = json::array({first});
-  for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
-    sequence.push_back(call_label(*c));
   build.chain_key = first_key;
-  build.state = {{"build_name", build.build_name},
-                 {"build_status", status_name(Status::Incomplete)},
-                 {"turnkey_version", kVersion},
-                 {"input", fs::absolute(input).lexically_normal().string()},
-                 {"sequence", sequence},
-                 {"command_line", ctx_.request.command_line},
-                 {"rebuild", ctx_.request.global.rebuild},
-                 {"started", utc_timestamp_now()},
-                 {"tools", json::array({{{"name", first},
-                                         {"status", status_name(Status::Successful)},
-                                         {"key", first_key},
-                                         {"duration_s", first_s}}})}};
+  BuildState& s = build.state;
+  s = BuildState{};
+  s.build_name = build.build_name;
+  s.build_status = status_name(Status::Incomplete);
+  s.turnkey_version = kVersion;
+  s.input = fs::absolute(input).lexically_normal().string();
+  s.sequence = {first};
+  for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
+    s.sequence.push_back(call_label(*c));
+  s.command_line = ctx_.request.command_line;
+  s.rebuild = ctx_.request.global.rebuild;
+  s.started = utc_timestamp_now();
+  ToolStep step;
+  step.name = first;
+  step.status = status_name(Status::Successful);
+  step.key = first_key;
+  step.duration_s = first_s;
+  s.tools = {std::move(step)};
   if (ctx_.outcome.is_object() && ctx_.outcome.contains("builds")) {
     ctx_.outcome["builds"].push_back(
         {{"build", build.build_name}, {"dir", build.dir->path().string()}});
@@ -137,9 +140,9 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
 }
 
 void BuildRunner::save_state(Build& build) const {
-  build.state["chain_key"] = build.chain_key;
-  if (!build.onnx_path.empty()) build.state["onnx_path"] = build.onnx_path.string();
-  build.dir->write_state(build.state);
+  build.state.chain_key = build.chain_key;
+  if (!build.onnx_path.empty()) build.state.onnx_path = build.onnx_path.string();
+  build.dir->write_state(build.state.to_json());
 }
 
 void BuildRunner::write_log(const Build& build, const std::string& tool,
@@ -199,10 +202,10 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
             stale_reason(build.previous_state["tools"][index], spec.name, options, build);
     }
     if (reuse.entry) {
-      json entry = *reuse.entry;
-      entry["reused"] = true;
-      build.state["tools"].push_back(entry);
-      restore_outputs(build, entry);
+      ToolStep step = ToolStep::from_json(*reuse.entry);
+      step.reused = true;
+      build.state.tools.push_back(std::move(step));
+      restore_outputs(build, *reuse.entry);
       build.chain_key = key;
       write_log(build, label,
                 read_log(build, label) +
@@ -218,14 +221,15 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
           fmt::format("rebuilding {} from {}: {}", build.build_name, label, reuse.reason));
     }
     reuse_allowed = false;  // what follows a rebuilt tool is rebuilt too
-    json entry = {{"name", spec.name},
-                  {"status", status_name(Status::Running)},
-                  {"started", utc_timestamp_now()},
-                  {"key", key},
-                  {"options", options},
-                  {"versions", versions}};
-    if (label != spec.name) entry["stage"] = label;
-    if (!run_tool(build, spec, label, options, std::move(entry))) return;
+    ToolStep step;
+    step.name = spec.name;
+    step.status = status_name(Status::Running);
+    step.started = utc_timestamp_now();
+    step.key = key;
+    step.options = options;
+    step.versions = versions;
+    if (label != spec.name) step.stage = label;
+    if (!run_tool(build, spec, label, options, std::move(step))) return;
     if (spec.cacheable) build.chain_key = key;
     save_state(build);
     ++index;
@@ -233,9 +237,9 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
 }
 
 bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string& label,
-                           const json& options, json entry) {
-  build.state["tools"].push_back(std::move(entry));
-  build.state["last_tool"] = label;
+                           const json& options, ToolStep step) {
+  build.state.tools.push_back(std::move(step));
+  build.state.last_tool = label;
   save_state(build);
   ctx_.monitor.tool_started(build.build_name, label);
   ctx_.progress({{"e", "stage"}, {"stage", label}, {"build", build.build_name}});
@@ -244,6 +248,7 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
   std::string log;
   std::string error;
   Status status = Status::Successful;
+  int signal = 0;
   try {
     // Torch runtimes benchmark the live model: no ONNX file is needed before them.
     if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) ensure_facts(build);
@@ -263,23 +268,24 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
     }
     if (spec.produces == Artifact::OnnxModel) {
       ensure_facts(build);
-      record_outputs(build, build.state["tools"].back());
+      record_outputs(build, build.state.tools.back());
     }
   } catch (const std::exception& e) {
     status = status_of_failure(spec.name, e);
+    signal = signal_of_failure(e);
     error = reason_of(e);
     log += std::string("error: ") + e.what() + "\n";
   }
   const double seconds = seconds_since(t0);
   const bool ok = status == Status::Successful;
-  json& recorded = build.state["tools"].back();
-  recorded["status"] = status_name(ok ? Status::Successful : Status::Failed);
-  recorded["duration_s"] = seconds;
+  ToolStep& recorded = build.state.tools.back();
+  recorded.status = status_name(ok ? Status::Successful : Status::Failed);
+  recorded.duration_s = seconds;
   write_log(build, label, log);
   ctx_.monitor.tool_done(build.build_name, label, ok ? "done" : "failed", seconds);
   if (!ok) {
-    recorded["error"] = error;
-    fail(build, label, status, error);
+    recorded.error = error;
+    fail(build, label, status, error, signal);
   }
   return ok;
 }
@@ -289,32 +295,31 @@ void BuildRunner::contain(Build& build, const std::string& tool,
   try {
     work();
   } catch (const std::exception& e) {
-    fail(build, tool, status_of_failure(tool, e), reason_of(e));
+    fail(build, tool, status_of_failure(tool, e), reason_of(e), signal_of_failure(e));
   }
 }
 
 void BuildRunner::fail(Build& build, const std::string& tool, Status status,
-                       const std::string& reason) {
+                       const std::string& reason, int signal) {
   if (build.failed) return;  // the first failure is the build's
   build.failed = true;
   ctx_.any_failed = true;
   const bool mismatch = status == Status::NumericMismatch;
-  ctx_.note_failure(status, tool, reason);
+  ctx_.note_failure(status, tool, reason, signal);
   build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
                                 : fmt::format("Failed at {}: {}", tool, reason);
-  build.state["status"] = status_name(status);
-  build.stats["status"] = status_name(status);
+  build.state.status = status_name(status);
+  build.stats.status = status_name(status);
   // A numeric mismatch ran to the end: its numbers are kept, but it is not a valid result.
-  build.state["build_status"] = status_name(mismatch ? Status::NumericMismatch : Status::Failed);
-  build.state["error"] = reason;
-  build.state["failed_tool"] = tool;
+  build.state.build_status = status_name(mismatch ? Status::NumericMismatch : Status::Failed);
+  build.state.error = reason;
+  build.state.failed_tool = tool;
+  if (status == Status::Crashed && signal > 0) build.state.signal = signal;
   // No tool step stays "running" once the build has ended.
-  if (build.state.contains("tools") && build.state["tools"].is_array()) {
-    for (json& t : build.state["tools"]) {
-      if (t.value("status", "") == status_name(Status::Running)) {
-        t["status"] = status_name(Status::Failed);
-        if (!t.contains("error")) t["error"] = reason;
-      }
+  for (ToolStep& t : build.state.tools) {
+    if (t.status == status_name(Status::Running)) {
+      t.status = status_name(Status::Failed);
+      if (t.error.empty()) t.error = reason;
     }
   }
   if (!build.dir) return;  // failed before it had a dir: nothing to record in
@@ -330,20 +335,20 @@ void BuildRunner::finish_build(Build& build) {
   if (!build.dir) return;
   try {
     if (!build.failed) {
-      build.state["build_status"] = status_name(Status::Successful);
-      build.state["status"] = status_name(Status::Successful);
+      build.state.build_status = status_name(Status::Successful);
+      build.state.status = status_name(Status::Successful);
       if (build.block.status.empty()) build.block.status = "Model successfully built";
     }
-    build.state["finished"] = utc_timestamp_now();
-    build.stats["build_name"] = build.build_name;
-    build.stats["build_status"] = build.state["build_status"];
+    build.state.finished = utc_timestamp_now();
+    build.stats.build_name = build.build_name;
+    build.stats.build_status = build.state.build_status;
     if (build.failed) {
-      build.stats["failed_tool"] = build.state["failed_tool"];
-      build.stats["error"] = build.state["error"];
+      build.stats.failed_tool = build.state.failed_tool;
+      build.stats.error = build.state.error;
     }
     if (ctx_.request.global.lean_cache) {
       clean_build(build.dir->path());
-      build.state["lean_cache"] = true;
+      build.state.lean_cache = true;
     }
     save_state(build);
     write_build_stats(build);

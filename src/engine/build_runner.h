@@ -41,8 +41,10 @@ class BuildRunner {
   // std::exception) fails the build at `tool` with one line. Never throws.
   void contain(Build& build, const std::string& tool, const std::function<void()>& work);
 
-  // Records the build's failure at `tool` (its state too, when it can be written).
-  void fail(Build& build, const std::string& tool, Status status, const std::string& reason);
+  // Records the build's failure at `tool` (its state too, when it can be written). `signal`
+  // (> 0): the signal that crashed it.
+  void fail(Build& build, const std::string& tool, Status status, const std::string& reason,
+            int signal = 0);
 
   // Records the end of the build (status, finish time, stats; lean cache cleaning). Never throws.
   void finish_build(Build& build);
@@ -58,7 +60,7 @@ class BuildRunner {
   // Runs one tool not reused from the cache; false when it failed (recorded). `label`: the
   // call's name in logs and the monitor (call_label).
   bool run_tool(Build& build, const ToolSpec& spec, const std::string& label,
-                const nlohmann::json& options, nlohmann::json entry);
+                const nlohmann::json& options, ToolStep step);
 
   RunContext& ctx_;
 };

@@ -13,6 +13,7 @@
 #include "corpus_internal.h"
 #include "isolation.h"
 #include "turnkey/cache/build_cache.h"
+#include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
@@ -204,33 +205,34 @@ InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double d
     fs::path dir = build_dir[name].empty() ? cache_dir_ / name : fs::path(build_dir[name]);
     BuildDir bd(dir.parent_path(), name);
     try {
-      json state = json_from_yaml(read_file(bd.state_path()));
-      if (!state.is_object() || state.value("build_status", "") != "incomplete") continue;
+      std::vector<std::string> problems;
+      BuildState state =
+          BuildState::from_json(json_from_yaml(read_file(bd.state_path())), problems);
+      if (state.build_status != status_name(Status::Incomplete)) continue;
       const std::string stage = build_stage.count(name) ? build_stage[name] : last_stage;
-      state["build_status"] = r.status;
-      state["status"] = r.status;
-      state["failed_tool"] = stage;
-      state["last_tool"] = stage;
-      state["error"] = description;
-      if (r.signal > 0) state["signal"] = r.signal;
-      state["finished"] = utc_timestamp_now();
-      if (state.contains("tools") && state["tools"].is_array() && !state["tools"].empty() &&
-          state["tools"].back().value("status", "") == "running") {
-        state["tools"].back()["status"] = r.status;
+      state.build_status = r.status;
+      state.status = r.status;
+      state.failed_tool = stage;
+      state.last_tool = stage;
+      state.error = description;
+      if (r.signal > 0) state.signal = r.signal;
+      state.finished = utc_timestamp_now();
+      if (!state.tools.empty() && state.tools.back().status == status_name(Status::Running)) {
+        state.tools.back().status = r.status;
       }
-      bd.write_state(state);
-      json stats = json::object();
+      bd.write_state(state.to_json());
+      BuildStats stats;
+      stats.results_recorded = false;
       try {
-        stats = json_from_yaml(read_file(bd.stats_path()));
-        if (!stats.is_object()) stats = json::object();
+        stats = BuildStats::from_json(json_from_yaml(read_file(bd.stats_path())));
       } catch (const Error&) {
       }
-      stats["build_name"] = name;
-      stats["build_status"] = r.status;
-      stats["status"] = r.status;
-      stats["failed_tool"] = stage;
-      stats["error"] = description;
-      bd.write_stats(stats);
+      stats.build_name = name;
+      stats.build_status = r.status;
+      stats.status = r.status;
+      stats.failed_tool = stage;
+      stats.error = description;
+      bd.write_stats(stats.to_json());
     } catch (const Error&) {
       // A state that cannot be read or written: the input record still says what happened.
     }

@@ -144,11 +144,11 @@ void InputLoop::run_onnx_file(const InputItem& item) {
     const double load_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     runner_.open_build(build, ctx_.cache_dir, item.path, "load-onnx", first_key, load_s);
-    build.stats["model_name"] = title;
-    build.stats["model_type"] = "ONNX file";
-    build.stats["hash"] = facts.sha256.substr(0, 8);
-    build.stats["hash_full"] = facts.sha256;
-    build.stats["input"] = build.onnx_path.string();
+    build.stats.set("model_name", title);
+    build.stats.set("model_type", "ONNX file");
+    build.stats.set("hash", facts.sha256.substr(0, 8));
+    build.stats.set("hash_full", facts.sha256);
+    build.stats.set("input", build.onnx_path.string());
     build.block = onnx_file_block(title, facts, build.dir->path().string());
     std::string log =
         fmt::format("loaded {}\nsha256 {}\nopset {}, IR {}, {} nodes, {} parameters\n",
@@ -161,10 +161,10 @@ void InputLoop::run_onnx_file(const InputItem& item) {
       prepare_inputs(build);
     } catch (const std::exception& e) {
       runner_.write_log(build, "load-onnx", log + "error: " + e.what() + "\n");
-      build.state["tools"][0]["status"] = status_name(Status::Failed);
+      build.state.tools[0].status = status_name(Status::Failed);
       throw;
     }
-    log += "inputs: " + build.stats.value("input_source", std::string("?")) + "\n";
+    log += "inputs: " + build.stats.text("input_source", "?") + "\n";
     runner_.write_log(build, "load-onnx", log);
     runner_.run_tools(build, "load-onnx");
   });
@@ -216,7 +216,7 @@ void InputLoop::run_load_build(const InputItem& item) {
     // Keep the model facts the earlier build recorded (name, class, hash, ...).
     try {
       json old_stats = json_from_yaml(read_file(state_path.parent_path() / "turnkey_stats.yaml"));
-      carry_model_facts(old_stats, build.stats);
+      build.stats.carry_model_facts(old_stats);
     } catch (const Error&) {
     }
     if (previous.contains("tools")) {
@@ -237,11 +237,12 @@ void InputLoop::run_load_build(const InputItem& item) {
     }
     runner_.open_build(build, cache, previous.value("input", item.path.string()), "load-build",
                        previous.value("chain_key", ""), 0);
-    build.state["continued_from"] = previous.value("sequence", json::array());
+    std::vector<std::string> ignored;
+    build.state.continued_from = BuildState::from_json(previous, ignored).sequence;
     ModelBlock& b = build.block;
-    b.title = build.stats.value("model_name", build.build_name);
-    b.fields = {{"Model Type", build.stats.value("model_type", std::string("?"))},
-                {"Hash", build.stats.value("hash", std::string("?"))},
+    b.title = build.stats.text("model_name", build.build_name);
+    b.fields = {{"Model Type", build.stats.text("model_type", "?")},
+                {"Hash", build.stats.text("hash", "?")},
                 {"Build dir", build.dir->path().string()}};
     ensure_facts(build);
     runner_.write_log(

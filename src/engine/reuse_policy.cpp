@@ -161,7 +161,7 @@ std::string artifact_problem(const json& entry) {
   return "";
 }
 
-void record_outputs(const Build& build, json& entry) {
+void record_outputs(const Build& build, ToolStep& step) {
   json in = json::array(), out = json::array(), artifacts = json::array();
   artifacts.push_back(artifact_record(build.onnx_path));
   for (const auto& p : build.input_pbs) {
@@ -172,8 +172,8 @@ void record_outputs(const Build& build, json& entry) {
     out.push_back(p.string());
     artifacts.push_back(artifact_record(p));
   }
-  entry["outputs"] = {{"onnx_path", build.onnx_path.string()}, {"inputs", in}, {"outputs", out}};
-  entry["artifacts"] = artifacts;
+  step.outputs = {{"onnx_path", build.onnx_path.string()}, {"inputs", in}, {"outputs", out}};
+  step.artifacts = artifacts;
 }
 
 void restore_outputs(Build& build, const json& entry) {

@@ -46,7 +46,7 @@ std::string artifact_problem(const nlohmann::json& entry);
 
 // The `outputs` ({onnx_path, inputs, outputs}) and `artifacts` of a tool that produced
 // build.onnx_path, for its state entry.
-void record_outputs(const Build& build, nlohmann::json& entry);
+void record_outputs(const Build& build, ToolStep& step);
 
 // Takes a reused entry's outputs back into the build (onnx_path, input and output .pb files).
 void restore_outputs(Build& build, const nlohmann::json& entry);

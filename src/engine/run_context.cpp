@@ -25,12 +25,13 @@ void RunContext::notice(const std::string& text) const {
   std::cerr << "turnkey: " << text << "\n" << std::flush;
 }
 
-void RunContext::note_failure(Status status, const std::string& stage, const std::string& error) {
+void RunContext::note_failure(Status status, const std::string& stage, const std::string& error,
+                              int signal) {
   if (!outcome.is_object() || !outcome.value("status", "").empty()) return;
   outcome["status"] = status_name(status);
   outcome["stage"] = stage;
   outcome["error"] = one_line(error);
-  if (int sig = signal_in(error); status == Status::Crashed && sig > 0) outcome["signal"] = sig;
+  if (status == Status::Crashed && signal > 0) outcome["signal"] = signal;
 }
 
 void RunContext::progress(const json& event) const {

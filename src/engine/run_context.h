@@ -33,7 +33,9 @@ struct RunContext {
   // "turnkey: <text>" on stderr, after what stdout has so far.
   void notice(const std::string& text) const;
   // Records the input's first failure for the supervisor (worker mode); later ones are ignored.
-  void note_failure(Status status, const std::string& stage, const std::string& error);
+  // `signal` (> 0): the signal that crashed it, from a wait status.
+  void note_failure(Status status, const std::string& stage, const std::string& error,
+                    int signal = 0);
   // A progress event for the supervisor (worker mode only).
   void progress(const nlohmann::json& event) const;
 };

@@ -22,26 +22,26 @@ using nlohmann::json;
 
 namespace {
 
-void record_model(json& s, const DiscoveredModel& m, const DiscoveryResult& disc,
+void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult& disc,
                   const std::string& script, const std::string& labels) {
-  s["script"] = script;
-  s["input"] = script;
-  s["model_name"] = m.name;
-  s["class"] = m.class_name;
-  s["class_path"] = m.class_path;
-  s["model_type"] = m.model_type;
-  s["location"] = fmt::format("{}, line {}", m.file, m.line);
-  s["parameters"] = m.parameters;
-  s["parameter_bytes"] = m.parameter_bytes;
-  s["hash"] = m.hash8();
-  s["hash_full"] = m.hash;
-  s["inputs"] = m.inputs;
-  s["executed"] = m.executed;
-  s["depth"] = m.depth;
-  s["labels"] = labels;
-  s["torch_version"] = disc.torch_version;
-  s["onnx_python_version"] = disc.onnx_version;
-  s["python_version"] = disc.python_version;
+  s.set("script", script);
+  s.set("input", script);
+  s.set("model_name", m.name);
+  s.set("class", m.class_name);
+  s.set("class_path", m.class_path);
+  s.set("model_type", m.model_type);
+  s.set("location", fmt::format("{}, line {}", m.file, m.line));
+  s.set("parameters", m.parameters);
+  s.set("parameter_bytes", m.parameter_bytes);
+  s.set("hash", m.hash8());
+  s.set("hash_full", m.hash);
+  s.set("inputs", m.inputs);
+  s.set("executed", m.executed);
+  s.set("depth", m.depth);
+  s.set("labels", labels);
+  s.set("torch_version", disc.torch_version);
+  s.set("onnx_python_version", disc.onnx_version);
+  s.set("python_version", disc.python_version);
 }
 
 }  // namespace
@@ -108,7 +108,8 @@ void InputLoop::run_script(const InputItem& item) {
       discover_s);
   for (const std::string& w : disc.warnings) discover_log += "warning: " + w + "\n";
   if (!disc.traceback.empty()) discover_log += "\n" + disc.traceback;
-  const Status ended_status = python_end_status(disc.error).value_or(Status::DiscoveryFailed);
+  const Status ended_status =
+      python_end_status(disc.error_status, disc.signal).value_or(Status::DiscoveryFailed);
 
   std::vector<ModelBlock> blocks;
   int builds_started = 0;
@@ -134,15 +135,16 @@ void InputLoop::run_script(const InputItem& item) {
       runner_.contain(build, "discover", [&] {
         lock.emplace(ctx_.cache_dir / build.build_name, [&] { waiting_for(build.build_name); });
         runner_.open_build(build, ctx_.cache_dir, item.path, "discover", first_key, discover_s);
-        build.state["model_name"] = m.name;
-        build.state["hash_full"] = m.hash;
+        build.state.model_name = m.name;
+        build.state.hash_full = m.hash;
         record_model(build.stats, m, disc, so.script.string(), labels_to_string(labels));
         runner_.write_log(build, "discover", discover_log);
         build.block.sig_fields.push_back({"Build dir", build.dir->path().string()});
         if (!disc.ready) {
           runner_.fail(build, "discover", ended_status,
                        "the script's process ended before its models could be built (" +
-                           one_line(disc.error) + ")");
+                           one_line(disc.error) + ")",
+                       disc.signal);
         } else {
           runner_.run_tools(build, "discover");
         }
@@ -152,9 +154,10 @@ void InputLoop::run_script(const InputItem& item) {
       session.report_built(
           m.id, {{"build_name", build.build_name},
                  {"build_dir", build.dir ? build.dir->path().string() : ""},
-                 {"status", build.state.value("build_status", status_name(Status::Failed))},
-                 {"error", build.state.value("error", "")},
-                 {"failed_tool", build.state.value("failed_tool", "")}});
+                 {"status", build.state.build_status.empty() ? status_name(Status::Failed)
+                                                             : build.state.build_status},
+                 {"error", build.state.error},
+                 {"failed_tool", build.state.failed_tool}});
     }
     blocks.push_back(std::move(build.block));
   }
@@ -168,7 +171,8 @@ void InputLoop::run_script(const InputItem& item) {
     ctx_.note_failure(ended_status, "discover",
                       disc.script_status == "exit"
                           ? fmt::format("the script exited with code {}", disc.exit_code)
-                          : disc.error);
+                          : disc.error,
+                      disc.signal);
     fs::path log = write_script_log(item, discover_log);
     footer.status = disc.script_status == "exit"
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)

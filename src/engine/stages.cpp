@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -34,24 +36,24 @@ int resolve_opset(const json& options) {
   return static_cast<int>(env_int("TURNKEY_ONNX_OPSET", 7, 30).value_or(kDefaultOpset));
 }
 
-void record_facts(json& s, const onnx_model::ModelFacts& facts) {
-  s["onnx_file"] = facts.path.string();
-  s["onnx_file_size_bytes"] = facts.file_size_bytes;
-  s["onnx_opset"] = facts.opset;
-  s["onnx_ir_version"] = facts.ir_version;
-  s["onnx_producer"] = facts.producer;
+void record_facts(BuildStats& s, const onnx_model::ModelFacts& facts) {
+  s.set("onnx_file", facts.path.string());
+  s.set("onnx_file_size_bytes", facts.file_size_bytes);
+  s.set("onnx_opset", facts.opset);
+  s.set("onnx_ir_version", facts.ir_version);
+  s.set("onnx_producer", facts.producer);
   // What the file holds: the exporter stores identical weights once (untrained models, or a
   // TransformerEncoder's deep-copied layers), so this can be far below the model's count.
-  s["onnx_parameters"] = facts.parameters;
-  s["onnx_parameter_bytes"] = facts.parameter_bytes;
+  s.set("onnx_parameters", facts.parameters);
+  s.set("onnx_parameter_bytes", facts.parameter_bytes);
   // The model's own count (PyTorch's, from discovery) stays; an ONNX input has only the file's.
-  if (!s.contains("parameters")) {
-    s["parameters"] = facts.parameters;
-    s["parameter_bytes"] = facts.parameter_bytes;
+  if (!s.has("parameters")) {
+    s.set("parameters", facts.parameters);
+    s.set("parameter_bytes", facts.parameter_bytes);
   }
-  s["onnx_node_count"] = facts.node_count;
-  s["onnx_ops"] = facts.op_histogram;
-  if (!facts.checker_note.empty()) s["onnx_checker_note"] = facts.checker_note;
+  s.set("onnx_node_count", facts.node_count);
+  s.set("onnx_ops", facts.op_histogram);
+  if (!facts.checker_note.empty()) s.set("onnx_checker_note", facts.checker_note);
   auto describe = [](const std::vector<onnx_model::ValueInfo>& values) {
     json out = json::array();
     for (const auto& v : values) {
@@ -66,8 +68,8 @@ void record_facts(json& s, const onnx_model::ModelFacts& facts) {
     }
     return out;
   };
-  s["onnx_inputs"] = describe(facts.inputs);
-  s["onnx_outputs"] = describe(facts.outputs);
+  s.set("onnx_inputs", describe(facts.inputs));
+  s.set("onnx_outputs", describe(facts.outputs));
 }
 
 // Inputs shipped with an ONNX file in the ONNX test-data layout (the model zoo's and the
@@ -122,18 +124,18 @@ void prepare_inputs(Build& build) {
     // An fp16 model with kept io types, or an optimized one, has the same inputs as the export.
     build.inputs = matching_inputs(build.input_pbs, facts);
     if (!build.inputs.empty() || (facts.inputs.empty() && !build.input_pbs.empty())) {
-      build.stats["input_source"] = "captured from the script";
+      build.stats.set("input_source", "captured from the script");
       return;
     }
     build.inputs = shipped_inputs(build.source_input, facts);
     if (!build.inputs.empty()) {
-      build.stats["input_source"] = "test_data_set_0 beside the model";
+      build.stats.set("input_source", "test_data_set_0 beside the model");
       return;
     }
   }
   auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
   build.inputs = onnx_model::generate_inputs(facts, shapes);
-  build.stats["input_source"] = "generated (seeded)";
+  build.stats.set("input_source", "generated (seeded)");
 }
 
 std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
@@ -170,8 +172,8 @@ std::string tool_versions(const std::string& tool, const Build& build, const jso
     // files exports write, so exports made before it are rebuilt.
     constexpr int kExporterFixesRevision = 1;
     return fmt::format("torch {}, onnx {}, exporter fixes {}",
-                       build.stats.value("torch_version", "?"),
-                       build.stats.value("onnx_python_version", "?"), kExporterFixesRevision);
+                       build.stats.text("torch_version", "?"),
+                       build.stats.text("onnx_python_version", "?"), kExporterFixesRevision);
   }
   const Runtime* ort = find_runtime("ort");
   std::string ort_version = ort ? ort->version() : "?";
@@ -196,7 +198,16 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   const fs::path target =
       onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
   const std::string exporter = options.value("exporter", "torchscript");
-  ExportResult r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  ExportResult r;
+  try {
+    r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+  } catch (const Error& e) {
+    // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
+    if (const int signal = build.session->end_signal(); signal > 0) {
+      throw StatusError(Status::Crashed, e, signal);
+    }
+    throw;
+  }
   log += fmt::format("opset {}, exporter {}\n", opset, exporter);
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
@@ -204,7 +215,12 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     if (env_bool("TURNKEY_TRACEBACK", false) && !r.traceback.empty()) {
       std::fprintf(stderr, "%s", r.traceback.c_str());
     }
-    throw Error(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+    const Error failure(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+    // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
+    if (std::optional<Status> s = python_end_status(r.error_status, 0)) {
+      throw StatusError(*s, failure);
+    }
+    throw failure;
   }
   log += fmt::format("exported {} in {:.3f} s\n", r.onnx_path.string(), r.export_s);
   build.onnx_path = r.onnx_path;
@@ -214,10 +230,10 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     log += fmt::format("turnkey's exporter fixes in this graph: {}\n",
                        fmt::join(r.exporter_fixes, ", "));
   }
-  build.stats["export_s"] = r.export_s;
-  build.stats["opset"] = opset;
-  build.stats["exporter"] = exporter;
-  build.stats["exporter_fixes"] = r.exporter_fixes;
+  build.stats.set("export_s", r.export_s);
+  build.stats.set("opset", opset);
+  build.stats.set("exporter", exporter);
+  build.stats.set("exporter_fixes", r.exporter_fixes);
 }
 
 // ---- build stages (src/build/) ----------------------------------------------------------------
@@ -247,13 +263,13 @@ void tool_optimize_ort(Build& build, const json& options, std::string& log) {
                      r.external_data.empty() ? "" : ", external data " + r.external_data,
                      r.duration_ms);
   build.onnx_path = output;
-  build.stats["optimize_level"] = build::ort_opt_level_name(level);
-  build.stats["optimize_nodes_before"] = r.nodes_before;
-  build.stats["optimize_nodes_after"] = r.nodes_after;
-  build.stats["optimized_model_portable"] = r.portable;
+  build.stats.set("optimize_level", build::ort_opt_level_name(level));
+  build.stats.set("optimize_nodes_before", r.nodes_before);
+  build.stats.set("optimize_nodes_after", r.nodes_after);
+  build.stats.set("optimized_model_portable", r.portable);
   // ONNX Runtime 1.29 fails to optimize some models again that it optimized at extended and
   // above; they need no more, so the benchmark loads them with optimizations off.
-  build.stats["ort_preoptimized"] = level != build::OrtOptLevel::Basic;
+  build.stats.set("ort_preoptimized", level != build::OrtOptLevel::Basic);
 }
 
 void tool_convert_fp16(Build& build, const json& options, std::string& log) {
@@ -276,17 +292,17 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   // benchmark's inputs (tolerance in docs/build_stages.md).
   build::CompareOptions compare;
   compare.shapes = shapes;
-  compare.optimize_reference = !build.stats.value("ort_preoptimized", false);
+  compare.optimize_reference = !build.stats.flag("ort_preoptimized");
   build::Comparison c = build::compare_models(reference, output, compare);
   log += fmt::format("against float32: worst relative error {:.3g}, worst cosine {:.6f}\n",
                      c.worst_rel_error, c.worst_cosine);
   if (const std::string ties = build::describe_ties(c); !ties.empty()) {
     log += "rows ordered by a score: " + ties + (c.inconclusive ? " (inconclusive)\n" : "\n");
-    build.stats["fp16_ties"] = ties;
+    build.stats.set("fp16_ties", ties);
   }
-  build.stats["fp16_worst_rel_error"] = c.worst_rel_error;
-  build.stats["fp16_worst_cosine"] = c.worst_cosine;
-  build.stats["fp16_keep_io_types"] = fp16.keep_io_types;
+  build.stats.set("fp16_worst_rel_error", c.worst_rel_error);
+  build.stats.set("fp16_worst_cosine", c.worst_cosine);
+  build.stats.set("fp16_keep_io_types", fp16.keep_io_types);
   if (!c.within) {
     throw Error(ErrorKind::Export,
                 fmt::format("float16 outputs outside tolerance: relative error {:.3g} (max {}), "
@@ -295,14 +311,14 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
                             compare.tolerance.min_cosine));
   }
   build.onnx_path = output;
-  build.stats["ort_preoptimized"] = false;
+  build.stats.set("ort_preoptimized", false);
 }
 
 void tool_check_onnx(Build& build, const json&, std::string& log) {
   build::CheckVerdict v = build::check_onnx(build.onnx_path);
   log += fmt::format("{}: {} ({:.1f} ms)\n", v.passed ? "passed" : "failed at " + v.stage, v.reason,
                      v.duration_ms);
-  build.stats["check_onnx"] = v.passed ? "passed" : "failed at " + v.stage + ": " + v.reason;
+  build.stats.set("check_onnx", v.passed ? "passed" : "failed at " + v.stage + ": " + v.reason);
   if (!v.passed) throw Error(ErrorKind::InvalidInput, fmt::format("{}: {}", v.stage, v.reason));
 }
 

@@ -1,6 +1,5 @@
 #include "turnkey/engine/status.h"
 
-#include <cstdlib>
 #include <map>
 #include <new>
 
@@ -133,18 +132,9 @@ Status failure_status_of_tool(const std::string& tool) {
   return it == by_tool.end() ? Status::Crashed : it->second;
 }
 
-int signal_in(const std::string& error) {
-  const std::string marker = "killed by signal ";
-  size_t at = error.find(marker);
-  if (at == std::string::npos) return 0;
-  return std::atoi(error.c_str() + at + marker.size());
-}
-
-std::optional<Status> python_end_status(const std::string& error) {
-  // The Python side's one-line error is "ExceptionClass: message" (python/turnkeyml).
-  const std::string type = error.substr(0, error.find(':'));
-  if (type == "MemoryError") return Status::OutOfMemory;
-  if (signal_in(error) > 0) return Status::Crashed;
+std::optional<Status> python_end_status(const std::string& error_status, int signal) {
+  if (std::optional<Status> s = parse_status(error_status)) return s;
+  if (signal > 0) return Status::Crashed;
   return std::nullopt;
 }
 
@@ -155,10 +145,12 @@ Status status_of_failure(const std::string& tool, const std::exception& error) {
     if (e->kind() == ErrorKind::NumericMismatch) return Status::NumericMismatch;
     if (e->kind() == ErrorKind::Timeout) return Status::Timeout;
   }
-  if (tool == "discover" || tool == "export-pytorch") {
-    if (std::optional<Status> s = python_end_status(error.what())) return *s;
-  }
   return failure_status_of_tool(tool);
+}
+
+int signal_of_failure(const std::exception& error) {
+  const auto* s = dynamic_cast<const StatusError*>(&error);
+  return s ? s->signal() : 0;
 }
 
 std::string status_display(const std::string& name, int signal) {

@@ -313,6 +313,59 @@ TEST(CorpusRuns, TimeoutFromTheEnvironmentAndUsageErrors) {
   EXPECT_NE(env.err.find("TURNKEY_TIMEOUT_SECONDS=soon"), std::string::npos) << env.err;
 }
 
+// How the Python side ended decides a status through the protocol's fields (error_status) and
+// the child's wait status, never through a message's wording (docs/protocol.md, Errors).
+TEST(CorpusRuns, PythonSideEndsTakeTheirStatusFromTheProtocolNotTheWording) {
+  TempDir dir("tk-python-ends");
+  const fs::path scripts = dir / "scripts";
+  fs::create_directories(scripts);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"raises_memory_error", "raise MemoryError('cannot allocate 1 TB')\n"},
+      {"killed_by_sigkill", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
+      {"says_memory_error",
+       "raise ValueError('MemoryError: the Python side was killed by signal 9')\n"},
+      {"memory_error_in_export",
+       "import torch\n\n\nclass Big(torch.nn.Module):\n    def forward(self, x):\n"
+       "        if torch.onnx.is_in_onnx_export():\n"
+       "            raise MemoryError('export needs 1 TB')\n        return x * 2\n\n\n"
+       "big = Big()\nbig(torch.rand(1, 4))\n"},
+  };
+  std::vector<std::string> args;
+  for (const auto& [name, body] : cases) {
+    std::ofstream(scripts / (name + ".py")) << body;
+    args.push_back((scripts / (name + ".py")).string());
+  }
+  args.insert(args.end(), {"--process-isolation", "--iterations", "5"});
+  RunResult r = run_turnkey(args, dir / "cache", {}, {}, 600);
+  ASSERT_FALSE(r.timed_out) << r.all();
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  const std::map<std::string, std::string> expected = {{"raises_memory_error", "out_of_memory"},
+                                                       {"killed_by_sigkill", "crashed (signal 9)"},
+                                                       {"says_memory_error", "discovery_failed"},
+                                                       {"memory_error_in_export", "out_of_memory"}};
+  for (const auto& [name, status] : expected) {
+    const std::string record = record_of(dir / "cache", name);
+    ASSERT_FALSE(record.empty()) << name << " has no record\n" << r.all();
+    std::string got = yaml_string(record, "status");
+    if (!yaml_string(record, "signal").empty())
+      got += " (signal " + yaml_string(record, "signal") + ")";
+    EXPECT_EQ(got, status) << name << ":\n" << record;
+  }
+  // The build whose export raised MemoryError records it as its status, at export-pytorch.
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(dir / "cache")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("memory_error_in_export_", 0) != 0) continue;
+    const std::string state = slurp(e.path() / (name + "_state.yaml"));
+    found = true;
+    EXPECT_EQ(yaml_string(state, "status"), "out_of_memory") << state;
+    EXPECT_EQ(yaml_string(state, "failed_tool"), "export-pytorch") << state;
+  }
+  EXPECT_TRUE(found) << "memory_error_in_export.py started no build\n" << r.all();
+  // The summary shows the signal with the crash.
+  EXPECT_NE(r.out.find("crashed (signal 9)"), std::string::npos) << r.out;
+}
+
 // Ctrl-C (SIGINT) to a corpus run stops the running input with it, records it as cancelled,
 // still prints the summary, and exits with 128 + 2; a rerun runs the cancelled input again.
 TEST(CorpusRuns, InterruptedRunCancelsItsInputAndARerunRunsItAgain) {

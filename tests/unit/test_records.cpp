@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "support/temp_dir.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/cache/fields.h"
+#include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/report/cache_list.h"
 #include "turnkey/report/report.h"
@@ -178,6 +180,194 @@ TEST(BuildFiles, BothFilesCarryTheSchemaVersion) {
   dir.write_stats({{"model_name", "m"}});
   EXPECT_EQ(json_from_yaml(read_file(dir.state_path()))["schema_version"], kStateSchemaVersion);
   EXPECT_EQ(json_from_yaml(read_file(dir.stats_path()))["schema_version"], kStatsSchemaVersion);
+}
+
+// ---- The typed records the engine writes: write -> read -> equal --------------------------------
+
+BuildState full_state() {
+  BuildState s;
+  s.build_name = "m_12345678";
+  s.build_status = "failed";
+  s.status = "crashed";
+  s.error = "the Python side was killed by signal 9 (Killed) during export";
+  s.failed_tool = "export-pytorch";
+  s.last_tool = "export-pytorch";
+  s.started = "2026-11-23T15:14:40.000Z";
+  s.finished = "2026-11-23T15:14:42.045Z";
+  s.turnkey_version = "0.1.0";
+  s.input = "/tmp/m.py";
+  s.command_line = "turnkey /tmp/m.py";
+  s.rebuild = "if_needed";
+  s.chain_key = "abc";
+  s.onnx_path = "/tmp/c/m_12345678/onnx/m-op17-base.onnx";
+  s.model_name = "model";
+  s.hash_full = std::string(64, 'a');
+  s.sequence = {"load-build", "benchmark"};
+  s.continued_from = {"discover", "export-pytorch"};
+  s.lean_cache = true;
+  s.signal = 9;
+  ToolStep first;
+  first.name = "discover";
+  first.status = "successful";
+  first.key = "k0";
+  first.duration_s = 0.5;
+  ToolStep second;
+  second.name = "export-pytorch";
+  second.status = "failed";
+  second.started = "2026-11-23T15:14:41.000Z";
+  second.key = "k1";
+  second.options = {{"opset", 17}};
+  second.versions = "torch 1.13.1";
+  second.error = "killed";
+  second.duration_s = 1.25;
+  second.outputs = {
+      {"onnx_path", "/x.onnx"}, {"inputs", json::array()}, {"outputs", json::array()}};
+  second.artifacts = json::array({{{"path", "/x.onnx"}, {"size_bytes", 10}, {"sha256", "ff"}}});
+  second.reused = true;
+  second.rest = {{"from_a_newer_writer", 1}};
+  s.tools = {first, second};
+  return s;
+}
+
+TEST(TypedRecords, BuildStateWriteReadIsEqual) {
+  const BuildState s = full_state();
+  std::vector<std::string> problems;
+  const BuildState back = BuildState::from_json(s.to_json(), problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(back.to_json(), s.to_json());
+  EXPECT_EQ(back.status, "crashed");
+  EXPECT_EQ(back.signal, 9);
+  EXPECT_TRUE(back.lean_cache);
+  EXPECT_EQ(back.continued_from, s.continued_from);
+  ASSERT_EQ(back.tools.size(), 2u);
+  EXPECT_EQ(back.tools[1].duration_s, 1.25);
+  EXPECT_EQ(back.tools[1].options, s.tools[1].options);
+  EXPECT_TRUE(back.tools[1].reused);
+  EXPECT_FALSE(back.tools[0].reused);
+  EXPECT_EQ(back.tools[1].rest, (json{{"from_a_newer_writer", 1}}));
+  // Through the YAML file as the engine writes it.
+  test::TempDir d{"tk-records"};
+  BuildDir dir(d.path(), s.build_name);
+  dir.create();
+  dir.write_state(s.to_json());
+  const BuildState read =
+      BuildState::from_json(json_from_yaml(read_file(dir.state_path())), problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(read.schema_version, kStateSchemaVersion);
+  json written = read.to_json();
+  written.erase("schema_version");
+  EXPECT_EQ(written, s.to_json());
+}
+
+TEST(TypedRecords, EmptyTextIsNotWrittenAndUnknownKeysStay) {
+  BuildState s;
+  s.build_name = "b";
+  const json j = s.to_json();
+  EXPECT_EQ(j, (json{{"build_name", "b"}, {"sequence", json::array()}, {"tools", json::array()}}));
+  std::vector<std::string> problems;
+  const json odd = {{"build_name", "b"},
+                    {"started", 5},
+                    {"future", {{"x", 1}}},
+                    {"sequence", json::array()},
+                    {"tools", json::array()}};
+  EXPECT_EQ(BuildState::from_json(odd, problems).to_json(), odd)
+      << "a mistyped field the reader does not check is kept as read";
+  EXPECT_TRUE(problems.empty());
+  BuildState::from_json({{"build_status", 3}}, problems);
+  EXPECT_EQ(problems, std::vector<std::string>{"state: build_status is not text"});
+}
+
+TEST(TypedRecords, StatsFieldsAreCheckedByTheFieldTable) {
+  BuildStats s;
+  s.set("model_name", "m");
+  s.set("parameters", int64_t{10});
+  s.set("median_latency_ms", 0.5);
+  s.set("median_latency_ms", 1);  // an integer is a number
+  s.set("exporter_fixes", json::array({"aten_zero"}));
+  s.set("correctness", {{"verdict", "within_tolerance"}});
+  s.set("torch_version", nullptr);  // a value not known
+  EXPECT_EQ(s.text("model_name"), "m");
+  EXPECT_EQ(s.number("median_latency_ms"), 1.0);
+  EXPECT_TRUE(s.has("torch_version"));
+  const auto internal = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::Internal;
+    }
+    return false;
+  };
+  EXPECT_TRUE(internal([&] { s.set("no_such_field", 1); }));
+  EXPECT_TRUE(internal([&] { s.set("status", "successful"); })) << "a Report field has no key";
+  EXPECT_TRUE(internal([&] { s.set("parameters", 1.5); }));
+  EXPECT_TRUE(internal([&] { s.set("model_name", 3); }));
+  EXPECT_TRUE(internal([&] { s.set("noisy", "yes"); }));
+  EXPECT_TRUE(internal([&] { s.set("measurement_flags", json::array({1})); }));
+  EXPECT_FALSE(s.has("no_such_field"));
+}
+
+TEST(TypedRecords, BuildStatsWriteReadIsEqual) {
+  BuildStats s;
+  s.set("model_name", "m");
+  s.set("hash", "abcd1234");
+  s.set("onnx_ops", {{"Gemm", 1}});
+  s.set("runtime", "ort");
+  s.set("threads", 2);
+  s.set("median_latency_ms", 0.0013);
+  s.build_name = "m_abcd1234";
+  s.build_status = "successful";
+  s.samples_file = "samples_ort_x86_12345678.json";
+  s.results = {record("ort", 2, 0.0013, "t1"), record("torchscript", 2, 0.004, "t2")};
+  const json j = s.to_json();
+  const BuildStats back = BuildStats::from_json(j);
+  EXPECT_EQ(back.to_json(), j);
+  EXPECT_EQ(back.fields(), s.fields());
+  EXPECT_EQ(back.build_status, "successful");
+  EXPECT_EQ(back.samples_file, s.samples_file);
+  ASSERT_EQ(back.results.size(), 2u);
+  EXPECT_EQ(back.results[1].fields, s.results[1].fields);
+  // Through the YAML file: numbers keep their digits.
+  test::TempDir d{"tk-records"};
+  BuildDir dir(d.path(), s.build_name);
+  dir.create();
+  dir.write_stats(j);
+  json read = BuildStats::from_json(json_from_yaml(read_file(dir.stats_path()))).to_json();
+  EXPECT_EQ(read, j);
+  // A key the table does not name, from another writer, is kept; a mistyped field too.
+  json other = j;
+  other["from_elsewhere"] = "x";
+  other["parameters"] = "many";
+  EXPECT_EQ(BuildStats::from_json(other).to_json(), other);
+  EXPECT_FALSE(BuildStats::from_json(other).has("parameters"));
+  // Carry-over takes Model fields of the right type only.
+  BuildStats carried;
+  carried.carry_model_facts(other);
+  EXPECT_EQ(carried.fields(), (json{{"model_name", "m"}, {"hash", "abcd1234"}}));
+}
+
+// The schema-3 files read into the typed records and written back are the same files: the
+// records lose nothing of what the earlier writer wrote, and the table names every stats key.
+TEST(TypedRecords, SchemaThreeFilesRoundTripUnchanged) {
+  for (const char* name : {"hello_world_4d4540b8", "dyn_393a33d5"}) {
+    json state = json_from_yaml(read_file(kSchema3 / name / (std::string(name) + "_state.yaml")));
+    std::vector<std::string> problems;
+    json state_back = BuildState::from_json(state, problems).to_json();
+    EXPECT_TRUE(problems.empty()) << name;
+    EXPECT_EQ(state_back, state) << name;
+    json stats = json_from_yaml(read_file(kSchema3 / name / "turnkey_stats.yaml"));
+    const BuildStats typed = BuildStats::from_json(stats);
+    EXPECT_EQ(typed.to_json(), stats) << name;
+    for (const auto& [key, value] : stats.items()) {
+      // How the build ended: BuildStats' own members, not fields of the table.
+      if (key == "build_name" || key == "build_status" || key == "status" || key == "failed_tool" ||
+          key == "error" || key == "samples_file")
+        continue;
+      const StatsField* f = find_field(key);
+      ASSERT_NE(f, nullptr) << name << ": " << key << " is not in the field table";
+      EXPECT_TRUE(fits_field(*f, value)) << name << ": " << key;
+      EXPECT_TRUE(typed.has(key)) << name << ": " << key;
+    }
+  }
 }
 
 // tests/data/cache_schema3: state, stats and samples of two builds written by the binary of

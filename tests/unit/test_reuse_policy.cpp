@@ -29,8 +29,12 @@ class ReusePolicy : public ::testing::Test {
     Build build;
     build.onnx_path = onnx;
     build.input_pbs = {input_pb};
-    json export_entry = {{"name", "export-pytorch"}, {"status", "successful"}, {"key", "k1"}};
-    record_outputs(build, export_entry);
+    ToolStep step;
+    step.name = "export-pytorch";
+    step.status = "successful";
+    step.key = "k1";
+    record_outputs(build, step);
+    const json export_entry = step.to_json();
     state = {{"build_name", "b"},
              {"turnkey_version", "0.1.0"},
              {"tools", json::array({{{"name", "discover"}, {"status", "successful"}},

@@ -87,20 +87,26 @@ TEST(FailureStatus, ComesFromWhereItHappenedNotFromTheWording) {
             Status::DiscoveryFailed);
 }
 
-TEST(FailureStatus, PythonSideEndsByTheirReportedClassOrSignal) {
-  EXPECT_EQ(python_end_status("MemoryError: cannot allocate"), Status::OutOfMemory);
-  EXPECT_EQ(python_end_status("ValueError: MemoryError mentioned"), std::nullopt);
-  EXPECT_EQ(python_end_status("the Python side was killed by signal 11 (Segmentation fault)"),
-            Status::Crashed);
-  EXPECT_EQ(signal_in("killed by signal 11 (Segmentation fault)"), 11);
-  EXPECT_EQ(signal_in("exited with code 3"), 0);
-  EXPECT_EQ(status_of_failure("discover", Error(ErrorKind::Script, "MemoryError")),
-            Status::OutOfMemory);
-  EXPECT_EQ(status_of_failure("export-pytorch", Error(ErrorKind::Export, "MemoryError: x")),
-            Status::OutOfMemory);
-  // Only the tools that run in the Python side read its end.
-  EXPECT_EQ(status_of_failure("check-onnx", Error(ErrorKind::Io, "MemoryError: x")),
-            Status::CheckFailed);
+TEST(FailureStatus, PythonSideEndsFromTheProtocolsFieldsNotTheMessage) {
+  // The status the Python side gave the error, else a signal from the wait status.
+  EXPECT_EQ(python_end_status("out_of_memory", 0), Status::OutOfMemory);
+  EXPECT_EQ(python_end_status("", 11), Status::Crashed);
+  EXPECT_EQ(python_end_status("out_of_memory", 9), Status::OutOfMemory);
+  EXPECT_EQ(python_end_status("", 0), std::nullopt);
+  EXPECT_EQ(python_end_status("no_such_status", 0), std::nullopt);
+  // Messages that name a MemoryError or a signal decide nothing.
+  for (const char* tool : {"discover", "export-pytorch"}) {
+    EXPECT_EQ(status_of_failure(tool, Error(ErrorKind::Script, "MemoryError: x")),
+              failure_status_of_tool(tool));
+    EXPECT_EQ(status_of_failure(tool, Error(ErrorKind::Export, "ValueError: killed by signal 9")),
+              failure_status_of_tool(tool));
+    EXPECT_EQ(signal_of_failure(Error(ErrorKind::Export, "killed by signal 9")), 0);
+  }
+  // A crash carries its signal from where it was seen.
+  const StatusError crash(Status::Crashed, Error(ErrorKind::Export, "the Python side ended"), 9);
+  EXPECT_EQ(status_of_failure("export-pytorch", crash), Status::Crashed);
+  EXPECT_EQ(signal_of_failure(crash), 9);
+  EXPECT_EQ(crash.kind(), ErrorKind::Export);
 }
 
 TEST(HtmlCounts, AddUpToTheBuildsWithANumericMismatchInTheCache) {

@@ -1,7 +1,8 @@
 // The one table of a build's recorded fields (docs/cache.md, docs/report.md): each row names a key
 // of turnkey_stats.yaml (or of one of its results), its type and unit, whether it describes the
-// model or one result, the report column it fills, the terminal label it prints under, and the
-// schema version it appeared in. The stats writer, the report's rows (CSV, JSON, HTML), the
+// model, the build or one result, the report column it fills, the terminal label it prints under,
+// and the schema version it appeared in. The stats writer (BuildStats::set, build_records.h: no key
+// the table does not name, no value of another type), the report's rows (CSV, JSON, HTML), the
 // terminal block, `cache list`, load-build's carry-over and the Python API all derive from it:
 // adding a field is one row here plus docs. Immutable after start-up; thread-safe.
 #pragma once
@@ -30,6 +31,9 @@ enum class FieldScope {
   Model,   // a fact of the model; top level of the stats, kept when load-build continues a build
   Result,  // one result's (runtime, device, settings): top level for the latest run, and in
            // every entry of `results`
+  Build,   // what this build's tools made of the model (the ONNX file's facts, export,
+           // optimization, fp16, checks, compilation): top level of the stats, neither carried
+           // by load-build nor part of a result
   Report,  // a report column computed by the reader (cache, status, ...); no stats key
 };
 

@@ -18,7 +18,8 @@
 
 namespace turnkey {
 
-inline constexpr int kProtocolVersion = 1;
+// 2: errors carry `error_type` and `error_status` apart from their one line (docs/protocol.md).
+inline constexpr int kProtocolVersion = 2;
 
 // The path of find_interpreter(override_path) (interpreter.h): --python, TURNKEY_PYTHON, `python3`
 // on PATH, /usr/bin/python3, the first that has torch. Throws Error(InvalidInput).
@@ -50,9 +51,12 @@ struct DiscoveryResult {
   // "ok", "exception", "exit" (sys.exit), or "crashed" (the process ended without script_end).
   std::string script_status;
   int exit_code = 0;
-  std::string error;      // one line
-  std::string traceback;  // full, may be empty
-  bool ready = false;     // the Python side waits for export commands
+  std::string error;         // one line, for people: no status is read out of it
+  std::string error_type;    // the exception's class name ("MemoryError"); "" when none
+  std::string error_status;  // a status name the Python side gave the error ("out_of_memory")
+  int signal = 0;            // the signal that ended the child before it was ready, else 0
+  std::string traceback;     // full, may be empty
+  bool ready = false;        // the Python side waits for export commands
   std::vector<std::string> warnings;  // discovery problems on single calls (one line each)
   std::string python_version, torch_version, onnx_version;
 };
@@ -62,6 +66,7 @@ struct ExportResult {
   std::filesystem::path onnx_path;
   std::vector<std::filesystem::path> inputs, outputs;  // TensorProto .pb files
   std::string error, traceback, log;
+  std::string error_type, error_status;  // as in DiscoveryResult
   int opset = 0;
   double export_s = 0;
   // turnkey's own symbolic functions the graph used (python/turnkeyml/discovery/exporter_fixes.py)
@@ -123,6 +128,9 @@ class ScriptSession {
   bool alive() const { return !closed_; }
   // Attach mode: the Python process that started turnkey speaks the protocol (the Python API).
   bool attached() const { return attached_; }
+  // The signal that ended the child, once it has been reaped (after an end of the event pipe);
+  // 0 while it runs, when it exited, and in attach mode. From its wait status, never a message.
+  int end_signal() const;
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 
@@ -136,6 +144,7 @@ class ScriptSession {
   // The event pipe closed in the middle of `what`: reaps the child if it has exited and says
   // how it ended ("the Python side was killed by signal 9 (...) during export").
   std::string ended_during(const std::string& what);
+  void reap();  // waits for the child we started (once)
 
   pid_t pid_ = -1;
   pid_t python_pid_ = -1;
@@ -145,6 +154,7 @@ class ScriptSession {
   std::string buffer_;
   bool closed_ = false;
   bool attached_ = false;
+  bool reaped_ = false;
   int wait_status_ = 0;
 };
 

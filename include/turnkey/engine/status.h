@@ -74,16 +74,20 @@ const char* group_label(StatusGroup group);
 std::array<int, kStatusGroups.size()> count_by_group(const std::vector<std::string>& names);
 
 // A failure that knows its status where it happens (the benchmark's load and run phases, a
-// damaged build dir, ...). The engine records `status()` for the build.
+// damaged build dir, a Python side that reported a MemoryError or was killed by a signal, ...).
+// The engine records `status()` for the build, and `signal()` (> 0) with a crash.
 class StatusError : public Error {
  public:
-  StatusError(Status status, ErrorKind kind, const std::string& message)
-      : Error(kind, message), status_(status) {}
-  StatusError(Status status, const Error& cause) : Error(cause), status_(status) {}
+  StatusError(Status status, ErrorKind kind, const std::string& message, int signal = 0)
+      : Error(kind, message), status_(status), signal_(signal) {}
+  StatusError(Status status, const Error& cause, int signal = 0)
+      : Error(cause), status_(status), signal_(signal) {}
   Status status() const { return status_; }
+  int signal() const { return signal_; }
 
  private:
   Status status_;
+  int signal_;
 };
 
 // The status of a tool that failed without saying its own: from the tool's table of failure
@@ -91,17 +95,17 @@ class StatusError : public Error {
 Status failure_status_of_tool(const std::string& tool);
 
 // The status of `error` thrown by `tool`: a StatusError's own; NumericMismatch and Timeout from
-// the error's kind; OutOfMemory for std::bad_alloc; an end the Python side reported (a
-// MemoryError, a kill by signal N) for the tools that run in it; else the tool's status.
+// the error's kind; OutOfMemory for std::bad_alloc; else the tool's status. Never from the
+// error's message.
 Status status_of_failure(const std::string& tool, const std::exception& error);
+// The signal a StatusError carries (a crash), else 0.
+int signal_of_failure(const std::exception& error);
 
 // The status of a Python-side end (discover, export-pytorch), from the structured parts the
-// Python side reports: the exception class that ends the "Type: message" line ("MemoryError"),
-// and "killed by signal N" of the process description (process.h). nullopt when neither applies.
-std::optional<Status> python_end_status(const std::string& error);
-
-// N of "killed by signal N" in a process description (process.h), else 0.
-int signal_in(const std::string& error);
+// protocol carries (docs/protocol.md): the status the Python side gave its error
+// (`error_status`, a name of this table, e.g. "out_of_memory" for a MemoryError), else Crashed
+// when a signal ended the process (its wait status). nullopt when neither applies.
+std::optional<Status> python_end_status(const std::string& error_status, int signal);
 
 // "crashed (signal 11)" for crashed with a signal, else the name.
 std::string status_display(const std::string& name, int signal = 0);

@@ -13,6 +13,16 @@ def one_line(error):
     return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
 
 
+def error_fields(error):
+    """An error as the protocol sends it (docs/protocol.md): the one line for people, and apart
+    from it the exception's class name and, when the error has a status of its own, that status
+    (the core never reads either out of the one line)."""
+    fields = {"error": one_line(error), "error_type": type(error).__name__}
+    if isinstance(error, MemoryError):
+        fields["error_status"] = "out_of_memory"
+    return fields
+
+
 def serve(channel, entries, gate=None, notices=None, stages=None):
     """Answers commands until `exit` or end of file (returns 0), or a protocol version mismatch
     (returns 1). Each reply carries `ok`; a failure is `ok: false` with a one-line `error` and
@@ -126,5 +136,5 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                 function(command, reply)
             reply["ok"] = True
         except Exception as error:  # the command's failure is the core's to report
-            reply.update(error=one_line(error), traceback=traceback.format_exc())
+            reply.update(error_fields(error), traceback=traceback.format_exc())
         channel.send(reply_type, **reply)

@@ -20,7 +20,7 @@ import sys
 import threading
 import traceback
 
-from .commands import one_line as _one_line, serve
+from .commands import error_fields, serve
 from .protocol import Channel, exit_now
 
 
@@ -100,8 +100,8 @@ def _run_script(script, script_args):
             fields["error"] = "SystemExit: %s" % error.code
         return fields
     except BaseException as error:  # KeyboardInterrupt too: reported, then we stop
-        fields = {"status": "exception", "error": _one_line(error),
-                  "traceback": _script_traceback(error, script)}
+        fields = {"status": "exception", "traceback": _script_traceback(error, script)}
+        fields.update(error_fields(error))
         if isinstance(error, KeyboardInterrupt):
             fields["interrupted"] = True
         return fields
@@ -199,8 +199,8 @@ def main(argv=None):
     try:
         end = _run_script(script, options.script_args)
     except BaseException as error:  # our own failure around the script: still report what we saw
-        end = {"status": "exception", "error": _one_line(error),
-               "traceback": traceback.format_exc()}
+        end = {"status": "exception", "traceback": traceback.format_exc()}
+        end.update(error_fields(error))
     finisher.finish(end)
 
 
