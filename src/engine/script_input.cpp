@@ -172,7 +172,7 @@ void InputLoop::run_script(const InputItem& item) {
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)
                         : "Script failed: " + one_line(disc.error);
     footer.detail = "Log:            " + log.string();
-    if (env_bool("TURNKEY_TRACEBACK", false) && !disc.traceback.empty()) {
+    if (show_tracebacks() && !disc.traceback.empty()) {
       std::cerr << disc.traceback << std::flush;
     }
   }
