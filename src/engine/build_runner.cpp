@@ -289,7 +289,8 @@ void BuildRunner::fail(Build& build, const std::string& tool, Status status,
   build.failed = true;
   ctx_.any_failed = true;
   const bool mismatch = status == Status::NumericMismatch;
-  ctx_.note_failure(status, tool, reason);
+  ctx_.note_failure(status, tool, reason,
+                    build.dir ? build.dir->log_path(tool) : std::filesystem::path());
   build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
                                 : fmt::format("Failed at {}: {}", tool, reason);
   build.state["status"] = status_name(status);

@@ -22,11 +22,13 @@ void RunContext::notice(const std::string& text) const {
   std::cerr << "turnkey: " << text << "\n" << std::flush;
 }
 
-void RunContext::note_failure(Status status, const std::string& stage, const std::string& error) {
+void RunContext::note_failure(Status status, const std::string& stage, const std::string& error,
+                              const std::filesystem::path& log) {
   if (!outcome.is_object() || !outcome.value("status", "").empty()) return;
   outcome["status"] = status_name(status);
   outcome["stage"] = stage;
   outcome["error"] = one_line(error);
+  if (!log.empty()) outcome["log"] = log.string();
   if (int sig = signal_in(error); status == Status::Crashed && sig > 0) outcome["signal"] = sig;
 }
 

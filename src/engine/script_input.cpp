@@ -163,11 +163,12 @@ void InputLoop::run_script(const InputItem& item) {
                              (disc.script_status == "exit" && disc.exit_code != 0);
   if (script_failed) {
     ctx_.any_failed = true;
+    fs::path log = write_script_log(item, discover_log);
     ctx_.note_failure(ended_status, "discover",
                       disc.script_status == "exit"
                           ? fmt::format("the script exited with code {}", disc.exit_code)
-                          : disc.error);
-    fs::path log = write_script_log(item, discover_log);
+                          : disc.error,
+                      log);
     footer.status = disc.script_status == "exit"
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)
                         : "Script failed: " + one_line(disc.error);
