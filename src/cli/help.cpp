@@ -124,7 +124,7 @@ std::vector<HelpPage> help_pages() {
     CLI::App app;
     cli::BoundTool bound;
     bound.bind(app, s, false);
-    HelpPage page{"turnkey", {s.name, "-h"}, {}};
+    HelpPage page{"turnkey", {s.name, "-h"}, {s.name}};
     for (const CLI::Option* o : named_options(app)) page.accepted.push_back(option_name(o));
     // `turnkey benchmark -h` is the classic page; the tool's own page is `-i X ... benchmark -h`.
     if (s.name == "benchmark") page.args = {"-i", "x.onnx", "load-onnx", "benchmark", "-h"};
