@@ -1,6 +1,5 @@
 // The management tools for caches and the bundled corpora: `turnkey cache ...` and
 // `turnkey models ...`.
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -131,14 +130,12 @@ int cmd_cache(const std::vector<std::string>& args) {
     std::cout << cache.string() << "\n";
     return 0;
   }
+  // A -d naming no dir is a mistake on this command line; the cache of TURNKEY_CACHE_DIR or the
+  // default one before the first run just has no builds yet.
   std::error_code ec;
-  if (!fs::is_directory(cache, ec)) {
-    const char* env = std::getenv("TURNKEY_CACHE_DIR");
-    const bool named = !a.cache_dir.empty() || (env && *env);  // else the default, not made yet
-    if (named || fs::exists(cache, ec)) {
-      throw UsageError(fmt::format("cache: cache dir {} {}", cache.string(),
-                                   fs::exists(cache, ec) ? "is not a directory" : "does not exist"));
-    }
+  if (!fs::is_directory(cache, ec) && (!a.cache_dir.empty() || fs::exists(cache, ec))) {
+    throw UsageError(fmt::format("cache: cache dir {} {}", cache.string(),
+                                 fs::exists(cache, ec) ? "is not a directory" : "does not exist"));
   }
   if (a.list->parsed()) {
     std::cout << report::cache_list_text(cache);

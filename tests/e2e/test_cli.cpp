@@ -297,11 +297,14 @@ TEST(CacheCommands, MistypedWordsGetADidYouMeanAndAMissingCacheIsAnError) {
     EXPECT_EQ(count_occurrences(r.err, "\n"), 1) << r.err;
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
   }
-  // The default cache before any run is no error: there are no builds yet.
+  // The default cache, or TURNKEY_CACHE_DIR's, before the first run is no error: no builds yet.
   RunResult fresh = run_as("turnkey", {"cache", "list"}, dir / "cache",
                            {{"TURNKEY_CACHE_DIR", ""}, {"HOME", dir.path().string()}});
   EXPECT_EQ(fresh.exit_code, 0) << fresh.all();
   EXPECT_NE(fresh.out.find("No builds in"), std::string::npos) << fresh.out;
+  RunResult from_env = run_as("turnkey", {"cache", "list"}, dir / "not-yet");
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.all();
+  EXPECT_EQ(from_env.out, "No builds in " + (dir / "not-yet").string() + "\n");
   // `cache -d DIR report` is `report -d DIR`.
   fs::create_directories(dir / "cache");
   RunResult report = run_as("turnkey", {"cache", "-d", (dir / "cache").string(), "report", "-r",
