@@ -43,7 +43,9 @@ RunResult run_as(const std::string& program, const std::vector<std::string>& arg
 
 // `word` in `text` as a whole word ("--all" is not found in "--all-x" or "--allow").
 bool lists(const std::string& text, const std::string& word) {
-  auto part = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+  auto part = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  };
   for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
     const bool starts = at == 0 || !part(text[at - 1]);
     const size_t end = at + word.size();
@@ -124,8 +126,9 @@ TEST(Help, ClassicHelpIsGroupedInTheDocumentsOrder) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> sections = {
       {"Inputs", {"--search-dir", "--labels", "--input-shapes"}},
       {"Discovery", {"--analyze-only", "--max-depth", "--script-args", "--python"}},
-      {"Build", {"--sequence", "--sequence-file", "--build-only", "--onnx-opset", "--lean-cache",
-                 "--rebuild", "--cache-dir"}},
+      {"Build",
+       {"--sequence", "--sequence-file", "--build-only", "--onnx-opset", "--lean-cache",
+        "--rebuild", "--cache-dir"}},
       {"Benchmark", {"--device", "--runtime", "--iterations", "--rt-args"}},
       {"Corpus runs", {"--process-isolation", "--use-slurm", "--timeout", "--jobs"}}};
   size_t previous = 0;
@@ -212,8 +215,8 @@ TEST(Benchit, TheTutorialsCommandsWorkAsTyped) {
   EXPECT_EQ(count_occurrences(one.out, "Model successfully built"), 1) << one.out;
 
   // --search-dir and --all.
-  RunResult searched = benchit({"benchmark", "hello_world.py", "--search-dir", "scripts",
-                                "--analyze-only"});
+  RunResult searched =
+      benchit({"benchmark", "hello_world.py", "--search-dir", "scripts", "--analyze-only"});
   EXPECT_EQ(searched.exit_code, 0) << searched.all();
   RunResult all = benchit({"benchmark", "--all", "--search-dir", "scripts", "--analyze-only"});
   EXPECT_EQ(all.exit_code, 0) << all.all();
@@ -230,8 +233,8 @@ TEST(Benchit, TheTutorialsCommandsWorkAsTyped) {
   const std::string tmp_build = build_of(cli / "tmp_cache", "hello_world");
   ASSERT_FALSE(tmp_build.empty());
   EXPECT_TRUE(fs::exists(cli / "tmp_cache" / tmp_build / "onnx"));
-  RunResult lean = benchit(
-      {"benchmark", "scripts/hello_world.py", "--cache-dir", "tmp_cache", "--lean-cache"});
+  RunResult lean =
+      benchit({"benchmark", "scripts/hello_world.py", "--cache-dir", "tmp_cache", "--lean-cache"});
   EXPECT_EQ(lean.exit_code, 0) << lean.all();
   EXPECT_FALSE(fs::exists(cli / "tmp_cache" / tmp_build / "onnx"));
   EXPECT_TRUE(fs::exists(cli / "tmp_cache" / tmp_build / (tmp_build + "_state.yaml")));
@@ -244,7 +247,8 @@ TEST(Benchit, TheTutorialsCommandsWorkAsTyped) {
       << stats.out;
   EXPECT_EQ(field(stats.out, "build_status"), "successful") << stats.out;
   EXPECT_EQ(field(stats.out, "sequence"), "discover, export-pytorch, benchmark") << stats.out;
-  EXPECT_TRUE(std::regex_search(stats.out, std::regex(R"(\n  export-pytorch +successful +\d+\.\d{3} s)")))
+  EXPECT_TRUE(
+      std::regex_search(stats.out, std::regex(R"(\n  export-pytorch +successful +\d+\.\d{3} s)")))
       << stats.out;
   EXPECT_NE(stats.out.find("_state.yaml\n"), std::string::npos);
   EXPECT_NE(stats.out.find("turnkey_stats.yaml\n"), std::string::npos);
@@ -253,7 +257,8 @@ TEST(Benchit, TheTutorialsCommandsWorkAsTyped) {
   EXPECT_EQ(print.out, stats.out);
 
   // --max-depth 1: the sub-modules are built too; --build-only stops before the benchmark.
-  RunResult depth = benchit({"benchmark", "scripts/max_depth.py", "--max-depth", "1", "--build-only"});
+  RunResult depth =
+      benchit({"benchmark", "scripts/max_depth.py", "--max-depth", "1", "--build-only"});
   EXPECT_EQ(depth.exit_code, 0) << depth.all();
   EXPECT_NE(depth.out.find("fc2 (executed"), std::string::npos) << depth.out;
   EXPECT_EQ(count_occurrences(depth.out, "Model successfully built"), 3) << depth.out;
@@ -307,9 +312,9 @@ TEST(CacheCommands, MistypedWordsGetADidYouMeanAndAMissingCacheIsAnError) {
   EXPECT_EQ(from_env.out, "No builds in " + (dir / "not-yet").string() + "\n");
   // `cache -d DIR report` is `report -d DIR`.
   fs::create_directories(dir / "cache");
-  RunResult report = run_as("turnkey", {"cache", "-d", (dir / "cache").string(), "report", "-r",
-                                        (dir / "out").string()},
-                            dir / "other");
+  RunResult report = run_as(
+      "turnkey", {"cache", "-d", (dir / "cache").string(), "report", "-r", (dir / "out").string()},
+      dir / "other");
   EXPECT_EQ(report.exit_code, 0) << report.all();
   EXPECT_NE(report.out.find("Report of 0 build(s) from 1 cache(s)"), std::string::npos)
       << report.all();
@@ -335,8 +340,8 @@ TEST_F(FailingScript, TracebackIsOnTheTerminalUnlessTurnkeyTracebackIsFalse) {
   EXPECT_NE(shown.err.find("raise ValueError(\"x\")"), std::string::npos) << shown.all();
   EXPECT_EQ(field(shown.out, "Status"), "Script failed: ValueError: x") << shown.out;
 
-  RunResult hidden = run_as("turnkey", {script().string()}, dir / "cache",
-                            {{"TURNKEY_TRACEBACK", "False"}});
+  RunResult hidden =
+      run_as("turnkey", {script().string()}, dir / "cache", {{"TURNKEY_TRACEBACK", "False"}});
   EXPECT_EQ(hidden.exit_code, 1) << hidden.all();
   EXPECT_EQ(hidden.all().find(kTraceback), std::string::npos) << hidden.all();
   EXPECT_EQ(field(hidden.out, "Status"), "Script failed: ValueError: x") << hidden.out;
@@ -353,7 +358,8 @@ TEST_F(FailingScript, OneFailedInputNamesOneLog) {
   // The summary's row and the stderr line name the same log as the block.
   std::smatch m;
   const std::string out = r.out;
-  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(\n  discovery_failed +\S+ +discover +(\S+)\n)")))
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(\n  discovery_failed +\S+ +discover +(\S+)\n)")))
       << r.out;
   EXPECT_EQ(m[1].str(), block_log);
   EXPECT_NE(r.err.find("; log: " + block_log), std::string::npos) << r.err;

@@ -43,7 +43,9 @@ TEST(ClassicHelp, EveryToolOptionIsInItsToolsSection) {
     EXPECT_FALSE(parse_classic_grammar({"benchmark", "-h"}, "turnkey benchmark -h"));
   });
   const std::vector<std::pair<std::string, std::string>> tool_sections = {
-      {"discover", "Discovery"}, {"load-onnx", "Inputs"}, {"export-pytorch", "Build"},
+      {"discover", "Discovery"},
+      {"load-onnx", "Inputs"},
+      {"export-pytorch", "Build"},
       {"benchmark", "Benchmark"}};
   for (const auto& [tool, title] : tool_sections) {
     const std::string text = section(help, title);
@@ -62,9 +64,8 @@ TEST(ClassicHelp, EveryToolOptionIsInItsToolsSection) {
 }
 
 TEST(ClassicHelp, BenchitIsTheClassicGrammarUnderItsOwnName) {
-  const std::string help = captured(std::cout, [] {
-    EXPECT_FALSE(parse_classic_grammar_as("benchit", {"-h"}, "benchit -h"));
-  });
+  const std::string help = captured(
+      std::cout, [] { EXPECT_FALSE(parse_classic_grammar_as("benchit", {"-h"}, "benchit -h")); });
   EXPECT_NE(help.find("Usage: benchit benchmark [OPTIONS]"), std::string::npos) << help;
   EXPECT_NE(help.find("`benchit INPUT...` is short for `benchit benchmark INPUT...`"),
             std::string::npos);
@@ -78,9 +79,8 @@ TEST(ClassicHelp, BenchitIsTheClassicGrammarUnderItsOwnName) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   int code = -1;
-  const std::string err = captured(std::cerr, [&] {
-    code = cli_main(static_cast<int>(argv.size()), argv.data());
-  });
+  const std::string err =
+      captured(std::cerr, [&] { code = cli_main(static_cast<int>(argv.size()), argv.data()); });
   EXPECT_EQ(code, 2);
   EXPECT_EQ(err.rfind("benchit: error: benchit takes the classic grammar", 0), 0u) << err;
 }
