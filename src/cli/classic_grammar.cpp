@@ -159,7 +159,9 @@ std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
     request.global.inputs.push_back((fs::path(dir) / "*.py").string());
     request.global.search_dir.clear();
   }
-  if (request.global.inputs.empty()) throw UsageError("no inputs given (see turnkey -h)");
+  if (request.global.inputs.empty()) {
+    throw UsageError(fmt::format("no inputs given (see {} -h)", program));
+  }
   cli::check_inputs_for_tool_typos(request.global.inputs);
   json export_options = exporter.given();
   if (o.opset_opt->count()) export_options["opset"] = o.opset;
