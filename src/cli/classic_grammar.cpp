@@ -125,38 +125,68 @@ std::vector<ToolCall> named_sequence(const std::string& given) {
 
 }  // namespace
 
-std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
-                                                const std::string& command_line) {
-  if (!args.empty() && args.front() == "benchmark") args.erase(args.begin());
-  RunRequest request;
-  request.command_line = command_line;
-  CLI::App app("Benchmark the models in scripts and ONNX files", "turnkey benchmark");
-  app.add_option("inputs", request.global.inputs, "Scripts, ONNX files, globs, .txt lists");
-  cli::add_global_options(app, request.global);
-  app.add_option("-s,--search-dir", request.global.search_dir, "Folder the inputs are in");
-  bool all = false, analyze_only = false, build_only = false;
-  app.add_flag("--all", all, "Every .py script in --search-dir");
-  app.add_flag("--analyze-only", analyze_only, "Discover and list models; no build or benchmark");
-  app.add_flag("--build-only", build_only, "Discover and build models; no benchmark");
-  const bool help = cli::asks_for_help(args);
-  cli::BoundTool discover, load, exporter, bench;
-  discover.bind(app, *find_tool("discover"), help);
-  load.bind(app, *find_tool("load-onnx"), help);
-  exporter.bind(app, *find_tool("export-pytorch"), help, {"--opset"});
-  long long opset = 0;
-  CLI::Option* opset_opt = app.add_option("--onnx-opset,--opset", opset, "ONNX opset for export");
-  bench.bind(app, *find_tool("benchmark"), help);
-  std::string sequence_name, sequence_file;
+namespace cli {
+
+void add_classic_options(CLI::App& app, ClassicOptions& o, bool with_choices) {
+  using namespace help_group;
+  app.add_option("inputs", o.global.inputs,
+                 "Scripts (script.py::HASH selects models), ONNX files, build states, globs, "
+                 ".txt lists")
+      ->group(kInputs);
+  app.add_option("-s,--search-dir", o.global.search_dir, "Folder the inputs are in")
+      ->group(kInputs);
+  app.add_flag("--all", o.all, "Every .py script in --search-dir")->group(kInputs);
+  add_global_options(app, o.global);
+  o.load.bind(app, *find_tool("load-onnx"), with_choices, {}, kInputs);
+  app.add_flag("--analyze-only", o.analyze_only,
+               "Discover and list the models; no build, no benchmark")
+      ->group(kDiscovery);
+  o.discover.bind(app, *find_tool("discover"), with_choices, {}, kDiscovery);
   std::vector<std::string> sequence_names;
   for (const auto& [name, tools] : named_sequences()) sequence_names.push_back(name);
-  app.add_option("--sequence", sequence_name,
+  app.add_option("--sequence", o.sequence_name,
                  fmt::format("Named build sequence: {} (default: onnx-fp32)",
-                             fmt::join(sequence_names, ", ")));
-  app.add_option("--sequence-file", sequence_file,
+                             fmt::join(sequence_names, ", ")))
+      ->group(kBuild);
+  app.add_option("--sequence-file", o.sequence_file,
                  "A Python file defining a Sequence (custom stages too: docs/sequences.md), or a "
                  "YAML list of tools with options, e.g. [export-pytorch, {optimize-ort: {level: "
-                 "extended}}]");
-  if (!cli::parse_args(app, args, "turnkey")) return std::nullopt;
+                 "extended}}]")
+      ->group(kBuild);
+  app.add_flag("--build-only", o.build_only, "Discover and build the models; no benchmark")
+      ->group(kBuild);
+  o.exporter.bind(app, *find_tool("export-pytorch"), with_choices, {"--opset"}, kBuild);
+  o.opset_opt = app.add_option("--onnx-opset,--opset", o.opset, "ONNX opset for export")
+                    ->group(kBuild);
+  o.bench.bind(app, *find_tool("benchmark"), with_choices, {}, kBenchmark);
+  use_grouped_help(app);
+}
+
+}  // namespace cli
+
+std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
+                                                const std::string& command_line) {
+  return parse_classic_grammar_as("turnkey", std::move(args), command_line);
+}
+
+std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
+                                                   std::vector<std::string> args,
+                                                   const std::string& command_line) {
+  if (!args.empty() && args.front() == "benchmark") args.erase(args.begin());
+  CLI::App app("Benchmark the models in scripts and ONNX files (the classic grammar)",
+               program + " benchmark");
+  app.footer(fmt::format("`{} INPUT...` is short for `{} benchmark INPUT...`.", program, program));
+  cli::ClassicOptions o;
+  cli::add_classic_options(app, o, cli::asks_for_help(args));
+  if (!cli::parse_args(app, args, "")) return std::nullopt;
+  RunRequest request;
+  request.command_line = command_line;
+  request.global = o.global;
+  const bool all = o.all, analyze_only = o.analyze_only, build_only = o.build_only;
+  const std::string& sequence_name = o.sequence_name;
+  const std::string& sequence_file = o.sequence_file;
+  const cli::BoundTool &discover = o.discover, &load = o.load, &exporter = o.exporter,
+                       &bench = o.bench;
   if (!sequence_name.empty() && !sequence_file.empty()) {
     throw UsageError("--sequence and --sequence-file exclude each other");
   }
@@ -169,10 +199,12 @@ std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
     request.global.inputs.push_back((fs::path(dir) / "*.py").string());
     request.global.search_dir.clear();
   }
-  if (request.global.inputs.empty()) throw UsageError("no inputs given (see turnkey -h)");
+  if (request.global.inputs.empty()) {
+    throw UsageError(fmt::format("no inputs given (see {} -h)", program));
+  }
   cli::check_inputs_for_tool_typos(request.global.inputs);
   json export_options = exporter.given();
-  if (opset_opt->count()) export_options["opset"] = opset;
+  if (o.opset_opt->count()) export_options["opset"] = o.opset;
   // Every option given is checked, also those of tools this run leaves out (--analyze-only,
   // --build-only): a bad value is a mistake whatever else the command line says.
   cli::check_tool_options(*find_tool("export-pytorch"), export_options, "");

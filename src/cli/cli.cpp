@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "turnkey/cli/grammar.h"
+#include "turnkey/cli/help.h"
 #include "turnkey/cli/report_commands.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/version.h"
@@ -18,46 +20,6 @@
 namespace turnkey {
 
 namespace {
-
-void print_main_help() {
-  std::cout << fmt::format(
-      "turnkey {}: find the models in Python scripts or ONNX files, build them, and measure how\n"
-      "fast they run on each runtime and device.\n\n"
-      "Usage:\n"
-      "  turnkey -i INPUT... [global options] TOOL [tool options] [TOOL [tool options]]...\n"
-      "  turnkey INPUT... [options]              (classic: discover/load, export, benchmark)\n"
-      "  turnkey benchmark INPUT... [options]    (classic)\n"
-      "  turnkey MANAGEMENT-TOOL ...\n\n"
-      "Inputs: .py scripts (script.py::HASH selects models), .onnx files, globs, .txt lists.\n\n",
-      kVersion);
-  for (ToolGroup g : {ToolGroup::First, ToolGroup::Sequence, ToolGroup::Management}) {
-    std::cout << tool_group_title(g) << ":\n";
-    for (const ToolSpec& s : tool_specs()) {
-      if (s.group == g) std::cout << fmt::format("  {:<16}{}\n", s.name, s.help);
-    }
-    std::cout << "\n";
-  }
-  std::cout << "Global options (before the first tool):\n"
-               "  -i, --input-files INPUT...  Inputs for the first tool\n"
-               "  -d, --cache-dir DIR         Cache directory (TURNKEY_CACHE_DIR, default "
-               "~/.cache/turnkey)\n"
-               "  --labels KEY::VALUE...      Only scripts whose '# labels:' line matches all\n"
-               "  --python PATH               Interpreter with torch (TURNKEY_PYTHON)\n"
-               "  --process-isolation         Each input in its own supervised process\n"
-               "  -j, --jobs N                N inputs at once (isolated; one benchmark at a time)\n"
-               "  --timeout S                 Per-input timeout (TURNKEY_TIMEOUT_SECONDS, 3600)\n"
-               "  --memory-limit SIZE         Per-input memory limit, e.g. 4G\n"
-               "  --max-processes N           Per-input process limit (default 512)\n"
-               "  --retry-failed              Rerun inputs that failed in an earlier corpus run\n"
-               "  --use-slurm                 Each input in its own Slurm job (--slurm-partition,\n"
-               "                              --slurm-mem)\n\n"
-               "Classic options: --device, --runtime, --iterations, --warmup, --threads, "
-               "--rt-args,\n"
-               "  --analyze-only, --build-only, --max-depth, --script-args, --onnx-opset, "
-               "--input-shapes,\n"
-               "  -s/--search-dir, plus the global options.\n\n"
-               "`turnkey TOOL -h` shows one tool's options.\n";
-}
 
 int cmd_version(const std::vector<std::string>& args) {
   CLI::App app("Print the turnkey version", "turnkey version");
@@ -101,7 +63,33 @@ int print_tool_help(const ToolSpec& spec) {
   return 0;
 }
 
-int run(const std::vector<std::string>& args, const std::string& command_line) {
+// `benchit`, the older documents' name of the command (build/benchit, a symlink to turnkey),
+// speaks the classic grammar only; the management commands are the same.
+int run_benchit(const std::vector<std::string>& args, const std::string& command_line) {
+  if (args.empty() || args.front() == "-h" || args.front() == "--help" ||
+      (args.size() == 2 && args.front() == "benchmark" && cli::asks_for_help(args))) {
+    parse_classic_grammar_as("benchit", {"-h"}, command_line);
+    std::cout << "\n";
+    cli::print_runtimes_and_devices();
+    return args.empty() ? 2 : 0;
+  }
+  if (args.front() == "--version") return cmd_version({});
+  const ToolSpec* tool = find_tool(args.front());
+  if (is_tool_grammar(args) || (tool && args.front() != "benchmark")) {
+    throw UsageError(
+        "benchit takes the classic grammar (benchit [benchmark] INPUT... [options]); for tool "
+        "sequences use turnkey -i INPUT... TOOL ...");
+  }
+  std::optional<RunRequest> request = parse_classic_grammar_as("benchit", args, command_line);
+  if (!request) {  // the classic help was printed: the runtimes and devices follow it
+    std::cout << "\n";
+    cli::print_runtimes_and_devices();
+  }
+  return request ? run_sequence(*request) : 0;
+}
+
+int run(const std::vector<std::string>& args, const std::string& command_line,
+        const std::string& program) {
   if (!args.empty()) {
     for (const Command& c : kCommands) {
       if (args.front() != c.name) continue;
@@ -110,14 +98,16 @@ int run(const std::vector<std::string>& args, const std::string& command_line) {
     }
   }
   validate_environment();
+  if (program == "benchit") return run_benchit(args, command_line);
   if (args.empty() || args.front() == "-h" || args.front() == "--help") {
-    print_main_help();
+    print_main_help(program);
     return args.empty() ? 2 : 0;
   }
   if (args.front() == "--version") return cmd_version({});
   const std::string& first = args.front();
   const ToolSpec* tool = find_tool(first);
-  if (tool && args.size() == 2 && (args[1] == "-h" || args[1] == "--help")) {
+  // `turnkey benchmark -h` is the classic grammar's help (all its options, grouped).
+  if (tool && first != "benchmark" && args.size() == 2 && cli::asks_for_help(args)) {
     return print_tool_help(*tool);
   }
   std::optional<RunRequest> request;
@@ -127,6 +117,11 @@ int run(const std::vector<std::string>& args, const std::string& command_line) {
     throw UsageError(fmt::format("'{}' needs inputs: turnkey -i INPUT... {} ...", first, first));
   } else {
     request = parse_classic_grammar(args, command_line);
+    // Help of the classic grammar was printed: the runtimes and devices follow it.
+    if (!request && cli::asks_for_help(args)) {
+      std::cout << "\n";
+      cli::print_runtimes_and_devices();
+    }
   }
   return request ? run_sequence(*request) : 0;
 }
@@ -139,11 +134,13 @@ int cli_main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  const std::string program =
+      argc > 0 && std::filesystem::path(argv[0]).filename() == "benchit" ? "benchit" : "turnkey";
   try {
-    return run(args, command_line);
+    return run(args, command_line, program);
   } catch (const Error& e) {
     std::cout << std::flush;
-    std::cerr << "turnkey: error: " << e.what() << "\n";
+    std::cerr << program << ": error: " << e.what() << "\n";
     return e.kind() == ErrorKind::InvalidInput ? 2 : 1;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -54,7 +55,10 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
                                                      c.empty() ? "" : " (did you mean '" + c +
                                                                           "'?)")));
     }
-    const std::string c = closest_name(first, all_tool_names());
+    // A mistyped subcommand (`cache lst`), else a mistyped tool.
+    std::vector<std::string> words;
+    for (const CLI::App* sub : app.get_subcommands({})) words.push_back(sub->get_name());
+    const std::string c = closest_name(first, words.empty() ? all_tool_names() : words);
     throw UsageError(prefixed(context, fmt::format("unexpected argument '{}'{}", first,
                                                    c.empty() ? "" : " (did you mean '" + c +
                                                                         "'?)")));
@@ -65,33 +69,74 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
   return true;
 }
 
+void use_grouped_help(CLI::App& app) {
+  // CLI11 2.1 shows option groups in the order of their first option; this shows help_group's
+  // order. The rest is CLI11's own layout (Formatter::make_help).
+  class GroupedFormatter : public CLI::Formatter {
+   public:
+    std::string make_help(const CLI::App* app, std::string name,
+                          CLI::AppFormatMode mode) const override {
+      if (mode == CLI::AppFormatMode::Sub) return CLI::Formatter::make_help(app, name, mode);
+      std::vector<std::string> order = {help_group::kInputs, help_group::kDiscovery,
+                                        help_group::kBuild, help_group::kBenchmark,
+                                        help_group::kCorpus};
+      for (const std::string& g : app->get_groups()) {
+        if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
+      }
+      std::string out = make_description(app) + make_usage(app, name) + make_positionals(app);
+      for (const std::string& g : order) {
+        std::vector<const CLI::Option*> opts = app->get_options(
+            [&](const CLI::Option* o) { return o->get_group() == g && o->nonpositional(); });
+        if (!g.empty() && !opts.empty()) out += make_group(g, false, opts);
+      }
+      return out + make_subcommands(app, mode) + "\n" + make_footer(app);
+    }
+  };
+  auto formatter = std::make_shared<GroupedFormatter>();
+  formatter->column_width(32);
+  app.formatter(formatter);
+}
+
 void add_global_options(CLI::App& app, GlobalOptions& g) {
-  app.add_option("-d,--cache-dir", g.cache_dir,
-                 "Cache directory (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)");
+  using namespace help_group;
   app.add_option("--labels", g.labels, "Only scripts whose labels match all of key::value ...")
-      ->expected(1, -1);
-  app.add_option("--rebuild", g.rebuild, "Cache policy: if_needed, always, never")
-      ->check(CLI::IsMember({"if_needed", "always", "never"}));
-  app.add_flag("--lean-cache", g.lean_cache, "Delete build artifacts, keep logs and yaml/json");
+      ->expected(1, -1)
+      ->group(kInputs);
   app.add_option("--python", g.python,
-                 "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)");
+                 "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)")
+      ->group(kDiscovery);
+  app.add_option("-d,--cache-dir", g.cache_dir,
+                 "Cache directory (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)")
+      ->group(kBuild);
+  app.add_option("--rebuild", g.rebuild, "Cache policy: if_needed (default), always, never")
+      ->check(CLI::IsMember({"if_needed", "always", "never"}))
+      ->group(kBuild);
+  app.add_flag("--lean-cache", g.lean_cache,
+               "After each build, delete its artifacts; keep logs and yaml/json")
+      ->group(kBuild);
   app.add_flag("--sandbox", g.sandbox,
                "Run scripts in a sandbox: no network, no home, writes only to the cache "
-               "(default: TURNKEY_SANDBOX)");
+               "(default: TURNKEY_SANDBOX; docs/sandbox.md)")
+      ->group(kDiscovery);
   app.add_option("--sandbox-allow", g.sandbox_allow,
                  "A path a sandboxed script may also write (repeatable)")
-      ->expected(1, -1);
+      ->expected(1, -1)
+      ->group(kDiscovery);
   // Corpus runs (docs/corpus_runs.md).
   app.add_flag("--process-isolation", g.process_isolation,
-               "Each input in its own supervised process (timeout, memory and process limits)");
-  app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)");
+               "Each input in its own supervised process (timeout, memory and process limits)")
+      ->group(kCorpus);
+  app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)")
+      ->group(kCorpus);
   app.add_option("-j,--jobs", g.jobs,
                  "Inputs built at once, each isolated; benchmarks still run one at a time")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, 1024))
+      ->group(kCorpus);
   app.add_option("--timeout", g.timeout_s,
                  "Seconds per input before it is killed (default: TURNKEY_TIMEOUT_SECONDS, else "
                  "3600)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->group(kCorpus);
   const CLI::Validator size(
       [](std::string& text) {
         try {
@@ -105,19 +150,33 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_option("--memory-limit", g.memory_limit,
                  "Memory per input, e.g. 4G: resident memory of all its processes and each "
                  "process's data size")
-      ->check(size);
+      ->check(size)
+      ->group(kCorpus);
   app.add_option("--max-processes", g.max_processes,
                  "Processes per input before it is killed as a fork storm (default 512)")
-      ->check(CLI::Range(2, 1000000));
+      ->check(CLI::Range(2, 1000000))
+      ->group(kCorpus);
   app.add_flag("--retry-failed", g.retry_failed,
-               "Rerun inputs that failed in an earlier corpus run (complete ones are skipped)");
-  app.add_option("--slurm-partition", g.slurm_partition, "sbatch --partition for --use-slurm");
+               "Rerun inputs that failed in an earlier corpus run (complete ones are skipped)")
+      ->group(kCorpus);
+  app.add_option("--slurm-partition", g.slurm_partition, "sbatch --partition for --use-slurm")
+      ->group(kCorpus);
   app.add_option("--slurm-mem", g.slurm_memory,
-                 "sbatch --mem for --use-slurm (default: --memory-limit plus 256M)");
+                 "sbatch --mem for --use-slurm (default: --memory-limit plus 256M)")
+      ->group(kCorpus);
+}
+
+void add_tool_grammar_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("-i,--input-files", g.inputs,
+                 "Inputs of the first tool: .py scripts (script.py::HASH selects models), .onnx "
+                 "files, globs, .txt lists")
+      ->expected(1, -1)
+      ->group(help_group::kInputs);
+  add_global_options(app, g);
 }
 
 void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
-                     const std::set<std::string>& skip) {
+                     const std::set<std::string>& skip, const std::string& group) {
   spec = &s;
   for (const OptionSpec& o : s.options) {
     if (skip.count(o.flags)) continue;
@@ -135,6 +194,7 @@ void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
         break;
       case OptionSpec::Type::Flag: options[o.key] = app.add_flag(o.flags, flags[o.key], help); break;
     }
+    if (!group.empty()) options[o.key]->group(group);
   }
 }
 

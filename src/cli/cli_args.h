@@ -17,6 +17,19 @@
 
 namespace turnkey::cli {
 
+// Help sections of the run command's options, in the order help shows them.
+namespace help_group {
+inline constexpr const char* kInputs = "Inputs";
+inline constexpr const char* kDiscovery = "Discovery";
+inline constexpr const char* kBuild = "Build";
+inline constexpr const char* kBenchmark = "Benchmark";
+inline constexpr const char* kCorpus = "Corpus runs";
+}  // namespace help_group
+
+// Makes `app`'s help show its option groups in help_group's order (CLI11 alone shows them in the
+// order options were added), then any other group.
+void use_grouped_help(CLI::App& app);
+
 // Parses `args` (in order) into `app`. Returns false when help was printed. Throws UsageError:
 // "<context>: unknown option '--iteratons' (did you mean '--iterations'?)" (no prefix when
 // `context` is empty).
@@ -29,8 +42,11 @@ std::vector<std::string> all_tool_names();
 // the plugins of the runtime registry) spelled out in help texts.
 bool asks_for_help(const std::vector<std::string>& args);
 
-// Global options shared by both grammars, bound to `g`.
+// Global options shared by both grammars, bound to `g`, each in its help_group.
 void add_global_options(CLI::App& app, GlobalOptions& g);
+
+// The tool grammar's global options: -i/--input-files and the shared ones (parse and help).
+void add_tool_grammar_options(CLI::App& app, GlobalOptions& g);
 
 // A tool's options from the table, added to a CLI11 app; after parsing, given() holds the ones
 // the user gave (defaults are the engine's, from the same table).
@@ -43,8 +59,9 @@ struct BoundTool {
   std::map<std::string, bool> flags;
   std::map<std::string, CLI::Option*> options;
 
+  // `group`: the help section of these options ("" = CLI11's default "Options").
   void bind(CLI::App& app, const ToolSpec& s, bool with_choices,
-            const std::set<std::string>& skip = {});
+            const std::set<std::string>& skip = {}, const std::string& group = "");
   nlohmann::json given() const;
 };
 

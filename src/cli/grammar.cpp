@@ -74,9 +74,8 @@ std::optional<RunRequest> parse_tool_grammar(const std::vector<std::string>& arg
   RunRequest request;
   request.command_line = command_line;
   CLI::App global("turnkey global options", "turnkey");
-  global.add_option("-i,--input-files", request.global.inputs, "Inputs for the first tool")
-      ->expected(1, -1);
-  cli::add_global_options(global, request.global);
+  cli::add_tool_grammar_options(global, request.global);
+  cli::use_grouped_help(global);
   if (!cli::parse_args(global, segments[0], "turnkey")) return std::nullopt;
   cli::check_inputs_for_tool_typos(request.global.inputs);
   if (tools.empty()) {

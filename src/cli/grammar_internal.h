@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include "cli_args.h"
 
 #include "turnkey/engine/engine.h"
 #include "turnkey/engine/tools.h"
@@ -20,5 +23,19 @@ void check_tool_options(const ToolSpec& spec, const nlohmann::json& given,
 
 // Every tool call's options and the global options, before anything runs.
 void check_request(const RunRequest& request);
+
+// What the classic command line binds: the global options, its own flags, and the options of the
+// tools it maps onto (discover, load-onnx, export-pytorch, benchmark).
+struct ClassicOptions {
+  GlobalOptions global;
+  bool all = false, analyze_only = false, build_only = false;
+  BoundTool discover, load, exporter, bench;
+  long long opset = 0;
+  CLI::Option* opset_opt = nullptr;  // --onnx-opset (export-pytorch's --opset under its old name)
+  std::string sequence_name, sequence_file;
+};
+
+// The classic grammar's parser, grouped for help; parse and help both build it here.
+void add_classic_options(CLI::App& app, ClassicOptions& o, bool with_choices);
 
 }  // namespace turnkey::cli

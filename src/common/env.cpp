@@ -42,8 +42,10 @@ std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max) {
               fmt::format("{}={}: expected a whole number from {} to {}", name, raw, min, max));
 }
 
+bool show_tracebacks() { return env_bool("TURNKEY_TRACEBACK", true); }
+
 void validate_environment() {
-  env_bool("TURNKEY_TRACEBACK", false);
+  show_tracebacks();
   env_bool("TURNKEY_DEBUG", false);
   env_bool("TURNKEY_BUILD_MONITOR", true);
   env_bool("TURNKEY_SANDBOX", false);

@@ -305,7 +305,8 @@ void BuildRunner::fail(Build& build, const std::string& tool, Status status,
   build.failed = true;
   ctx_.any_failed = true;
   const bool mismatch = status == Status::NumericMismatch;
-  ctx_.note_failure(status, tool, reason, signal);
+  ctx_.note_failure(status, tool, reason, signal,
+                    build.dir ? build.dir->log_path(tool) : std::filesystem::path());
   build.block.status = mismatch ? fmt::format("Numeric mismatch ({}): {}", tool, reason)
                                 : fmt::format("Failed at {}: {}", tool, reason);
   build.state.status = status_name(status);

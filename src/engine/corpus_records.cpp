@@ -138,7 +138,7 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   r.signal = record.value("signal", 0);
   r.stage = record.value("stage", "");
   r.error = record.value("error", "");
-  r.log = in.log;
+  r.log = record.value("failure_log", in.log.string());
   r.earlier = true;
   if (!find_status(r.status) || r.status == "cancelled") return std::nullopt;
   if (is_failure_status(r.status)) {
@@ -191,6 +191,8 @@ InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double d
     r.signal = outcome.value("signal", 0);
     r.stage = outcome.value("stage", "");
     r.error = outcome.value("error", "");
+    // The failure's own log (the one the input's block named), when the worker knew it.
+    if (!outcome.value("log", "").empty()) r.log = outcome.value("log", "");
   } else {
     r.status = "crashed";
     r.stage = last_stage;
@@ -253,6 +255,7 @@ InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double d
                  {"turnkey_version", kVersion},
                  {"finished", utc_timestamp_now()}};
   if (r.signal > 0) record["signal"] = r.signal;
+  if (r.log != in.log) record["failure_log"] = r.log.string();
   try {
     write_file_atomic(in.record, yaml_from_json(record));
   } catch (const Error& e) {

@@ -80,7 +80,7 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
     log += reply.value("log", "");
     if (!reply.value("ok", false)) {
       log += reply.value("traceback", "");
-      if (env_bool("TURNKEY_TRACEBACK", false)) {
+      if (show_tracebacks()) {
         std::fprintf(stderr, "%s", reply.value("traceback", "").c_str());
       }
       throw Error(ErrorKind::Export, reply.value("error", "the stage failed"));
@@ -94,8 +94,8 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
         run_python_stage(python, file, stage, build.onnx_path, output, kStageTimeoutS);
     log += run.output;
     if (!run.ok) {
-      // As for export-pytorch (stages.cpp): the traceback on screen when TURNKEY_TRACEBACK asks.
-      if (env_bool("TURNKEY_TRACEBACK", false)) std::fprintf(stderr, "%s", run.output.c_str());
+      // As for export-pytorch (stages.cpp): the traceback on screen unless TURNKEY_TRACEBACK=False.
+      if (show_tracebacks()) std::fprintf(stderr, "%s", run.output.c_str());
       throw Error(ErrorKind::Export, run.error);
     }
   }

@@ -26,11 +26,12 @@ void RunContext::notice(const std::string& text) const {
 }
 
 void RunContext::note_failure(Status status, const std::string& stage, const std::string& error,
-                              int signal) {
+                              int signal, const std::filesystem::path& log) {
   if (!outcome.is_object() || !outcome.value("status", "").empty()) return;
   outcome["status"] = status_name(status);
   outcome["stage"] = stage;
   outcome["error"] = one_line(error);
+  if (!log.empty()) outcome["log"] = log.string();
   if (status == Status::Crashed && signal > 0) outcome["signal"] = signal;
 }
 

@@ -33,9 +33,10 @@ struct RunContext {
   // "turnkey: <text>" on stderr, after what stdout has so far.
   void notice(const std::string& text) const;
   // Records the input's first failure for the supervisor (worker mode); later ones are ignored.
-  // `signal` (> 0): the signal that crashed it, from a wait status.
+  // `signal` (> 0): the signal that crashed it, from a wait status. `log`: the failure's own log
+  // (the one its block names), so the corpus summary names it too.
   void note_failure(Status status, const std::string& stage, const std::string& error,
-                    int signal = 0);
+                    int signal = 0, const std::filesystem::path& log = {});
   // A progress event for the supervisor (worker mode only).
   void progress(const nlohmann::json& event) const;
 };

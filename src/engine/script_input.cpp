@@ -168,17 +168,17 @@ void InputLoop::run_script(const InputItem& item) {
                              (disc.script_status == "exit" && disc.exit_code != 0);
   if (script_failed) {
     ctx_.any_failed = true;
+    fs::path log = write_script_log(item, discover_log);
     ctx_.note_failure(ended_status, "discover",
                       disc.script_status == "exit"
                           ? fmt::format("the script exited with code {}", disc.exit_code)
                           : disc.error,
-                      disc.signal);
-    fs::path log = write_script_log(item, discover_log);
+                      disc.signal, log);
     footer.status = disc.script_status == "exit"
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)
                         : "Script failed: " + one_line(disc.error);
     footer.detail = "Log:            " + log.string();
-    if (env_bool("TURNKEY_TRACEBACK", false) && !disc.traceback.empty()) {
+    if (show_tracebacks() && !disc.traceback.empty()) {
       std::cerr << disc.traceback << std::flush;
     }
   }

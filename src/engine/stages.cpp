@@ -212,7 +212,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
     if (!r.traceback.empty()) log += r.traceback + "\n";
-    if (env_bool("TURNKEY_TRACEBACK", false) && !r.traceback.empty()) {
+    if (show_tracebacks() && !r.traceback.empty()) {
       std::fprintf(stderr, "%s", r.traceback.c_str());
     }
     const Error failure(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);

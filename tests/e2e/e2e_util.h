@@ -123,7 +123,9 @@ inline RunResult run_turnkey(const std::vector<std::string>& args,
                              const std::filesystem::path& cwd = {}, double timeout_s = 600) {
   std::vector<std::string> argv = {turnkey_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  // Defaults first, so the caller's own values win (later setenv calls override).
+  // Defaults first, so the caller's own values win (later setenv calls override). Tests read
+  // one-line statuses: Python tracebacks (on the terminal by default) only where a test asks.
+  env.insert(env.begin(), {"TURNKEY_TRACEBACK", "False"});
   env.insert(env.begin(), {"TURNKEY_BUILD_MONITOR", "False"});
   env.insert(env.begin(), {"TURNKEY_CACHE_DIR", cache_dir.string()});
   return run_command(argv, env, cwd, timeout_s);

@@ -64,8 +64,9 @@ const RunResult& run_once(const std::string& key, const std::vector<std::string>
   auto found = shared().done.find(key);
   if (found != shared().done.end()) return found->second;
   // A developer's own settings must not change what the tests see (an empty value unsets);
-  // TURNKEY_PYTHON stays: it says where torch is on this machine.
-  Env full = {{"TURNKEY_TRACEBACK", ""}, {"TURNKEY_ONNX_OPSET", ""}, {"TURNKEY_PYTHON_DIR", ""}};
+  // TURNKEY_PYTHON stays: it says where torch is on this machine. Tracebacks off: the tests read
+  // the one-line statuses (TurnkeyTraceback* turn them on).
+  Env full = {{"TURNKEY_TRACEBACK", "False"}, {"TURNKEY_ONNX_OPSET", ""}, {"TURNKEY_PYTHON_DIR", ""}};
   full.insert(full.end(), env.begin(), env.end());
   auto t0 = std::chrono::steady_clock::now();
   RunResult r = run_turnkey(args, cache_of(key), full, cwd, 300);
@@ -691,7 +692,8 @@ TEST(DiscoveryScripts, ExportFailureIsReportedOnItsModelAndOthersAreBenchmarked)
 TEST(DiscoveryScripts, FailingScriptsReportTheModelsFoundSoFar) {
   const RunResult& r = benchmarked_scripts();
   EXPECT_EQ(r.exit_code, 1) << r.all();
-  EXPECT_FALSE(looks_like_crash(r)) << r.all();  // no Python traceback on the terminal either
+  // With TURNKEY_TRACEBACK=False no Python traceback on the terminal either.
+  EXPECT_FALSE(looks_like_crash(r)) << r.all();
 
   // The script-level Status: the last Status line of the block, at the model titles' indent.
   const auto script_status = [&](const std::string& name) {
@@ -776,10 +778,11 @@ TEST(DiscoveryScripts, ScriptTracebacksGoToLogsWithoutTurnkeyFrames) {
   EXPECT_NE(text.find("torch/nn/modules/linear.py"), std::string::npos) << text;
 }
 
-TEST(DiscoveryScripts, TurnkeyTracebackShowsTracebacksOnTheTerminal) {
+TEST(DiscoveryScripts, TurnkeyTracebackShowsTracebacksOnTheTerminalByDefault) {
   // fail_in_forward.py fails twice: the script raises, and so does the export of bad_model.
+  // TURNKEY_TRACEBACK unset: the documents' default, tracebacks on the terminal.
   const RunResult& r = run_once("traceback", {script("fail_in_forward.py"), "--build-only"},
-                                {{"TURNKEY_TRACEBACK", "True"}});
+                                {{"TURNKEY_TRACEBACK", ""}});
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_GE(count_occurrences(r.all(), kTraceback), 2) << r.all();
   EXPECT_NE(r.all().find("fail_in_forward.py\", line 8"), std::string::npos) << r.all();

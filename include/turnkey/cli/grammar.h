@@ -29,5 +29,9 @@ std::optional<RunRequest> parse_tool_grammar(const std::vector<std::string>& arg
                                              const std::string& command_line);
 std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
                                                 const std::string& command_line);
+// The same under another name in help (`benchit`, the older documents' command).
+std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
+                                                   std::vector<std::string> args,
+                                                   const std::string& command_line);
 
 }  // namespace turnkey

@@ -13,6 +13,10 @@ bool env_bool(const char* name, bool fallback);
 // A whole number in [min, max]. Unset or empty -> nullopt.
 std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max);
 
+// TURNKEY_TRACEBACK: whether a failure's Python traceback is shown on stderr as well as kept in
+// its log. On unless set to False, as the reference tool's documents say.
+bool show_tracebacks();
+
 // Checks every TURNKEY_* variable turnkey knows (TURNKEY_TRACEBACK, TURNKEY_DEBUG,
 // TURNKEY_BUILD_MONITOR, TURNKEY_ONNX_OPSET, TURNKEY_TIMEOUT_SECONDS), so a bad value fails the
 // command up front with one line.
