@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "turnkey/engine/engine.h"
+
 namespace turnkey::tool_checks {
 
 std::vector<std::string> device_names();
@@ -25,5 +27,9 @@ void check_runtime_args(const nlohmann::json& value);  // key=value items
 
 // benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations.
 void check_benchmark_together(const nlohmann::json& options);
+
+// export-pytorch's opset (--opset, else TURNKEY_ONNX_OPSET) within what the run's interpreter's
+// torch.onnx writes, when a script may be exported. Defined in opset_check.cpp.
+void check_export_opset(const RunRequest& request);
 
 }  // namespace turnkey::tool_checks
