@@ -90,6 +90,23 @@ std::string cell(const Row& r, const std::string& name) {
     return fmt::format("<td data-v=\"{}\">{}</td>", html_escape(r.text("status")),
                        status_badge(r.text("status")));
   }
+  if (name == "measurement_flags") {
+    // Each flag's short label ("machine busy", "noisy"), the full sentences on hover: whole
+    // sentences would make every row a dozen lines tall.
+    const std::string full = r.text(name);
+    std::string labels;
+    size_t start = 0;
+    while (start < full.size()) {
+      size_t end = full.find("; ", start);
+      if (end == std::string::npos) end = full.size();
+      const std::string flag = full.substr(start, end - start);
+      if (!labels.empty()) labels += ", ";
+      labels += flag.substr(0, flag.find(':'));
+      start = end + 2;
+    }
+    return fmt::format("<td class=\"wrap\" data-v=\"{0}\" title=\"{0}\">{1}</td>",
+                       html_escape(full), html_escape(labels));
+  }
   if (name == "median_ci") {
     const double lo = r.number("median_ci_low_ms"), hi = r.number("median_ci_high_ms");
     const std::string ci = std::isfinite(lo) && std::isfinite(hi)

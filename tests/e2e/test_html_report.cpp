@@ -221,7 +221,11 @@ TEST_F(HtmlReport, ColumnsThatMatterInViewAt1280AndNoEmptySections) {
   EXPECT_NE(page.find("median latency, \u00b5s"), std::string::npos);
   EXPECT_NE(page.find(">1.3"), std::string::npos);
   // Flags and sequence are shown (docs/report.md keeps them).
-  EXPECT_NE(page.find("harness overhead is 38% of the median"), std::string::npos);
+  // Flags: short labels in the cell, the full sentences on hover.
+  EXPECT_NE(page.find("title=\"busy machine: 3 other runnable threads before the run; harness "
+                      "overhead is 38% of the median\">busy machine, harness overhead is 38% of "
+                      "the median</td>"),
+            std::string::npos);
   EXPECT_NE(page.find("discover export-pytorch optimize-ort"), std::string::npos);
 
   // The browser's layout at 1280 px: a copy of the page with a probe script that writes the right
