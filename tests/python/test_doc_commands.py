@@ -196,10 +196,12 @@ class Walk:
                 return ""  # a documented limit, said on a line
         return f"exit {code}, and no line names a documented limit"
 
-    def check(self, origin, shown, argv, cwd, env_extra=None, pending=None):
+    def check(self, origin, shown, argv, cwd, env_extra=None, pending=None, expect=None):
         self.count += 1
         code, out, secs = self.run(argv, cwd, env_extra)
         why = self.verdict(code, out)
+        if not why and expect and not re.search(expect, out):
+            why = f"the output does not show /{expect}/"
         tag = "ok " if not why else ("PENDING" if pending else "FAIL")
         print(f"[{tag}] {secs:5.1f}s {origin}: {shown}", flush=True)
         if self.verbose or (why and not pending):
@@ -362,18 +364,23 @@ class Walk:
             if m:
                 print(f"[not run] {origin}: {m.group(2)}: {m.group(1)}")
                 continue
+            expect = None
+            if " => " in line:
+                line, expect = line.rsplit(" => ", 1)
             if line.startswith("cd "):
                 cwd = self.work / line[3:].strip()
                 continue
             if line.startswith("py: "):
                 code = PYTHON_PREAMBLE + line[4:].replace("; ", "\n") + "\n"
-                self.check(origin, line, [sys.executable, "-c", code], cwd, pending=pending)
+                self.check(origin, line, [sys.executable, "-c", code], cwd, pending=pending,
+                           expect=expect)
                 continue
             for env, argv in self.split_command(line):
                 env = {k: self.subst(v) for k, v in env.items()}
                 if argv[0] == "ls":
                     argv = ["ls"] + argv[1:]
-                self.check(origin, line, self.adapt(argv, cwd), cwd, env, pending=pending)
+                self.check(origin, line, self.adapt(argv, cwd), cwd, env, pending=pending,
+                           expect=expect)
 
 
 def main():
