@@ -31,7 +31,7 @@ struct Build {
   std::filesystem::path source_input;  // the ONNX file given by the user (load-onnx)
   std::string input_shapes;            // --input-shapes of load-onnx
   std::vector<HostTensor> inputs;      // prepared for the runtime
-  std::string ones_note;  // which symbolic dims prepare_inputs set to 1 ("" when none)
+  std::string ones_note;               // symbolic dims prepare_inputs set to 1 ("" if none)
 
   // Discovery: the live model in the Python process (export-pytorch needs both).
   const DiscoveredModel* model = nullptr;

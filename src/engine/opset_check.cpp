@@ -54,11 +54,11 @@ void check_export_opset(const RunRequest& request) {
   }
   const int low = python->export_opset_min, high = python->export_opset_max;
   if (high == 0 || (opset >= low && opset <= high)) return;
-  throw Error(ErrorKind::InvalidInput,
-              fmt::format("{}: torch {} ({}) exports ONNX opsets {} to {}{}", given,
-                          python->torch_version, python->path, low, high,
-                          opset > high ? "; a newer torch exports more (docs/torch_versions.md)"
-                                       : ""));
+  throw Error(
+      ErrorKind::InvalidInput,
+      fmt::format("{}: torch {} ({}) exports ONNX opsets {} to {}{}", given, python->torch_version,
+                  python->path, low, high,
+                  opset > high ? "; a newer torch exports more (docs/torch_versions.md)" : ""));
 }
 
 }  // namespace turnkey::tool_checks

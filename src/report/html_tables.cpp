@@ -40,12 +40,14 @@ namespace {
 // needs first comes first, so that it is in view at 1280 px without scrolling (the browser test
 // checks): which build and runtime, its status and verdict, the median, the flags that say
 // whether to trust it, and the settings it ran with; the rest scrolls.
+// clang-format off
 constexpr const char* kResultColumns[] = {
-    "build_name",      "runtime",        "status",         "correctness",    "median_latency_ms",
-    "measurement_flags", "sequence",     "threads",        "median_ci",      "model_name",
-    "device",          "input_shapes",   "iterations",     "mean_latency_ms", "p90_latency_ms",
-    "p99_latency_ms",  "throughput_ips", "parameters",     "runs",           "class",
-    "last_stage",      "error",          "cache"};
+    "build_name", "runtime", "status", "correctness", "median_latency_ms", "measurement_flags",
+    "sequence", "threads",
+    "median_ci", "model_name", "device", "input_shapes", "iterations", "mean_latency_ms",
+    "p90_latency_ms", "p99_latency_ms", "throughput_ips", "parameters", "runs", "class",
+    "last_stage", "error", "cache"};
+// clang-format on
 
 // Text columns whose cells wrap within a bounded width (long values would push the rest away).
 bool wraps(const std::string& name) {
@@ -83,8 +85,8 @@ std::string cell(const Row& r, const std::string& name) {
           "duplicate</span>",
           html_escape(r.text("duplicate_of")));
     }
-    return fmt::format("<td class=\"wrap\" data-v=\"{}\">{}</td>", html_escape(r.text("build_name")),
-                       build);
+    return fmt::format("<td class=\"wrap\" data-v=\"{}\">{}</td>",
+                       html_escape(r.text("build_name")), build);
   }
   if (name == "status") {
     return fmt::format("<td data-v=\"{}\">{}</td>", html_escape(r.text("status")),

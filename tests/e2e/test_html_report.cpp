@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <regex>
+#include <sstream>
 
 #include "e2e_util.h"
 #include "support/fake_cache.h"
@@ -250,7 +250,8 @@ TEST_F(HtmlReport, ColumnsThatMatterInViewAt1280AndNoEmptySections) {
   const fs::path probe_html = dir / "probe.html";
   std::ofstream(probe_html) << probe;
   std::vector<std::string> argv = chromium_argv(chromium);
-  argv.insert(argv.end(), {"--window-size=1280,900", "--dump-dom", "file://" + probe_html.string()});
+  argv.insert(argv.end(),
+              {"--window-size=1280,900", "--dump-dom", "file://" + probe_html.string()});
   RunResult r = run_command(argv, {}, {}, 180);
   ASSERT_FALSE(r.timed_out) << "chromium did not finish in 180 s";
   ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 4000);

@@ -177,7 +177,7 @@ class Walk:
             p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                capture_output=True, text=True, timeout=timeout)
             code, out = p.returncode, p.stdout + p.stderr
-        except FileNotFoundError as e:
+        except OSError as e:  # not found, not executable
             code, out = 127, str(e)
         except subprocess.TimeoutExpired as e:
             code, out = -1, f"timed out after {timeout} s\n{e.stdout or ''}{e.stderr or ''}"

@@ -150,8 +150,9 @@ TEST(ResolveInputShapes, SymbolicDimsAsOnesWithANote) {
   EXPECT_EQ(note.find('\n'), std::string::npos);
   EXPECT_EQ(resolve_input_shapes(f, {{"tokens", {2, 128, 3}}}, &note),
             (std::vector<std::vector<int64_t>>{{2, 128, 3}, {1, 128}, {1}}));
-  EXPECT_EQ(note, "symbolic dims set to 1: input 'mask' [batch] (choose with --input-shapes "
-                  "mask:1x128)");
+  EXPECT_EQ(note,
+            "symbolic dims set to 1: input 'mask' [batch] (choose with --input-shapes "
+            "mask:1x128)");
   EXPECT_EQ(resolve_input_shapes(f, {{"tokens", {2, 128, 3}}, {"mask", {2, 128}}}, &note).size(),
             3u);
   EXPECT_EQ(note, "");

@@ -26,7 +26,7 @@ struct PythonInterpreter {
   // torch 1.13, 7-20 for 2.6. 0 when that file was not found (then nothing is checked early).
   int export_opset_min = 0;
   int export_opset_max = 0;
-  bool from_cache = false;     // this process did not run a probe for it
+  bool from_cache = false;  // this process did not run a probe for it
 };
 
 // The interpreter for `override_path` (--python; "" for none). Throws Error(InvalidInput)
