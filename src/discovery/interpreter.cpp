@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Bump when the probe's answer or the key's material changes meaning: older entries are ignored.
-constexpr int kProbeCacheVersion = 1;
+constexpr int kProbeCacheVersion = 2;
 constexpr size_t kMaxEntries = 64;
 
 // Finds torch and onnx without importing them (import torch takes ~0.7 s): their versions come
@@ -53,12 +53,29 @@ def package(name):
         except Exception:
             version = "unknown"
     return version, [spec.origin, version_py]
+def export_opsets(files):
+    # torch.onnx's range, read from its constants file without importing torch.
+    if not files:
+        return None, []
+    constants = os.path.join(os.path.dirname(files[0]), "onnx", "_constants.py")
+    try:
+        with open(constants) as f:
+            text = f.read()
+    except OSError:
+        return None, []
+    def get(name):
+        m = re.search(r"^" + name + r"\s*=\s*(\d+)", text, re.M)
+        return int(m.group(1)) if m else None
+    low = get("ONNX_MIN_OPSET")
+    high = get("ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET") or get("ONNX_MAX_OPSET")
+    return ([low, high] if low and high else None), [constants]
 torch, torch_files = package("torch")
+opsets, opset_files = export_opsets(torch_files)
 onnx, onnx_files = package("onnx")
 paths = [p for p in sys.path if p and os.path.isdir(p)]
 print("TURNKEY_PROBE " + json.dumps({"executable": sys.executable,
-    "python": sys.version.split()[0], "torch": torch, "onnx": onnx,
-    "files": paths + torch_files + onnx_files}))
+    "python": sys.version.split()[0], "torch": torch, "onnx": onnx, "opsets": opsets,
+    "files": paths + torch_files + opset_files + onnx_files}))
 )PY";
 
 std::string env_or_empty(const char* name) {
@@ -122,6 +139,7 @@ struct Probe {
   bool conclusive = false;
   bool has_torch = false;
   std::string executable, python_version, torch_version, onnx_version;
+  int export_opset_min = 0, export_opset_max = 0;  // 0: torch.onnx's constants not found
   std::map<std::string, std::string> stamps;  // path -> file_stamp when probed
   std::string why;  // when !has_torch: "cannot import torch", "its probe timed out after 60 s"
 };
@@ -129,7 +147,8 @@ struct Probe {
 json to_json(const Probe& p) {
   return {{"has_torch", p.has_torch},       {"executable", p.executable},
           {"python", p.python_version},     {"torch", p.torch_version},
-          {"onnx", p.onnx_version},         {"stamps", p.stamps}};
+          {"onnx", p.onnx_version},         {"stamps", p.stamps},
+          {"opsets", {p.export_opset_min, p.export_opset_max}}};
 }
 
 Probe from_json(const json& j) {
@@ -142,6 +161,9 @@ Probe from_json(const json& j) {
   p.torch_version = j.at("torch").get<std::string>();
   p.onnx_version = j.at("onnx").get<std::string>();
   p.stamps = j.at("stamps").get<std::map<std::string, std::string>>();
+  const json& opsets = j.at("opsets");
+  p.export_opset_min = opsets.at(0).get<int>();
+  p.export_opset_max = opsets.at(1).get<int>();
   return p;
 }
 
@@ -174,6 +196,12 @@ Probe run_probe(const std::string& candidate) {
     p.torch_version = v.substr(0, v.find('+'));  // Debian: "1.13.0a0+git..." -> "1.13.0a0"
   }
   if (j["onnx"].is_string()) p.onnx_version = j["onnx"].get<std::string>();
+  if (const json opsets = j.value("opsets", json()); opsets.is_array() && opsets.size() == 2 &&
+                                                     opsets[0].is_number_integer() &&
+                                                     opsets[1].is_number_integer()) {
+    p.export_opset_min = opsets[0].get<int>();
+    p.export_opset_max = opsets[1].get<int>();
+  }
   std::vector<std::string> files = {candidate};
   std::error_code ec;
   const fs::path real = fs::canonical(candidate, ec);
@@ -266,6 +294,8 @@ Candidate examine(const std::string& candidate, const std::string& source) {
   i.python_version = p.python_version;
   i.torch_version = p.torch_version;
   i.onnx_version = p.onnx_version;
+  i.export_opset_min = p.export_opset_min;
+  i.export_opset_max = p.export_opset_max;
   i.from_cache = from_cache;
   return c;
 }

@@ -88,7 +88,11 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         errors),
             false};
   }
-  return {ties.empty() ? errors : errors + "; " + ties, !within};
+  // The verdict word first (the README and docs/measurement.md name it), then the numbers.
+  if (!within) return {"outside tolerance: " + errors, true};
+  return {ties.empty() ? "within tolerance: " + errors
+                       : "within tolerance up to ties: " + errors + "; " + ties,
+          false};
 }
 
 }  // namespace turnkey::engine_internal

@@ -37,17 +37,6 @@ std::string shapes_text(const Build& build) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
-// The block's "Input Shape" in its own style, when the benchmark fed concrete shapes.
-std::string shapes_for_block(const Build& build) {
-  std::vector<std::string> parts;
-  for (const HostTensor& t : build.inputs) {
-    std::string dims = fmt::format("{}", fmt::join(t.shape, ", "));
-    if (t.shape.size() == 1) dims += ",";
-    parts.push_back(fmt::format("'{}': ({})", t.name, dims));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
 std::string padded(const char* label) {
   std::string s = std::string(label) + ":";
   if (s.size() < 16) s.resize(16, ' ');
@@ -81,11 +70,7 @@ void record_settings(Build& build, const BenchmarkSetup& setup) {
   s.set("pinned_cpus", fmt::format("{}", fmt::join(setup.ro.cpus, ",")));
   s.set("input_shapes", shapes_text(build));
   s.set("sequence", sequence_text(build.state));
-  if (!build.inputs.empty()) {
-    for (Field& f : build.block.fields) {
-      if (f.first == "Input Shape") f.second = shapes_for_block(build);
-    }
-  }
+  show_fed_shapes(build);
 }
 
 void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m) {

@@ -32,6 +32,7 @@ struct Build {
   std::filesystem::path source_input;  // the ONNX file given by the user (load-onnx)
   std::string input_shapes;            // --input-shapes of load-onnx
   std::vector<HostTensor> inputs;      // prepared for the runtime
+  std::string ones_note;               // symbolic dims prepare_inputs set to 1 ("" if none)
 
   // Discovery: the live model in the Python process (export-pytorch needs both).
   const DiscoveredModel* model = nullptr;
@@ -53,10 +54,15 @@ std::vector<HostTensor> matching_inputs(const std::vector<std::filesystem::path>
 
 // Inputs for the runtime: captured from the script, shipped beside an ONNX file
 // (test_data_set_0/), or generated from the fixed seed, in that order of preference. Records
-// `input_source` in stats. Throws Error(InvalidInput) (e.g. symbolic dims without shapes).
+// `input_source` in stats. Symbolic dims without --input-shapes become 1 (named in ones_note).
+// Throws Error(InvalidInput) (an input without a shape, a dtype turnkey cannot generate, ...).
 void prepare_inputs(Build& build);
 
-// 'x': (1, 16), 'mask': (1, 16)
+// The block's "Input Shape" (ONNX-file blocks) set to the shapes of build.inputs, in the block's
+// style, so the block shows what was fed rather than symbolic dims. No-op without inputs.
+void show_fed_shapes(Build& build);
+
+// 'x': (1, 16), 'mask': (batch, 16): the model's declared shapes
 std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts);
 
 // Tool bodies. Each appends what it did to `log` and throws Error on failure.

@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "corpus_internal.h"
+#include "tool_checks.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/text.h"
@@ -41,6 +42,7 @@ int run_corpus(const RunRequest& request) {
   for (const ToolCall& call : request.sequence) {
     if (const ToolSpec* spec = find_tool(call.name)) validate_tool_options(*spec, call.options);
   }
+  tool_checks::check_export_opset(request);
   const GlobalOptions& g = request.global;
   if (g.use_slurm && g.process_isolation) {
     throw Error(ErrorKind::InvalidInput,

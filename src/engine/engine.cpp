@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "build.h"
+#include "tool_checks.h"
 #include "input_loop.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -40,6 +41,7 @@ int run_sequence(const RunRequest& request) {
   if (!request.global.python.empty() || env_bool_set("TURNKEY_PYTHON")) {
     find_python(request.global.python);
   }
+  tool_checks::check_export_opset(request);
   engine_internal::InputLoop loop(request);
   return loop.run();
 }

@@ -165,6 +165,11 @@ void InputLoop::run_onnx_file(const InputItem& item) {
       throw;
     }
     log += "inputs: " + build.stats.text("input_source", "?") + "\n";
+    if (!build.ones_note.empty()) {
+      log += build.ones_note + "\n";
+      ctx_.notice(item.given + ": " + build.ones_note);
+    }
+    show_fed_shapes(build);
     runner_.write_log(build, "load-onnx", log);
     runner_.run_tools(build, "load-onnx");
   });

@@ -133,9 +133,23 @@ void prepare_inputs(Build& build) {
       return;
     }
   }
-  auto shapes = onnx_model::resolve_input_shapes(facts, overrides);
+  // A symbolic dim the user gave no shape for runs with 1, and says so (ones_note).
+  auto shapes = onnx_model::resolve_input_shapes(facts, overrides, &build.ones_note);
   build.inputs = onnx_model::generate_inputs(facts, shapes);
   build.stats.set("input_source", "generated (seeded)");
+}
+
+void show_fed_shapes(Build& build) {
+  if (build.inputs.empty()) return;
+  std::vector<std::string> parts;
+  for (const HostTensor& t : build.inputs) {
+    std::string dims = fmt::format("{}", fmt::join(t.shape, ", "));
+    if (t.shape.size() == 1) dims += ",";
+    parts.push_back(fmt::format("'{}': ({})", t.name, dims));
+  }
+  for (Field& f : build.block.fields) {
+    if (f.first == "Input Shape") f.second = fmt::format("{}", fmt::join(parts, ", "));
+  }
 }
 
 std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "turnkey/engine/engine.h"
+
 namespace turnkey::tool_checks {
 
 std::vector<std::string> device_names();
@@ -28,5 +30,9 @@ void check_benchmark_together(const nlohmann::json& options);
 // python-stage: --stage given and a usable name; --file, when given, a Python file that exists
 // (defined in python_stage.cpp).
 void check_python_stage_together(const nlohmann::json& options);
+
+// export-pytorch's opset (--opset, else TURNKEY_ONNX_OPSET) within what the run's interpreter's
+// torch.onnx writes, when a script may be exported. Defined in opset_check.cpp.
+void check_export_opset(const RunRequest& request);
 
 }  // namespace turnkey::tool_checks

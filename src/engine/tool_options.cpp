@@ -168,6 +168,12 @@ namespace tool_checks {
 void check_runtime(const json& value) {
   const std::string name = value.get<std::string>();
   if (find_runtime(name)) return;
+  // The original's GPU runtime: say what it needs rather than suggest 'ort'.
+  if (name == "trt") {
+    throw invalid(
+        "--runtime 'trt': TensorRT needs an NVIDIA GPU (--device nvidia); turnkey has no built-in "
+        "TensorRT runtime (a plugin can add one: docs/plugins.md)");
+  }
   const std::vector<std::string> names = runtime_names();
   const std::string hint = closest_name(name, names);
   throw invalid(fmt::format("--runtime '{}': not one of {}{}", name, fmt::join(names, ", "),

@@ -229,7 +229,9 @@ InputShapes parse_input_shapes(const std::string& spec) {
 }
 
 std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
-                                                       const InputShapes& overrides) {
+                                                       const InputShapes& overrides,
+                                                       std::string* ones_note) {
+  std::vector<std::string> defaulted, examples;  // "input 'x' [batch]", "x:1x16"
   std::set<std::string> names;
   for (const ValueInfo& input : facts.inputs) names.insert(input.name);
   for (const auto& [name, dims] : overrides) {
@@ -276,7 +278,11 @@ std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
         example.push_back(d.known() ? d.value : 1);
         shape.push_back(d.value);
       }
-      if (!symbolic.empty()) {
+      if (!symbolic.empty() && ones_note) {
+        defaulted.push_back(fmt::format("input '{}' [{}]", input.name, fmt::join(symbolic, ", ")));
+        examples.push_back(fmt::format("{}:{}", input.name, fmt::join(example, "x")));
+        shape = example;
+      } else if (!symbolic.empty()) {
         throw invalid(fmt::format("input '{}' has symbolic dims [{}]: give --input-shapes {}:{}",
                                   input.name, fmt::join(symbolic, ", "), input.name,
                                   fmt::join(example, "x")));
@@ -284,6 +290,12 @@ std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
     }
     check_size(input, shape);
     shapes.push_back(std::move(shape));
+  }
+  if (ones_note) {
+    *ones_note = defaulted.empty()
+                     ? ""
+                     : fmt::format("symbolic dims set to 1: {} (choose with --input-shapes {})",
+                                   fmt::join(defaulted, ", "), fmt::join(examples, ","));
   }
   return shapes;
 }

@@ -129,6 +129,18 @@ struct Scale {
   }
 };
 
+struct ChartUnit {
+  const char* name;
+  double per_ms;  // values in this unit = milliseconds * per_ms
+};
+
+// µs below 1 ms, s from 10 s, else ms: the largest value drawn has 1-4 digits before the point.
+ChartUnit chart_unit(double vmax_ms) {
+  if (vmax_ms < 1) return {"\u00b5s", 1000};
+  if (vmax_ms >= 10000) return {"s", 0.001};
+  return {"ms", 1};
+}
+
 Scale make_scale(double vmin, double vmax, double x0, double x1) {
   Scale s;
   s.x0 = x0;
@@ -207,7 +219,10 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
     vmax = std::max({vmax, m, std::isfinite(hi) ? hi : 0.0});
   }
   if (!std::isfinite(vmin)) vmin = vmax;
-  Scale sc = make_scale(vmin, vmax, label_w, width - value_w);
+  // The axis unit fits the numbers: a 1.3 µs model is drawn on a µs axis, not at 0.0013 ms.
+  const ChartUnit unit = chart_unit(vmax);
+  Scale sc = make_scale(vmin * unit.per_ms, vmax * unit.per_ms, label_w, width - value_w);
+  auto in_unit = [&](double ms) { return fmt_ms(ms * unit.per_ms) + " " + unit.name; };
 
   // Vertical positions: a gap between models.
   std::vector<double> ys;
@@ -237,8 +252,8 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
   }
   svg += fmt::format(
       "<text class=\"axis-title\" x=\"{}\" y=\"14\" text-anchor=\"end\">"
-      "median latency, ms ({} scale)</text>\n",
-      width - 4, sc.log ? "log" : "linear");
+      "median latency, {} ({} scale)</text>\n",
+      width - 4, unit.name, sc.log ? "log" : "linear");
   for (double t : sc.ticks()) {
     double tx = sc.x(t);
     svg += fmt::format(
@@ -253,10 +268,10 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
     const double lo = r.number("median_ci_low_ms"), hi = r.number("median_ci_high_ms");
     std::string label = r.text("build_name") + " \u00b7 " + r.text("runtime");
     if (several_caches) label += " \u00b7 " + cache_names[r.text("cache")];
-    std::string tip = fmt::format("{} on {} {}: median {} ms", model_title(r), r.text("runtime"),
-                                  r.text("device"), fmt_ms(m));
+    std::string tip = fmt::format("{} on {} {}: median {}", model_title(r), r.text("runtime"),
+                                  r.text("device"), in_unit(m));
     if (std::isfinite(lo) && std::isfinite(hi)) {
-      tip += fmt::format(" [95% CI {}, {}]", fmt_ms(lo), fmt_ms(hi));
+      tip += fmt::format(" [95% CI {}, {}]", in_unit(lo), in_unit(hi));
     }
     if (several_caches) tip += " \u2014 cache " + r.text("cache");
     // Results of one build on one runtime differ by their settings: name the shapes benchmarked.
@@ -264,7 +279,7 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
       label += " \u00b7 " + r.text("input_shapes");
       tip += " \u2014 " + r.settings();
     }
-    const double bx = sc.x(m);
+    const double bx = sc.x(m * unit.per_ms);
     svg += fmt::format(
         "<text class=\"bar-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}"
         "<title>{}</title></text>\n",
@@ -276,7 +291,7 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
         html_escape(r.text("runtime")), html_escape(r.text("build_name")), html_escape(tip));
     double text_x = bx;
     if (std::isfinite(lo) && std::isfinite(hi) && hi >= lo) {
-      const double wl = sc.x(lo), wh = sc.x(hi), cy = yy + bar_h / 2;
+      const double wl = sc.x(lo * unit.per_ms), wh = sc.x(hi * unit.per_ms), cy = yy + bar_h / 2;
       svg += fmt::format(
           "<g class=\"whisker\"><line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
           "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{0:.1f}\" y2=\"{4:.1f}\"/>"
@@ -285,7 +300,7 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
       text_x = std::max(text_x, wh);
     }
     svg += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", text_x + 6,
-                       yy + bar_h - 3, html_escape(fmt_ms(m)));
+                       yy + bar_h - 3, html_escape(in_unit(m)));
   }
   svg += "</svg>\n";
   return svg;

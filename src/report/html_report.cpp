@@ -51,6 +51,7 @@ table.sortable th::after { content: " \2195"; color: #b3bac6; }
 table.sortable th[aria-sort=ascending]::after { content: " \25B2"; color: var(--fg); }
 table.sortable th[aria-sort=descending]::after { content: " \25BC"; color: var(--fg); }
 td { white-space: nowrap; }
+td.wrap { white-space: normal; min-width: 120px; max-width: 210px; overflow-wrap: anywhere; }
 td.error { white-space: normal; min-width: 300px; max-width: 520px; overflow-wrap: anywhere;
            color: #7a2e24; }
 .status { padding: 1px 6px; border-radius: 8px; font-size: 11.5px; white-space: nowrap; }

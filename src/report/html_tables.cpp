@@ -36,18 +36,24 @@ std::string status_badge(const std::string& status) {
 namespace {
 
 // The results table shows these report columns (fields.h), in this order; "median_ci" is the
-// median's 95% CI from its two columns. Each cell is rendered by its column's type.
-constexpr const char* kResultColumns[] = {"cache",          "build_name",
-                                          "model_name",     "class",
-                                          "runtime",        "device",
-                                          "threads",        "input_shapes",
-                                          "iterations",     "median_latency_ms",
-                                          "median_ci",      "mean_latency_ms",
-                                          "p90_latency_ms", "p99_latency_ms",
-                                          "throughput_ips", "parameters",
-                                          "runs",           "status",
-                                          "correctness",    "last_stage",
-                                          "error"};
+// median's 95% CI from its two columns. Each cell is rendered by its column's type. What a reader
+// needs first comes first, so that it is in view at 1280 px without scrolling (the browser test
+// checks): which build and runtime, its status and verdict, the median, the flags that say
+// whether to trust it, and the settings it ran with; the rest scrolls.
+// clang-format off
+constexpr const char* kResultColumns[] = {
+    "build_name", "runtime", "status", "correctness", "median_latency_ms", "measurement_flags",
+    "sequence", "threads",
+    "median_ci", "model_name", "device", "input_shapes", "iterations", "mean_latency_ms",
+    "p90_latency_ms", "p99_latency_ms", "throughput_ips", "parameters", "runs", "class",
+    "last_stage", "error", "cache"};
+// clang-format on
+
+// Text columns whose cells wrap within a bounded width (long values would push the rest away).
+bool wraps(const std::string& name) {
+  return name == "build_name" || name == "measurement_flags" || name == "sequence" ||
+         name == "input_shapes";
+}
 
 // "median latency ms" from "median_latency_ms"; "build" for build_name.
 std::string column_title(const std::string& name) {
@@ -55,6 +61,8 @@ std::string column_title(const std::string& name) {
   if (name == "model_name") return "model";
   if (name == "median_ci") return "95% CI of median ms";
   if (name == "throughput_ips") return "throughput /s";
+  if (name == "correctness") return "verdict";
+  if (name == "measurement_flags") return "flags";
   std::string t = name;
   if (t.ends_with("_latency_ms")) t = t.substr(0, t.size() - 11) + "_ms";
   std::replace(t.begin(), t.end(), '_', ' ');
@@ -77,11 +85,29 @@ std::string cell(const Row& r, const std::string& name) {
           "duplicate</span>",
           html_escape(r.text("duplicate_of")));
     }
-    return fmt::format("<td data-v=\"{}\">{}</td>", html_escape(r.text("build_name")), build);
+    return fmt::format("<td class=\"wrap\" data-v=\"{}\">{}</td>",
+                       html_escape(r.text("build_name")), build);
   }
   if (name == "status") {
     return fmt::format("<td data-v=\"{}\">{}</td>", html_escape(r.text("status")),
                        status_badge(r.text("status")));
+  }
+  if (name == "measurement_flags") {
+    // Each flag's short label ("machine busy", "noisy"), the full sentences on hover: whole
+    // sentences would make every row a dozen lines tall.
+    const std::string full = r.text(name);
+    std::string labels;
+    size_t start = 0;
+    while (start < full.size()) {
+      size_t end = full.find("; ", start);
+      if (end == std::string::npos) end = full.size();
+      const std::string flag = full.substr(start, end - start);
+      if (!labels.empty()) labels += ", ";
+      labels += flag.substr(0, flag.find(':'));
+      start = end + 2;
+    }
+    return fmt::format("<td class=\"wrap\" data-v=\"{0}\" title=\"{0}\">{1}</td>",
+                       html_escape(full), html_escape(labels));
   }
   if (name == "median_ci") {
     const double lo = r.number("median_ci_low_ms"), hi = r.number("median_ci_high_ms");
@@ -97,7 +123,7 @@ std::string cell(const Row& r, const std::string& name) {
     return td_num(v, !std::isfinite(v) ? "" : per_second ? fmt::format("{:.1f}", v) : fmt_ms(v));
   }
   if (c && c->type == CellType::Integer) return td_num(v, cell_text(r.cells.value(name, json())));
-  return td_text(r.text(name), name == "error" ? "error" : nullptr);
+  return td_text(r.text(name), name == "error" ? "error" : wraps(name) ? "wrap" : nullptr);
 }
 
 }  // namespace
@@ -105,7 +131,7 @@ std::string cell(const Row& r, const std::string& name) {
 std::string results_table(const std::vector<Row>& rows) {
   std::string h =
       "<div class=\"table-wrap\"><table id=\"results-table\" class=\"sortable\" "
-      "data-initial-sort=\"1\">\n<thead><tr>";
+      "data-initial-sort=\"0\">\n<thead><tr>";
   for (const char* name : kResultColumns) {
     const Column* c = find_column(name);
     const bool num = c && c->type != CellType::Text;
@@ -148,9 +174,24 @@ std::string speedup_section(const std::vector<Row>& rows) {
         "report both caches together to see one.</p>\n",
         html_escape(*runtimes.begin()));
   }
+  // Only models measured on two runtimes or more make a row: without one, no matrix at all (an
+  // empty table with a blank geometric mean says nothing).
+  size_t compared = 0;
+  for (const Model& m : models) compared += m.median.size() >= 2;
+  if (compared == 0) {
+    return fmt::format(
+        "<p class=\"note\" id=\"speedup-none\">{} runtimes in this report ({}), but no model ran "
+        "on two of them: no runtime-versus-runtime comparison.</p>\n",
+        runtimes.size(), html_escape(fmt::format("{}", fmt::join(runtimes, ", "))));
+  }
   std::vector<std::pair<std::string, std::string>> pairs;
   for (auto a = runtimes.begin(); a != runtimes.end(); ++a) {
-    for (auto b = std::next(a); b != runtimes.end(); ++b) pairs.emplace_back(*a, *b);
+    for (auto b = std::next(a); b != runtimes.end(); ++b) {
+      // A pair no model ran on both of would be an empty column.
+      bool both = false;
+      for (const Model& m : models) both |= m.median.count(*a) && m.median.count(*b);
+      if (both) pairs.emplace_back(*a, *b);
+    }
   }
   bool several_devices = false;
   for (const Model& m : models) several_devices |= m.device != models.front().device;

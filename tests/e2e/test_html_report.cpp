@@ -1,13 +1,16 @@
 // End-to-end: an HTML report of synthetic caches, loaded in real headless Chromium. Checks that
 // the page's script ran without error (the marker it sets, the console), that the latency chart
 // has one bar per measurement, that a model name full of markup stays text, that the table was
-// sorted by the script, and saves a screenshot. Skips, saying why, when Chromium is missing.
+// sorted by the script, and saves a screenshot; and that at 1280 px the columns that matter are in
+// view, units fit the numbers and no section is empty. Skips, saying why, when Chromium is missing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "e2e_util.h"
 #include "support/fake_cache.h"
@@ -144,7 +147,7 @@ TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
   ASSERT_NE(table, std::string::npos);
   size_t body = dom.find("<tbody>", table), body_end = dom.find("</tbody>", table);
   std::string rows = dom.substr(body, body_end - body);
-  std::regex build_cell(R"re(<tr><td data-v="[^"]*">[^<]*</td><td data-v="([^"]*)")re");
+  std::regex build_cell(R"re(<tr><td class="wrap" data-v="([^"]*)")re");
   std::vector<std::string> builds;
   for (std::sregex_iterator it(rows.begin(), rows.end(), build_cell), end; it != end; ++it) {
     builds.push_back((*it)[1]);
@@ -164,6 +167,108 @@ TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
   EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   if (const char* keep = std::getenv("TURNKEY_KEEP_SCREENSHOT"); keep && *keep) {
     fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
+  }
+}
+
+// Issue 17: at 1280 px the results table's status, verdict, flags, sequence and threads cells are
+// in the viewport (measured by the browser's layout, not guessed from the HTML), the latency axis
+// of microsecond models is in µs, and a report whose models each ran on one runtime has no
+// runtime matrix and no blank geometric mean.
+TEST_F(HtmlReport, ColumnsThatMatterInViewAt1280AndNoEmptySections) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not found (Debian package 'chromium', installed by scripts/setup; "
+                    "or set TURNKEY_CHROMIUM): the HTML report was not checked in a browser";
+  }
+  const std::string cache = (dir / "cache").string();
+  const nlohmann::json settings = {
+      {"sequence", "discover export-pytorch optimize-ort convert-fp16 benchmark"},
+      {"threads", 2},
+      {"input_shapes", "input_ids:1x128,attention_mask:1x128,token_type_ids:1x128"},
+      {"correctness", {{"verdict", "within_tolerance_up_to_ties"}}},
+      {"measurement_flags",
+       {"busy machine: 3 other runnable threads before the run",
+        "harness overhead is 38% of the median"}}};
+  write_fake_build(cache, {.build_name = "a_model_with_a_rather_long_descriptive_name_0123abcd",
+                           .model_name = "a_model_with_a_rather_long_descriptive_name",
+                           .samples_ms = fake_latencies(0.0013, 60, 7),
+                           .class_name = "SomeVeryLongModelClassNameForTheReport",
+                           .extra_stats = settings});
+  write_fake_build(cache, {.build_name = "tiny_0456abcd",
+                           .model_name = "tiny",
+                           .runtime = "torchscript",
+                           .samples_ms = fake_latencies(0.0042, 60, 8),
+                           .extra_stats = settings});
+  const fs::path out = dir / "reports";
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int code = cli::report_main({"-d", cache, "-r", out.string(), "--html"});
+  const std::string printed =
+      testing::internal::GetCapturedStdout() + testing::internal::GetCapturedStderr();
+  ASSERT_EQ(code, 0) << printed;
+  fs::path html;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.path().extension() == ".html") html = e.path();
+  }
+  ASSERT_FALSE(html.empty()) << printed;
+  const std::string page = slurp(html);
+
+  // No empty sections: two runtimes but no model on both -> a note, no matrix, no mean row.
+  EXPECT_EQ(page.find("id=\"speedup-matrix\""), std::string::npos);
+  EXPECT_EQ(page.find("geometric mean"), std::string::npos);
+  EXPECT_NE(page.find("no model ran on two of them"), std::string::npos);
+  // Microsecond models on a µs axis, with µs values.
+  EXPECT_NE(page.find("median latency, \u00b5s"), std::string::npos);
+  EXPECT_NE(page.find(">1.3"), std::string::npos);
+  // Flags and sequence are shown (docs/report.md keeps them).
+  // Flags: short labels in the cell, the full sentences on hover.
+  EXPECT_NE(page.find("title=\"busy machine: 3 other runnable threads before the run; harness "
+                      "overhead is 38% of the median\">busy machine, harness overhead is 38% of "
+                      "the median</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("discover export-pytorch optimize-ort"), std::string::npos);
+
+  // The browser's layout at 1280 px: a copy of the page with a probe script that writes the right
+  // edge of each column that matters (header and first row) into an attribute of <body>.
+  std::string probe = page;
+  const std::string probe_script = R"JS(<script>
+(function () {
+  var want = ['status', 'verdict', 'flags', 'sequence', 'threads'];
+  var table = document.getElementById('results-table');
+  var head = table.tHead.rows[0].cells, row = table.tBodies[0].rows[0].cells;
+  var out = ['viewport=' + document.documentElement.clientWidth];
+  for (var i = 0; i < head.length; ++i) {
+    var name = head[i].textContent.replace(/\s+/g, ' ').trim();
+    if (want.indexOf(name) < 0) continue;
+    var right = Math.max(head[i].getBoundingClientRect().right, row[i].getBoundingClientRect().right);
+    out.push(name + '=' + Math.ceil(right));
+  }
+  document.body.setAttribute('data-layout', out.join(';'));
+})();
+</script>)JS";
+  probe.insert(probe.rfind("</body>"), probe_script);
+  const fs::path probe_html = dir / "probe.html";
+  std::ofstream(probe_html) << probe;
+  std::vector<std::string> argv = chromium_argv(chromium);
+  argv.insert(argv.end(),
+              {"--window-size=1280,900", "--dump-dom", "file://" + probe_html.string()});
+  RunResult r = run_command(argv, {}, {}, 180);
+  ASSERT_FALSE(r.timed_out) << "chromium did not finish in 180 s";
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 4000);
+  std::smatch layout;
+  ASSERT_TRUE(std::regex_search(r.out, layout, std::regex("data-layout=\"([^\"]*)\"")))
+      << r.out.substr(0, 2000);
+  std::map<std::string, int> right;
+  std::stringstream in(layout[1].str());
+  for (std::string item; std::getline(in, item, ';');) {
+    const size_t eq = item.find('=');
+    right[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
+  }
+  ASSERT_GT(right["viewport"], 1200) << layout[1];
+  ASSERT_LE(right["viewport"], 1280) << layout[1];
+  for (const char* name : {"status", "verdict", "flags", "sequence", "threads"}) {
+    ASSERT_TRUE(right.count(name)) << name << " column missing: " << layout[1];
+    EXPECT_LE(right[name], right["viewport"]) << name << " is off-screen at 1280 px: " << layout[1];
   }
 }
 

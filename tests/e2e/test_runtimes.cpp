@@ -101,7 +101,7 @@ TEST_F(Runtimes, EveryRuntimeBenchmarksAScriptAndRecordsTrustFields) {
       EXPECT_NE(r.out.find("(" + runtime + " v" + major), std::string::npos) << r.out;
       EXPECT_EQ(stats_of("hello_world")["runtime_version"].get<std::string>().substr(0, 2), major);
     }
-    EXPECT_NE(r.out.find("Correctness:    max abs error"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Correctness:    within tolerance: max abs error"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Peak memory:"), std::string::npos) << r.out;
     json s = stats_of("hello_world");
     EXPECT_EQ(s["runtime"], runtime);
@@ -145,7 +145,7 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   EXPECT_TRUE(std::regex_search(
       r.out,
       std::regex(
-          R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from PyTorch's: max abs error)")))
+          R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from PyTorch's: outside tolerance: max abs error)")))
       << r.out;
   EXPECT_EQ(r.out.find("Mean Latency:"), std::string::npos) << "a mismatch shows no latency";
   json s = stats_of("altered_export");

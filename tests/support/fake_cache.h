@@ -30,6 +30,7 @@ struct FakeBuild {
   std::string script = "/work/scripts/example.py";
   std::string class_name = "Net";
   int64_t parameters = 1234;
+  nlohmann::json extra_stats = nlohmann::json::object();  // merged into the stats (successful)
 };
 
 // Seeded latencies around `median_ms` with a few percent of log-normal spread; the same seed
@@ -113,6 +114,7 @@ inline std::filesystem::path write_fake_build(const std::filesystem::path& cache
     stats["p99_latency_ms"] = st.p99_ms;
     stats["std_latency_ms"] = st.std_ms;
     stats["throughput_ips"] = 1000.0 / st.mean_ms;
+    stats.update(b.extra_stats);
     std::ofstream(dir.path() / ("samples_" + b.runtime + "_" + b.device + ".json"))
         << json({{"unit", "ms"}, {"samples", b.samples_ms}}).dump() << "\n";
   }

@@ -132,6 +132,34 @@ TEST(ResolveInputShapes, SymbolicDimsNamedAndUnnamed) {
             (std::vector<std::vector<int64_t>>{{2, 128, 5}}));
 }
 
+// Issue 17: with a note to fill, symbolic dims left without an override become 1 and the note
+// names each input and its dims on one line; overridden inputs are not named.
+TEST(ResolveInputShapes, SymbolicDimsAsOnesWithANote) {
+  ValueInfo tokens = input("tokens", DType::Int64, {-1, 128, -1});
+  tokens.dims[0].param = "batch";
+  ValueInfo mask = input("mask", DType::Int64, {-1, 128});
+  mask.dims[0].param = "batch";
+  ValueInfo fixed = input("scale", DType::Float32, {1});
+  ModelFacts f = facts_with({tokens, mask, fixed});
+  std::string note = "stale";
+  EXPECT_EQ(resolve_input_shapes(f, {}, &note),
+            (std::vector<std::vector<int64_t>>{{1, 128, 1}, {1, 128}, {1}}));
+  EXPECT_EQ(note,
+            "symbolic dims set to 1: input 'tokens' [batch, ?], input 'mask' [batch] (choose with "
+            "--input-shapes tokens:1x128x1,mask:1x128)");
+  EXPECT_EQ(note.find('\n'), std::string::npos);
+  EXPECT_EQ(resolve_input_shapes(f, {{"tokens", {2, 128, 3}}}, &note),
+            (std::vector<std::vector<int64_t>>{{2, 128, 3}, {1, 128}, {1}}));
+  EXPECT_EQ(note,
+            "symbolic dims set to 1: input 'mask' [batch] (choose with --input-shapes "
+            "mask:1x128)");
+  EXPECT_EQ(resolve_input_shapes(f, {{"tokens", {2, 128, 3}}, {"mask", {2, 128}}}, &note).size(),
+            3u);
+  EXPECT_EQ(note, "");
+  // Without a note the dims stay an error, as before.
+  expect_invalid([&] { resolve_input_shapes(f, {}); }, "input 'tokens' has symbolic dims");
+}
+
 TEST(ResolveInputShapes, RefusesHugeShapes) {
   ModelFacts f = facts_with({input("x", DType::Float32, {1000000, 1000000})});
   expect_invalid([&] { resolve_input_shapes(f, {}); }, "input 'x' of shape 1000000x1000000");

@@ -72,9 +72,12 @@ InputShapes parse_input_shapes(const std::string& spec);
 // `overrides` (whole-shape override by input name). Throws Error(InvalidInput) naming the input
 // and its symbolic dims when any remain ("input 'x' has symbolic dims [batch, ?]: give
 // --input-shapes x:1x16"), for an override that names no input or contradicts a fixed dim or the
-// rank, for shapes above kMaxInputBytes, and for dtypes turnkey cannot generate.
+// rank, for shapes above kMaxInputBytes, and for dtypes turnkey cannot generate. With `ones_note`,
+// symbolic dims left without an override become 1 instead, and *ones_note says which, on one line
+// ("symbolic dims set to 1: input 'x' [batch] (choose with --input-shapes x:1x16)"; "" when none).
 std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
-                                                       const InputShapes& overrides);
+                                                       const InputShapes& overrides,
+                                                       std::string* ones_note = nullptr);
 
 // Largest single generated input; beyond it a shape is almost surely a typo (or hostile).
 inline constexpr int64_t kMaxInputBytes = int64_t{4} << 30;
