@@ -105,6 +105,26 @@ bool is_live_runtime(const json& benchmark_options) {
   return r && r->needs_live_model();
 }
 
+}  // namespace
+
+namespace cli {
+
+std::vector<ToolCall> default_sequence() {
+  std::vector<ToolCall> calls = {{"auto", json::object()},
+                                 {"discover", json::object()},
+                                 {"load-onnx", json::object()}};
+  for (const auto& [n, tools] : named_sequences()) {
+    if (n != "onnx-fp32") continue;
+    for (const std::string& t : tools) calls.push_back({t, json::object()});
+  }
+  if (calls.back().name != "benchmark") calls.push_back({"benchmark", json::object()});
+  return calls;
+}
+
+}  // namespace cli
+
+namespace {
+
 // The build tools of a named sequence (default onnx-fp32).
 std::vector<ToolCall> named_sequence(const std::string& given) {
   const std::string name = given.empty() ? "onnx-fp32" : given;

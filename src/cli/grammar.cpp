@@ -79,8 +79,14 @@ std::optional<RunRequest> parse_tool_grammar(const std::vector<std::string>& arg
   if (!cli::parse_args(global, segments[0], "turnkey")) return std::nullopt;
   cli::check_inputs_for_tool_typos(request.global.inputs);
   if (tools.empty()) {
-    throw UsageError(
-        "no tool given: name a first tool such as discover or load-onnx (see turnkey -h)");
+    if (request.global.inputs.empty()) {
+      throw UsageError(
+          "no tool given: name a first tool such as discover or load-onnx (see turnkey -h)");
+    }
+    // `turnkey -i FILES` alone (the tool-sequence guide's examples): what `turnkey FILES` runs.
+    request.sequence = cli::default_sequence();
+    cli::check_request(request);
+    return request;
   }
   for (size_t i = 0; i < tools.size(); ++i) {
     const ToolSpec* spec = find_tool(tools[i]);

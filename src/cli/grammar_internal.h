@@ -35,6 +35,10 @@ struct ClassicOptions {
   std::string sequence_name, sequence_file;
 };
 
+// What `turnkey FILES` runs with no option choosing otherwise, also `turnkey -i FILES` with no tool
+// (the newer documents show both): the first tool per input (auto), export to ONNX, benchmark.
+std::vector<ToolCall> default_sequence();
+
 // The classic grammar's parser, grouped for help; parse and help both build it here.
 void add_classic_options(CLI::App& app, ClassicOptions& o, bool with_choices);
 

@@ -66,8 +66,15 @@ TEST(ToolGrammar, SplitsGlobalOptionsAndToolsWithTheirOptions) {
   EXPECT_EQ(r.sequence[2].options, json({{"iterations", 7}, {"rt_args", {"threads=1"}}}));
 }
 
+// The tool-sequence guide's `turnkey -i FILES` with no tool runs what `turnkey FILES` runs.
+TEST(ToolGrammar, InputsWithoutAToolRunTheClassicDefault) {
+  RunRequest r = tool_grammar({"-i", "a.py", "b.onnx"});
+  EXPECT_EQ(names(r), names(classic({"a.py", "b.onnx"})));
+  EXPECT_EQ(r.global.inputs, (std::vector<std::string>{"a.py", "b.onnx"}));
+}
+
 TEST(ToolGrammar, RefusesBadSequencesAndNamesTheMistake) {
-  EXPECT_NE(tool_error({"-i", "a.py"}).find("no tool given"), std::string::npos);
+  EXPECT_NE(tool_error({"--cache-dir", "c"}).find("no tool given"), std::string::npos);
   EXPECT_NE(tool_error({"-i", "a.py", "benchmark"}).find("cannot start a sequence"),
             std::string::npos);
   // The tool that makes what is needed from what the build has, never the tool itself.
