@@ -142,6 +142,11 @@ class Walk:
     def subst(self, text):
         return text.replace("{cache}", str(self.cache)).replace("{work}", str(self.work))
 
+    @staticmethod
+    def search_dirs(argv):
+        """Folders the classic grammar's --search-dir / -s names: inputs are found there."""
+        return [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("--search-dir", "-s")]
+
     def adapt(self, argv, cwd):
         out = []
         i = 0
@@ -149,7 +154,8 @@ class Walk:
             tok = argv[i]
             if tok in STAND_INS:
                 out += STAND_INS[tok]
-            elif tok in PLACEHOLDERS and not (Path(cwd) / tok).exists():
+            elif tok in PLACEHOLDERS and not (Path(cwd) / tok).exists() and \
+                    not any((Path(cwd) / d / tok).exists() for d in self.search_dirs(argv)):
                 out += [self.subst(t) for t in PLACEHOLDERS[tok]]
             elif tok in CAPS and i + 1 < len(argv):
                 cap = CAPS[tok]
