@@ -123,19 +123,15 @@ ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.pyt
   if (!options.script_args.empty()) {
     argv.push_back("--script-args=" + options.script_args);
   }
+  SpawnOptions spawn;
+  // bind_paths() makes the folders the Python side writes into (only existing ones can be bound).
+  spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", bind_paths(options)}};
   if (options.sandbox) {
     std::vector<fs::path> writable = options.bind_paths;
     writable.insert(writable.end(), options.sandbox_allow.begin(), options.sandbox_allow.end());
-    for (const fs::path& p : writable) {
-      std::error_code ec;
-      fs::create_directories(p, ec);  // only existing paths can be bound
-    }
-    std::vector<std::string> command =
-        sandbox_command(writable, options.script.parent_path());
+    std::vector<std::string> command = sandbox_command(writable, options.script.parent_path());
     argv.insert(argv.begin(), command.begin(), command.end());
   }
-  SpawnOptions spawn;
-  spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", bind_paths(options)}};
   spawn.inherit_fds = {events[1], commands[0]};
   // bwrap-run re-executes itself under setpriv to die with its caller unless told that the
   // caller has seen to it: die_with_parent below does (one process start less per input).

@@ -17,29 +17,9 @@ using nlohmann::json;
 
 namespace {
 
-struct TorchProbe {
-  std::string version;  // "" when none
-  std::string why;
-};
-
 // Debian's torch says "1.13.0a0+git..." in __version__ for the 1.13.1 package: keep the public
 // part.
 std::string public_version(const std::string& v) { return v.substr(0, v.find('+')); }
-
-// The torch of the run's Python side: the live process's own (its hello), else the interpreter's
-// from its remembered probe (interpreter.h; no `import torch`).
-TorchProbe probe_torch(const PythonSide& side) {
-  if (side.session && !side.session->torch_version().empty()) {
-    return {public_version(side.session->torch_version()), ""};
-  }
-  try {
-    const PythonInterpreter& p = find_interpreter(side.python);
-    if (p.torch_version.empty()) return {"", p.path + " could not import torch"};
-    return {public_version(p.torch_version), ""};
-  } catch (const Error& e) {
-    return {"", e.what()};
-  }
-}
 
 int major_version(const std::string& version) {
   try {
@@ -133,15 +113,16 @@ class TorchEagerRuntime final : public Runtime {
   Availability probe() const override { return probe_for(PythonSide{}); }
   std::string version() const override { return version_for(PythonSide{}); }
   Availability probe_for(const PythonSide& side) const override {
-    const TorchProbe torch = probe_torch(side);
-    if (torch.version.empty()) return {false, torch.why};
-    if (compiled_ && major_version(torch.version) < 2) {
-      return {false, fmt::format("needs PyTorch >= 2.0, found {}", torch.version)};
+    std::string why;
+    const std::string version = python_side_torch_version(side, &why);
+    if (version.empty()) return {false, why};
+    if (compiled_ && major_version(version) < 2) {
+      return {false, fmt::format("needs PyTorch >= 2.0, found {}", version)};
     }
     return {true, ""};
   }
   std::string version_for(const PythonSide& side) const override {
-    const std::string v = probe_torch(side).version;
+    const std::string v = python_side_torch_version(side);
     return v.empty() ? "?" : v;
   }
   std::unique_ptr<Session> load(const fs::path&, const std::vector<HostTensor>&,
@@ -164,10 +145,19 @@ class TorchEagerRuntime final : public Runtime {
 
 }  // namespace
 
+// The live process's own version (its hello), else the interpreter's remembered probe.
 std::string python_side_torch_version(const PythonSide& side, std::string* why) {
-  TorchProbe torch = probe_torch(side);
-  if (why) *why = torch.why;
-  return torch.version;
+  if (side.session && !side.session->torch_version().empty()) {
+    return public_version(side.session->torch_version());
+  }
+  try {
+    const PythonInterpreter& p = find_interpreter(side.python);
+    if (p.torch_version.empty() && why) *why = p.path + " could not import torch";
+    return public_version(p.torch_version);
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return "";
+  }
 }
 
 const Runtime& torch_eager_runtime() {
