@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "allocation.h"
 #include "benchmark.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/cache/fields.h"
@@ -123,7 +124,10 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
             {"cpu_mhz", m.env.cpu_mhz},
             {"load_average_1m", m.env.load_average_1m},
             {"runnable_other_threads_before", m.env.runnable_before},
-            {"runnable_other_threads_after", m.env.runnable_after}};
+            {"runnable_other_threads_after", m.env.runnable_after},
+            // Which host, Slurm job and CPU set measured this: results of many nodes share a
+            // cache (docs/corpus_runs.md).
+            {"allocation", current_allocation()}};
   s.set("environment", e);
   s.set("measurement_flags", m.flags);
   s.set("noisy", !m.flags.empty());
