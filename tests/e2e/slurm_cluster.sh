@@ -18,7 +18,8 @@
 #                          namespace, then the namespaces and the bridge); safe to call twice.
 # Both export SLURM_CONF and wait until every node is idle. Needs root (slurmd runs jobs as their
 # user; munged must run as munge). Leftovers of a test that was killed (SIGKILL gives no trap) are
-# removed by the next slurm_start_nodes: namespaces and bridges are named after the test's pid.
+# removed by the next start: daemons through the registry below, namespaces and bridges by name
+# (tkslurm-<pid>-<node>, tks<pid>br: the pid of the test's shell).
 
 declare -gA SLURM_NETNS=()
 SLURM_TEST_DIR=""
@@ -95,6 +96,8 @@ slurm_start() {
   mkdir -p "$d/state" "$d/spool" "$d/log"
   host="$(hostname -s)"
   node="$(slurmd -C | head -n 1)"
+  slurm_sweep_stale
+  slurm_register "$d"
   slurm_start_munge "$d" || return 1
   {
     slurm_common_conf "$d" "$host" 16817 16818
@@ -112,9 +115,25 @@ CONF
   slurm_wait_idle 1
 }
 
-# Namespaces and bridges of earlier tests whose shell is gone (killed without its trap).
+# Each running test cluster: $SLURM_REGISTRY/<pid of the test's shell> holds its dir, so that
+# the next test can stop what a killed test (SIGKILL: no trap) left running.
+SLURM_REGISTRY=/run/turnkey-slurm-tests
+
+slurm_register() {
+  mkdir -p "$SLURM_REGISTRY" && echo "$1" > "$SLURM_REGISTRY/$$"
+}
+
+# Daemons, namespaces and bridges of earlier tests whose shell is gone (killed without its trap).
 slurm_sweep_stale() {
-  local ns owner br
+  local ns owner br f
+  for f in "$SLURM_REGISTRY"/*; do
+    [ -f "$f" ] || continue
+    owner="$(basename "$f")"
+    if ! kill -0 "$owner" 2>/dev/null; then
+      slurm_stop_daemons "$(cat "$f")"
+      rm -f "$f"
+    fi
+  done
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^tkslurm-[0-9]+-'); do
     owner="${ns#tkslurm-}"
     owner="${owner%%-*}"
@@ -137,6 +156,7 @@ slurm_start_nodes() {
   local d="$SLURM_TEST_DIR" net="" spec name ro i ns veth addr main
   mkdir -p "$d/state" "$d/log"
   slurm_sweep_stale
+  slurm_register "$d"
   # A /24 that no interface of this machine uses yet.
   for i in $(seq $(( $$ % 200 + 20 )) 254) $(seq 20 254); do
     if ! ip -4 -o addr show | grep -q " 10\.213\.$i\."; then net="10.213.$i"; break; fi
@@ -223,9 +243,9 @@ slurm_restart_node() {
   slurm_wait_idle "$(sinfo -h -N -o %N | sort -u | wc -l)"
 }
 
-slurm_stop() {
-  local d="${SLURM_TEST_DIR:-}" f pid i ns
-  [ -n "$d" ] || return 0
+# Stops the daemons whose pid files are in cluster dir $1.
+slurm_stop_daemons() {
+  local d="$1" f pid i
   for f in "$d"/slurmd*.pid "$d/slurmctld.pid" "$d/munge/munged.pid"; do
     [ -f "$f" ] || continue
     pid="$(cat "$f")"
@@ -242,6 +262,12 @@ slurm_stop() {
     kill -9 "$pid" 2>/dev/null || true
     rm -f "$f"
   done
+}
+
+slurm_stop() {
+  local d="${SLURM_TEST_DIR:-}" pid i ns
+  [ -n "$d" ] || return 0
+  slurm_stop_daemons "$d"
   # Whatever a node still runs (a job's processes whose slurmd is gone), then the node.
   for ns in "${SLURM_NETNS[@]}"; do
     for i in $(seq 1 50); do
@@ -257,4 +283,5 @@ slurm_stop() {
     ip link del "$SLURM_BRIDGE" 2>/dev/null
     SLURM_BRIDGE=""
   fi
+  rm -f "$SLURM_REGISTRY/$$"
 }

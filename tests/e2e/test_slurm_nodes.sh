@@ -54,7 +54,9 @@ check() {  # check DESCRIPTION COMMAND...
 work="$(mktemp -d)"
 chmod 0755 "$work"
 monitor=""
+tk=""
 cleanup() {
+  [ -n "$tk" ] && kill -9 "$tk" 2>/dev/null
   [ -n "$monitor" ] && kill "$monitor" 2>/dev/null && wait "$monitor" 2>/dev/null
   scancel --name="$(squeue -h -o %j 2>/dev/null | grep '^turnkey-' | sort -u | paste -sd,)" \
     >/dev/null 2>&1 || true
@@ -78,7 +80,7 @@ cpus="$(nproc)"
 # Watches the queue every 0.1 s: a node listed twice among running turnkey jobs is a node
 # running two at once; the number of turnkey jobs in the queue is kept for the --slurm-nodes check.
 (
-  while :; do
+  while kill -0 $$ 2>/dev/null; do
     squeue -h -t R,CG -o '%N %j' 2>/dev/null | awk '$2 ~ /^turnkey-/ {print $1}' | sort |
       uniq -d | sed "s/^/$(date +%T.%N) two jobs on /" >> "$work/overlaps.txt"
     squeue -h -o '%j' 2>/dev/null | grep -c '^turnkey-' >> "$work/queued.txt"
@@ -113,13 +115,15 @@ time.sleep(6)
 model = torch.nn.Linear(12, 6)
 model(torch.randn(1, 12))
 PY
+# turnkey dies with this shell, even when it is killed (SIGKILL runs no trap).
+tk_run() { setpriv --pdeathsig KILL "$turnkey" "$@"; }
 export TK_PID_DIR="$work/pids"
 export TURNKEY_BUILD_MONITOR=False
 records() { cat "$cache"/inputs/"$1"_*.yaml 2>/dev/null; }
 
 # ---- A: five inputs on two nodes; the slow one's node is killed mid-run --------------------------
 t0=$(date +%s)
-"$turnkey" "$work"/corpus/*.py -d "$cache" --use-slurm --timeout 60 --iterations 5 \
+setpriv --pdeathsig KILL "$turnkey" "$work"/corpus/*.py -d "$cache" --use-slurm --timeout 60 --iterations 5 \
   > "$work/a_out.txt" 2> "$work/a_err.txt" &
 tk=$!
 killed=""
@@ -136,6 +140,7 @@ for _ in $(seq 1 900); do
 done
 wait "$tk"
 code=$?
+tk=""
 echo "A: turnkey --use-slurm finished in $(( $(date +%s) - t0 )) s with exit code $code"
 tail -n 12 "$work/a_out.txt"
 cat "$work/a_err.txt"
@@ -210,7 +215,7 @@ for p in $(cat "$work/pids/pids.txt" 2>/dev/null); do
   if alive "$p"; then left="$left $p:$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; fi
 done
 check "A: no process of the corpus left running${left:+ (left:$left)}" test -z "$left"
-"$turnkey" cache list -d "$cache" > "$work/a_list.txt" 2>&1
+tk_run cache list -d "$cache" > "$work/a_list.txt" 2>&1
 check "A: the cache the nodes shared lists 5 successful builds" \
   test "$(grep -c successful "$work/a_list.txt")" -eq 5
 
@@ -219,7 +224,7 @@ slurm_restart_node "$killed" || echo "could not restart $killed" >&2
 build="$(basename "$(ls -d "$cache"/a_linear_*/ | head -n 1)")"
 hash="${build##*_}"
 t0=$(date +%s)
-"$turnkey" "$work/corpus/a_linear.py" "$work/corpus/a_linear.py::$hash" -d "$cache" --use-slurm \
+tk_run "$work/corpus/a_linear.py" "$work/corpus/a_linear.py::$hash" -d "$cache" --use-slurm \
   --rebuild always --timeout 60 --iterations 5 > "$work/b_out.txt" 2> "$work/b_err.txt"
 code=$?
 echo "B: finished in $(( $(date +%s) - t0 )) s with exit code $code"
@@ -255,7 +260,7 @@ check "B: one job waited for the other's build lock" \
 
 # ---- C: a node that cannot write the cache dir ---------------------------------------------------
 t0=$(date +%s)
-"$turnkey" "$work/corpus/b_linear.py" "$work/corpus/c_linear.py" -d "$cache" --use-slurm \
+tk_run "$work/corpus/b_linear.py" "$work/corpus/c_linear.py" -d "$cache" --use-slurm \
   --slurm-partition mixed --rebuild always --timeout 60 --iterations 5 \
   > "$work/c_out.txt" 2> "$work/c_err.txt"
 code=$?
@@ -268,7 +273,7 @@ check "C: the input's record keeps the job n3 could not start" \
   bash -c "cat $cache/inputs/b_linear_*.yaml $cache/inputs/c_linear_*.yaml | grep -q 'reason: \"*JobLaunchFailure'"
 
 # ---- D: no node left that can write the cache dir: node_failed -----------------------------------
-"$turnkey" "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition ro \
+tk_run "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition ro \
   --rebuild always --timeout 60 > "$work/d_out.txt" 2> "$work/d_err.txt"
 code=$?
 cat "$work/d_err.txt"
@@ -293,7 +298,7 @@ check "a job whose node cannot write the cache dir: one line, exit 3" \
 # ---- E: --slurm-nodes 1 ------------------------------------------------------------------------
 : > "$work/queued.txt"
 t0=$(date +%s)
-"$turnkey" "$work/corpus/b_linear.py" "$work/corpus/c_linear.py" "$work/corpus/d_linear.py" \
+tk_run "$work/corpus/b_linear.py" "$work/corpus/c_linear.py" "$work/corpus/d_linear.py" \
   -d "$cache" --use-slurm --slurm-nodes 1 --build-only --rebuild always --timeout 60 \
   > "$work/e_out.txt" 2> "$work/e_err.txt"
 code=$?
@@ -303,12 +308,12 @@ check "E: never more than one job in the queue (most seen: $(sort -n "$work/queu
   test "$(sort -n "$work/queued.txt" | tail -n 1)" -le 1
 
 # ---- options Slurm refuses, options without --use-slurm ----------------------------------------
-"$turnkey" "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition nowhere \
+tk_run "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition nowhere \
   > /dev/null 2> "$work/bad.txt"
 code=$?
 check "a partition Slurm does not know: usage error before any job (exit 2)" \
   bash -c "test $code -eq 2 && grep -q 'Slurm refuses these jobs' $work/bad.txt"
-"$turnkey" "$work/corpus/d_linear.py" -d "$cache" --slurm-nodes 2 > /dev/null 2> "$work/bad.txt"
+tk_run "$work/corpus/d_linear.py" -d "$cache" --slurm-nodes 2 > /dev/null 2> "$work/bad.txt"
 code=$?
 check "--slurm-nodes without --use-slurm: usage error" \
   bash -c "test $code -eq 2 && grep -q -- '--slurm-nodes needs --use-slurm' $work/bad.txt"
