@@ -140,7 +140,12 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   r.error = record.value("error", "");
   r.log = record.value("failure_log", in.log.string());
   r.earlier = true;
-  if (!find_status(r.status) || r.status == "cancelled") return std::nullopt;
+  // Inputs that never had a fair run (interrupted, or every node they were sent to failed) run
+  // again without --retry-failed.
+  if (!find_status(r.status) || r.status == status_name(Status::Cancelled) ||
+      r.status == status_name(Status::NodeFailed)) {
+    return std::nullopt;
+  }
   if (is_failure_status(r.status)) {
     if (request_.global.retry_failed) return std::nullopt;
     return r;

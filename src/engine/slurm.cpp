@@ -172,14 +172,12 @@ void SlurmRun::check_options() {
   // user's mistake, said once, rather than a failure per input.
   const fs::path script = corpus_.inputs_dir() / (tasks_.front().in->key + ".sbatch");
   write_file_atomic(script, job_script(corpus_, *tasks_.front().in));
-  const std::string refusal =
-      slurm_.refusal(sbatch_options(shape_, "turnkey-check", "/dev/null", {}), script.string());
+  const std::vector<std::string> options = shape_options(shape_);
+  const std::string refusal = slurm_.refusal(options, script.string());
   if (!refusal.empty()) {
-    throw Error(
-        ErrorKind::InvalidInput,
-        fmt::format("--use-slurm: Slurm refuses these jobs ({}): {}",
-                    fmt::join(sbatch_options(shape_, "turnkey-check", "/dev/null", {}), " "),
-                    refusal));
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--use-slurm: Slurm refuses jobs of this run (sbatch {}): {}",
+                            fmt::join(options, " "), refusal));
   }
 }
 

@@ -22,17 +22,19 @@ bool succeeded(const CaptureResult& r) {
   return !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
 }
 
-// The first line of a command's output that says what went wrong (sbatch prints
-// "sbatch: error: ..." and sometimes a second line; the first error line is the reason).
+// The line of a command's output that says what went wrong: sbatch may print several
+// ("error: ... DNS SRV lookup failed", ..., "fatal: Could not establish a configuration
+// source"); the fatal one, else the last error, is the reason.
 std::string error_line(const std::string& out) {
   std::istringstream in(out);
-  std::string line;
+  std::string line, last;
   while (std::getline(in, line)) {
+    if (line.find("fatal") != std::string::npos) return trim(line);
     if (line.find("error") != std::string::npos || line.find("failure") != std::string::npos) {
-      return trim(line);
+      last = trim(line);
     }
   }
-  return first_line(out);
+  return last.empty() ? first_line(out) : last;
 }
 
 }  // namespace
@@ -156,24 +158,22 @@ std::string describe_job_end(const SlurmJobInfo& job) {
   }
 }
 
-std::vector<std::string> sbatch_options(const SlurmJobShape& shape, const std::string& job_name,
-                                        const std::string& output_file,
-                                        const std::vector<std::string>& exclude_nodes) {
-  std::vector<std::string> o = {"--parsable",
-                                "--job-name",
-                                job_name,
-                                "--output",
-                                output_file,
-                                "--time",
-                                std::to_string(shape.time_minutes),
-                                "--nodes",
-                                "1",
+std::vector<std::string> shape_options(const SlurmJobShape& shape) {
+  std::vector<std::string> o = {"--time", std::to_string(shape.time_minutes), "--nodes", "1",
                                 "--no-requeue"};
   if (shape.exclusive) o.push_back("--exclusive");
   if (!shape.partition.empty()) o.insert(o.end(), {"--partition", shape.partition});
   if (!shape.account.empty()) o.insert(o.end(), {"--account", shape.account});
   if (!shape.constraint.empty()) o.insert(o.end(), {"--constraint", shape.constraint});
   if (!shape.memory.empty()) o.insert(o.end(), {"--mem", shape.memory});
+  return o;
+}
+
+std::vector<std::string> sbatch_options(const SlurmJobShape& shape, const std::string& job_name,
+                                        const std::string& output_file,
+                                        const std::vector<std::string>& exclude_nodes) {
+  std::vector<std::string> o = {"--parsable", "--job-name", job_name, "--output", output_file};
+  for (std::string& s : shape_options(shape)) o.push_back(std::move(s));
   if (!exclude_nodes.empty()) {
     std::string list;
     for (const std::string& n : exclude_nodes) list += (list.empty() ? "" : ",") + n;
@@ -210,10 +210,8 @@ std::string SlurmClient::submit(const std::vector<std::string>& options, const s
 
 std::string SlurmClient::refusal(const std::vector<std::string>& options,
                                  const std::string& script) const {
-  std::vector<std::string> argv = {sbatch_, "--test-only"};
-  for (const std::string& o : options) {
-    if (o != "--parsable") argv.push_back(o);
-  }
+  std::vector<std::string> argv = {sbatch_, "--test-only", "--output", "/dev/null"};
+  argv.insert(argv.end(), options.begin(), options.end());
   argv.push_back(script);
   const CaptureResult r = run_capture(argv, 60);
   if (succeeded(r)) return "";

@@ -64,6 +64,8 @@ struct SlurmJobShape {
   std::string memory;      // --mem ("" = none)
   std::string partition, account, constraint;
 };
+// The options a shape stands for (what a user may need to see when Slurm refuses them).
+std::vector<std::string> shape_options(const SlurmJobShape& shape);
 // The sbatch options of one job (without the script): name, output file, shape, and the nodes
 // it must avoid. Always --no-requeue: turnkey runs a job again itself, on another node, and
 // says so, rather than Slurm re-running it silently under the same id.
@@ -79,8 +81,8 @@ class SlurmClient {
   // Submits `script` with `options`; returns the job id, or "" with `error` set to one line.
   std::string submit(const std::vector<std::string>& options, const std::string& script,
                      std::string& error) const;
-  // sbatch --test-only with `options`: "" when Slurm would take such a job, else its one-line
-  // refusal (bad partition, account, constraint, ...).
+  // sbatch --test-only with `options` (shape_options): "" when Slurm would take such a job,
+  // else its one-line refusal (bad partition, account, constraint, no controller, ...).
   std::string refusal(const std::vector<std::string>& options, const std::string& script) const;
   // The states of `ids` in one squeue call; ids Slurm no longer lists are absent. `ok` is false
   // when squeue failed (the caller asks scontrol per job instead).

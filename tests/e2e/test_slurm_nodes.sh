@@ -282,6 +282,13 @@ check "D: status node_failed, saying why" \
   bash -c "grep -q '^status: \"node_failed\"' $cache/inputs/d_linear_*.yaml &&
            grep -q 'could not start on node n3' $cache/inputs/d_linear_*.yaml"
 check "D: the summary counts it" grep -Eq '^  node_failed +1$' "$work/d_out.txt"
+# A rerun runs it again (it never had a fair run), without --retry-failed.
+tk_run "$work/corpus/d_linear.py" -d "$cache" --use-slurm --timeout 60 --iterations 5 \
+  > "$work/d2_out.txt" 2> "$work/d2_err.txt"
+code=$?
+check "D: a rerun runs the node_failed input again, on a node that can serve it" \
+  bash -c "test $code -eq 0 && ! grep -q 'earlier run' $work/d2_err.txt &&
+           grep -q '^status: \"successful\"' $cache/inputs/d_linear_*.yaml"
 
 # The job's own check, behind Slurm's: a job that started but cannot write the cache dir (here a
 # read-only view of it, in a mount namespace of its own) says so and exits 3, which turnkey reads
@@ -312,7 +319,7 @@ tk_run "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition nowh
   > /dev/null 2> "$work/bad.txt"
 code=$?
 check "a partition Slurm does not know: usage error before any job (exit 2)" \
-  bash -c "test $code -eq 2 && grep -q 'Slurm refuses these jobs' $work/bad.txt"
+  bash -c "test $code -eq 2 && grep -q 'Slurm refuses jobs of this run (sbatch .*--partition nowhere): .*nvalid partition' $work/bad.txt"
 tk_run "$work/corpus/d_linear.py" -d "$cache" --slurm-nodes 2 > /dev/null 2> "$work/bad.txt"
 code=$?
 check "--slurm-nodes without --use-slurm: usage error" \
