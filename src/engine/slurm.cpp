@@ -125,13 +125,17 @@ class SlurmRun {
   void check_options();
   std::string unfit_node_line(const SlurmJobInfo& job) const;
   void submit(size_t index);
-  void poll();
+  bool poll();  // true when a job changed state
   void ended(Task& t, const SlurmJobInfo& job);
   void finish(Task& t, const InputResult& r);
   void fail(Task& t, const std::string& status, const std::string& detail);
   double seconds(const Task& t) const { return seconds_since(t.first_submitted); }
-  fs::path output_file(const Task& t) const {
-    return corpus_.inputs_dir() / (t.in->key + ".slurm-%j.txt");
+  // sbatch reads %-patterns in the whole path: a cache dir with a '%' in its name stays itself.
+  std::string output_file(const Task& t) const {
+    std::string dir;
+    for (char c : corpus_.inputs_dir().string())
+      dir += c == '%' ? std::string("%%") : std::string(1, c);
+    return dir + "/" + t.in->key + ".slurm-%j.txt";
   }
 
   const Corpus& corpus_;
@@ -193,9 +197,9 @@ void SlurmRun::submit(size_t index) {
     if (std::find(exclude.begin(), exclude.end(), n) == exclude.end()) exclude.push_back(n);
   }
   std::string error;
-  const std::string id = slurm_.submit(
-      sbatch_options(shape_, "turnkey-" + t.in->key, output_file(t).string(), exclude),
-      script.string(), error);
+  const std::string id =
+      slurm_.submit(sbatch_options(shape_, "turnkey-" + t.in->key, output_file(t), exclude),
+                    script.string(), error);
   if (!t.started) t.first_submitted = Clock::now();
   t.started = true;
   if (id.empty()) {
@@ -313,12 +317,13 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job) {
   }
 }
 
-void SlurmRun::poll() {
+bool SlurmRun::poll() {
   std::vector<std::string> ids;
   for (const Task& t : tasks_) {
     if (!t.done && !t.job_id.empty()) ids.push_back(t.job_id);
   }
-  if (ids.empty()) return;
+  if (ids.empty()) return false;
+  bool changed = false;
   bool ok = false;
   const std::map<std::string, std::string> states = slurm_.states(ids, ok);
   const double timeout_s = corpus_.limits().timeout_s;
@@ -335,6 +340,7 @@ void SlurmRun::poll() {
     }
     if (state.empty()) continue;  // the controller did not answer: ask again next time
     if (state == "RUNNING" && t.state != "RUNNING") t.running_since = Clock::now();
+    changed = changed || state != t.state;
     t.state = state;
     // A backstop in case the job's own supervisor is stuck: Slurm's time limit is late.
     if (t.state == "RUNNING" && seconds_since(t.running_since) > timeout_s + 90) {
@@ -342,12 +348,14 @@ void SlurmRun::poll() {
     }
     if (is_terminal_job_state(t.state)) ended(t, job);
   }
+  return changed;
 }
 
 std::vector<InputResult> SlurmRun::run() {
   if (tasks_.empty()) return {};
   check_options();
   std::string last_progress;
+  int poll_ms = 300;
   for (;;) {
     if (g_corpus_stop_signal && !cancelled_) {
       cancelled_ = true;
@@ -367,7 +375,7 @@ std::vector<InputResult> SlurmRun::run() {
       queue_.pop_front();
       submit(next);
     }
-    poll();
+    const bool changed = poll();
     int pending = static_cast<int>(queue_.size()), running = 0, done = 0;
     for (const Task& t : tasks_) {
       if (t.done) {
@@ -384,7 +392,10 @@ std::vector<InputResult> SlurmRun::run() {
       last_progress = progress;
     }
     if (done == static_cast<int>(tasks_.size())) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Quick while jobs change state, then gentler on the controller: one squeue per 2 s at most
+    // while nothing happens (a long run of long jobs).
+    poll_ms = changed ? 300 : std::min(2000, poll_ms * 3 / 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
   return results_;
 }

@@ -65,7 +65,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-cache="$work/cache"
+# A "%j" in the path: sbatch would read it as the job id if turnkey did not escape it.
+cache="$work/cache%j"
 mkdir -p "$cache" "$work/pids" "$work/corpus"
 t_start=$(date +%s)
 SLURM_EXTRA_PARTITIONS="PartitionName=mixed Nodes=n2,n3 MaxTime=INFINITE State=UP
