@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "turnkey/measure/system_info.h"
+#include "turnkey/measure/cpu_budget.h"
 
 namespace turnkey::engine_internal {
 
@@ -21,22 +21,23 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
   return out;
 }
 
-nlohmann::json current_allocation() {
+nlohmann::json where_running() {
   nlohmann::json a = nlohmann::json::object();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) a["host"] = std::string(host);
-  a["cpus"] = cpu_list_text(allowed_cpus());
   const char* job = std::getenv("SLURM_JOB_ID");
   if (job && *job) {
     a["slurm_job_id"] = std::string(job);
     if (const char* node = std::getenv("SLURMD_NODENAME")) a["slurm_node"] = std::string(node);
-    // Recorded as Slurm gave it; a value that is not a count is left out (never an error here).
-    if (const char* cpus = std::getenv("SLURM_CPUS_ON_NODE")) {
-      char* end = nullptr;
-      long n = std::strtol(cpus, &end, 10);
-      if (end != cpus && *end == 0 && n > 0) a["slurm_cpus_on_node"] = n;
-    }
   }
+  return a;
+}
+
+nlohmann::json current_allocation() {
+  nlohmann::json a = where_running();
+  const CpuBudget budget = cpu_budget();
+  a["cpus"] = cpu_list_text(budget.cpus);
+  if (budget.slurm_cpus > 0) a["slurm_cpus_on_node"] = budget.slurm_cpus;
   return a;
 }
 

@@ -1,8 +1,8 @@
 // Internal to the engine: where this process runs, for the records of a result and of a corpus
-// input (docs/corpus_runs.md): the host, and inside a Slurm job the job, its node and the CPUs
-// the job holds there, as slurmd put them in the job's environment, with the CPU set this
-// process may run on. Reading them is cheap (environment, gethostname, sched_getaffinity) and
-// thread-safe. Thread counts are not decided here (the measure layer's thread default is).
+// input (docs/corpus_runs.md): the host, and inside a Slurm job the job and its node, as slurmd
+// put them in the job's environment; with the CPUs the job holds there and the CPU set this
+// process may run on (both from the measure layer's cpu_budget(), which also decides the default
+// thread count). Cheap (environment, gethostname, a few reads of /proc and /sys); thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,8 +11,11 @@
 
 namespace turnkey::engine_internal {
 
-// {"host", "cpus" ("0-3,8"), and inside a Slurm job "slurm_job_id", "slurm_node",
-// "slurm_cpus_on_node"}. Keys outside a job are left out rather than empty.
+// {"host", and inside a Slurm job "slurm_job_id", "slurm_node"}: keys left out when unknown.
+nlohmann::json where_running();
+
+// where_running() plus "cpus" (the CPU set, "0-3,8") and inside a Slurm job
+// "slurm_cpus_on_node" (SLURM_CPUS_ON_NODE).
 nlohmann::json current_allocation();
 
 // {0, 1, 2, 5} -> "0-2,5" (ascending input; "" for none).

@@ -13,6 +13,8 @@
 #      once and excluded, the input runs on n2.
 #   D  one input on n3 alone: it ends node_failed, saying why.
 #   E  --slurm-nodes 1 with build-only jobs: never more than one job in the queue.
+#   F  --slurm-exclusive never: a job given one CPU benchmarks with one thread (the thread
+#      default follows SLURM_CPUS_ON_NODE), recorded with the result.
 # Skips (exit 77) when the binaries are missing, when not root, or when network namespaces
 # cannot be made here.
 #   test_slurm_nodes.sh TURNKEY_BINARY SOURCE_DIR
@@ -175,12 +177,15 @@ for name, r in sorted(records.items()):
     for b in r.get("builds", []):
         stats = yaml.safe_load(open(os.path.join(cache, b["build"], "turnkey_stats.yaml")))
         for res in stats.get("results", []):
-            alloc = res.get("environment", {}).get("allocation", {})
-            if alloc.get("slurm_node") != a.get("slurm_node"):
-                problems.append(f"{name}: result measured on {alloc.get('slurm_node')}")
-            if alloc.get("slurm_cpus_on_node") != cpus:
-                problems.append(f"{name}: its job held {alloc.get('slurm_cpus_on_node')} CPUs "
+            env = res.get("environment", {})
+            if env.get("slurm_node") != a.get("slurm_node"):
+                problems.append(f"{name}: result measured on {env.get('slurm_node')}")
+            if env.get("slurm_cpus_on_node") != cpus or a.get("slurm_cpus_on_node") != cpus:
+                problems.append(f"{name}: its job held {env.get('slurm_cpus_on_node')} CPUs "
                                 f"of the node's {cpus} (not the whole node)")
+            if res.get("threads") != env.get("default_threads") or len(env.get("usable_cpus", [])) != cpus:
+                problems.append(f"{name}: {res.get('threads')} threads on CPUs "
+                                f"{env.get('usable_cpus')}, default {env.get('default_threads')}")
 slow = records.get("e_slow.py", {})
 jobs = slow.get("slurm_jobs", [])
 if [(j.get("node"), j.get("state")) for j in jobs] != [(killed, "NODE_FAIL"), (other, "COMPLETED")]:
@@ -314,6 +319,29 @@ echo "E: finished in $(( $(date +%s) - t0 )) s with exit code $code"
 check "E: three build-only inputs successful" test "$code" -eq 0
 check "E: never more than one job in the queue (most seen: $(sort -n "$work/queued.txt" | tail -n 1))" \
   test "$(sort -n "$work/queued.txt" | tail -n 1)" -le 1
+
+# ---- F: a job that holds one CPU of a node benchmarks with one thread -----------------------------
+tk_run "$work/corpus/b_linear.py" -d "$cache" --use-slurm --slurm-exclusive never --rebuild always \
+  --timeout 60 --iterations 5 > "$work/f_out.txt" 2> "$work/f_err.txt"
+code=$?
+$py - "$cache" > "$work/f_checks.txt" 2>&1 <<'PY'
+import glob, os, sys, yaml
+cache = sys.argv[1]
+record = yaml.safe_load(open(glob.glob(os.path.join(cache, "inputs", "b_linear_*.yaml"))[0]))
+build = record["builds"][0]["build"]
+stats = yaml.safe_load(open(os.path.join(cache, build, "turnkey_stats.yaml")))
+one = [r for r in stats["results"] if r["environment"].get("slurm_job_id") == record["allocation"]["slurm_job_id"]]
+print("allocation", record["allocation"], "; results of this job:",
+      [(r["threads"], r["environment"].get("slurm_cpus_on_node"), r["environment"].get("default_threads_basis")) for r in one])
+ok = (record["allocation"].get("slurm_cpus_on_node") == 1 and len(one) == 1 and one[0]["threads"] == 1
+      and one[0]["environment"].get("slurm_cpus_on_node") == 1
+      and "Slurm" in one[0]["environment"].get("default_threads_basis", ""))
+sys.exit(0 if ok else 1)
+PY
+f_ok=$?
+cat "$work/f_checks.txt"
+check "F: a job given 1 CPU (--slurm-exclusive never) benchmarks with 1 thread, saying why" \
+  bash -c "test $code -eq 0 && test $f_ok -eq 0"
 
 # ---- options Slurm refuses, options without --use-slurm ----------------------------------------
 tk_run "$work/corpus/d_linear.py" -d "$cache" --use-slurm --slurm-partition nowhere \
