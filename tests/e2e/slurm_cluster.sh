@@ -12,7 +12,9 @@
 #                          mount namespace). Partitions: `main` (default) with every node but
 #                          the read-only ones, and those in $SLURM_EXTRA_PARTITIONS (lines of
 #                          slurm.conf).
-#                          SLURM_NETNS[name] is the node's namespace (to kill the node).
+#                          SLURM_NETNS[name] is the node's namespace.
+#   slurm_kill_node NAME   lose a node: kill every process in its namespace
+#   slurm_restart_node NAME  start its slurmd again
 # and
 #   slurm_stop             stop everything (by pid file, then every process left in each
 #                          namespace, then the namespaces and the bridge); safe to call twice.
@@ -20,6 +22,19 @@
 # user; munged must run as munge). Leftovers of a test that was killed (SIGKILL gives no trap) are
 # removed by the next start: daemons through the registry below, namespaces and bridges by name
 # (tkslurm-<pid>-<node>, tks<pid>br: the pid of the test's shell).
+
+# The tests' own checks: check DESCRIPTION COMMAND... prints ok/FAIL and counts failures.
+failures=0
+check() {
+  local what="$1"
+  shift
+  if "$@"; then
+    echo "ok: $what"
+  else
+    echo "FAIL: $what" >&2
+    failures=$((failures + 1))
+  fi
+}
 
 declare -gA SLURM_NETNS=()
 SLURM_TEST_DIR=""

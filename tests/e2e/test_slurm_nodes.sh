@@ -41,18 +41,6 @@ if ! ip netns add "$probe" 2>/dev/null; then
 fi
 ip netns del "$probe"
 
-failures=0
-check() {  # check DESCRIPTION COMMAND...
-  local what="$1"
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what" >&2
-    failures=$((failures + 1))
-  fi
-}
-
 work="$(mktemp -d)"
 chmod 0755 "$work"
 monitor=""
