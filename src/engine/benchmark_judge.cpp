@@ -27,7 +27,14 @@ std::vector<HostTensor> read_outputs(const std::vector<fs::path>& files) {
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const build::Tolerance& tol) {
   BuildStats& s = build.stats;
-  if (build.output_pbs.empty()) {
+  // --input-data: its expected outputs, when it has them, are the reference (docs/measurement.md).
+  const bool data = !build.input_data.empty();
+  if (data && build.expected_outputs.empty()) {
+    s.set("correctness", {{"reference", "none (--input-data has no expected outputs)"},
+                          {"verdict", "not_checked"}});
+    return {"not checked (--input-data has no expected outputs)", false};
+  }
+  if (!data && build.output_pbs.empty()) {
     s.set("correctness",
           {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
@@ -35,7 +42,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   build::Comparison c;
   std::string compare_error;
   try {
-    c = build::compare_outputs(read_outputs(build.output_pbs), outputs, tol);
+    c = build::compare_outputs(data ? build.expected_outputs : read_outputs(build.output_pbs),
+                               outputs, tol);
   } catch (const Error& err) {
     compare_error = err.what();
   }
@@ -62,7 +70,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         : c.inconclusive ? "inconclusive"
                         : ties.empty()   ? "within_tolerance"
                                          : "within_tolerance_up_to_ties";
-  json correctness = {{"reference", "PyTorch outputs saved at export"},
+  json correctness = {{"reference", data ? "the expected outputs of --input-data"
+                                         : "PyTorch outputs saved at export"},
                       {"tolerance_max_rel_error", tol.max_rel_error},
                       {"tolerance_min_cosine", tol.min_cosine},
                       {"outputs", per_output},
@@ -89,9 +98,13 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
             false};
   }
   // The verdict word first (the README and docs/measurement.md name it), then the numbers.
-  if (!within) return {"outside tolerance: " + errors, true};
-  return {ties.empty() ? "within tolerance: " + errors
-                       : "within tolerance up to ties: " + errors + "; " + ties,
+  if (!within) {
+    return {"outside tolerance: " + errors + (data ? " (against --input-data's outputs)" : ""),
+            true};
+  }
+  const std::string against = data ? " (against --input-data's outputs)" : "";
+  return {ties.empty() ? "within tolerance: " + errors + against
+                       : "within tolerance up to ties: " + errors + "; " + ties + against,
           false};
 }
 

@@ -250,6 +250,9 @@ void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& prob
   for (const RunSummary& h : r.history) medians += cell_text(h.median_latency_ms) + " ";
   row.cells["median_history_ms"] = medians + cell_text(r.fields.value("median_latency_ms", json()));
   row.samples_file = r.samples_file;
+  if (auto it = r.fields.find("profile"); it != r.fields.end() && it->is_object()) {
+    row.profile = *it;
+  }
 }
 
 void finish_row(Row& row, const std::vector<std::string>& problems) {
