@@ -143,7 +143,7 @@ class HeaderReader {
 
 // '<f4' -> Float32; the bool says whether the bytes are big-endian.
 std::pair<DType, bool> dtype_of(const std::string& descr) {
-  if (descr.size() < 3) bad(fmt::format("dtype '{}' is not one turnkey reads", descr));
+  if (descr.size() < 2) bad(fmt::format("dtype '{}' is not one turnkey reads", descr));
   const char order = descr[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') {
     bad(fmt::format("dtype '{}' is not one turnkey reads", descr));
@@ -274,6 +274,8 @@ std::vector<Member> central_directory(std::string_view b) {
 
 std::string inflate_member(std::string_view in, uint64_t size) {
   if (size > static_cast<uint64_t>(kMaxNpyBytes)) bad("inflates to more than 4 GiB");
+  // Deflate expands at most ~1032:1: a larger recorded size is a lie (no allocation for it).
+  if (size > in.size() * 1032 + 1024) bad("recorded size is impossible for its compressed size");
   std::string out(static_cast<size_t>(size), '\0');
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) bad("zlib could not start inflating");
@@ -361,7 +363,12 @@ std::vector<HostTensor> parse_npz(std::string_view b) {
         bad("its local header is not where the central directory says");
       }
       const size_t local = static_cast<size_t>(m.local_offset);
-      const uint64_t data_at = local + 30 + le(b, local + 26, 2) + le(b, local + 28, 2);
+      const size_t local_name = le(b, local + 26, 2);
+      // The name is in both records (and in no checksum): a difference is damage.
+      if (local + 30 + local_name > b.size() || b.substr(local + 30, local_name) != m.name) {
+        bad("its local header names another file");
+      }
+      const uint64_t data_at = local + 30 + local_name + le(b, local + 28, 2);
       if (data_at > b.size() || m.compressed > b.size() - data_at) {
         bad("its data runs past the end of the file (truncated?)");
       }

@@ -98,10 +98,7 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
             false};
   }
   // The verdict word first (the README and docs/measurement.md name it), then the numbers.
-  if (!within) {
-    return {"outside tolerance: " + errors + (data ? " (against --input-data's outputs)" : ""),
-            true};
-  }
+  if (!within) return {"outside tolerance: " + errors, true};
   const std::string against = data ? " (against --input-data's outputs)" : "";
   return {ties.empty() ? "within tolerance: " + errors + against
                        : "within tolerance up to ties: " + errors + "; " + ties + against,
