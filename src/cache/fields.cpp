@@ -77,7 +77,6 @@ const std::vector<StatsField>& field_table() {
     {"percentile_method",      Text,    R, "",      nullptr,             2, "how percentiles are computed"},
     {"throughput_definition",  Text,    R, "",      nullptr,             2, "how throughput_ips is computed"},
     {"correctness",            Object,  R, "",      "correctness",       3, "outputs against PyTorch's: within_tolerance, within_tolerance_up_to_ties, inconclusive, outside_tolerance or not_checked", "Correctness", 6, "verdict"},
-    {"profile",                Object,  R, "",      "profile_top_ops",   4, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary"},
     // Build fields (no column): what the tools made of the model; recorded since schema 1-3,
     // named by the table since 4.
     {"executed",               Integer, B, "",      nullptr,             1, "how many times the script called the model with this input signature"},
@@ -120,6 +119,8 @@ const std::vector<StatsField>& field_table() {
     {"pinned_cpus",            Text,    R, "",      "pinned_cpus",       4, "CPUs the benchmark was pinned to, e.g. 0-1 (empty: not pinned; a result setting)"},
     {"runs",                   Integer, P, "",      "runs",              4, "how many runs this result has seen (its history plus the latest)"},
     {"median_history_ms",      Text,    P, "",      "median_history_ms", 4, "the result's median latency over its runs, oldest first, space-separated, ms"},
+    // Issue 20: the runtime's own per-operator profile (benchmark --profile).
+    {"profile",                Object,  R, "",      "profile_top_ops",   4, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary"},
   };
   // clang-format on
   return kFields;
