@@ -85,50 +85,41 @@ std::pair<size_t, long> count_files(const fs::path& dir, const char* prefix, siz
   return {n, extra};
 }
 
-InputData read_folder(const fs::path& dir, const ModelFacts& facts, const InputShapes& shapes) {
-  InputData data;
-  const size_t n_in = facts.inputs.size(), n_out = facts.outputs.size();
-  const auto [inputs_there, extra_in] = count_files(dir, "input", n_in);
-  if (inputs_there < n_in) {
+// prefix_0.pb, prefix_1.pb, ...: one per value of `values`, in graph order, checked against it.
+// `optional` (expected outputs): none at all is fine, some are not.
+std::vector<HostTensor> read_series(const fs::path& dir, const std::string& prefix,
+                                    const std::string& label, const std::vector<ValueInfo>& values,
+                                    const InputShapes& shapes, bool optional) {
+  const size_t want = values.size();
+  const auto [there, extra] = count_files(dir, prefix.c_str(), want);
+  if (optional && there == 0 && extra < 0) return {};
+  const char* plural = want == 1 ? "" : "s";
+  if (there < want) {
     std::error_code ec;
-    const bool nested = inputs_there == 0 && fs::is_directory(dir / "test_data_set_0", ec);
-    bad(fmt::format("no input_{}.pb for input '{}' (the model has {} input{}){}", inputs_there,
-                    facts.inputs[inputs_there].name, n_in, n_in == 1 ? "" : "s",
+    const bool nested = there == 0 && fs::is_directory(dir / "test_data_set_0", ec);
+    bad(fmt::format("no {}_{}.pb for {} '{}' (the model has {} {}{}{}){}", prefix, there, prefix,
+                    values[there].name, want, prefix, plural, optional ? "; give all or none" : "",
                     nested ? "; a backend test keeps its data in test_data_set_0/ below it" : ""));
   }
-  if (inputs_there > n_in || extra_in >= 0) {
-    bad(fmt::format("holds input_{}.pb, but the model has {} input{}",
-                    inputs_there > n_in ? n_in : static_cast<size_t>(extra_in), n_in,
-                    n_in == 1 ? "" : "s"));
+  if (there > want || extra >= 0) {
+    bad(fmt::format("holds {}_{}.pb, but the model has {} {}{}", prefix,
+                    there > want ? want : static_cast<size_t>(extra), want, prefix, plural));
   }
-  for (size_t i = 0; i < n_in; ++i) {
-    HostTensor t = read_pb(dir / fmt::format("input_{}.pb", i));
-    check_tensor(t, facts.inputs[i], shapes,
-                 fmt::format("input '{}' (input_{}.pb)", facts.inputs[i].name, i));
-    t.name = facts.inputs[i].name;
-    data.inputs.push_back(std::move(t));
+  std::vector<HostTensor> tensors;
+  for (size_t i = 0; i < want; ++i) {
+    const std::string file = fmt::format("{}_{}.pb", prefix, i);
+    HostTensor t = read_pb(dir / file);
+    check_tensor(t, values[i], shapes, fmt::format("{} '{}' ({})", label, values[i].name, file));
+    t.name = values[i].name;
+    tensors.push_back(std::move(t));
   }
-  const auto [outputs_there, extra_out] = count_files(dir, "output", n_out);
-  if (outputs_there > 0 || extra_out >= 0) {
-    if (outputs_there < n_out) {
-      bad(
-          fmt::format("no output_{}.pb for output '{}' (the model has {} outputs; give all or "
-                      "none)",
-                      outputs_there, facts.outputs[outputs_there].name, n_out));
-    }
-    if (outputs_there > n_out || extra_out >= 0) {
-      bad(fmt::format("holds output_{}.pb, but the model has {} output{}",
-                      outputs_there > n_out ? n_out : static_cast<size_t>(extra_out), n_out,
-                      n_out == 1 ? "" : "s"));
-    }
-    for (size_t i = 0; i < n_out; ++i) {
-      HostTensor t = read_pb(dir / fmt::format("output_{}.pb", i));
-      check_tensor(t, facts.outputs[i], {},
-                   fmt::format("expected output '{}' (output_{}.pb)", facts.outputs[i].name, i));
-      t.name = facts.outputs[i].name;
-      data.expected_outputs.push_back(std::move(t));
-    }
-  }
+  return tensors;
+}
+
+InputData read_folder(const fs::path& dir, const ModelFacts& facts, const InputShapes& shapes) {
+  InputData data;
+  data.inputs = read_series(dir, "input", "input", facts.inputs, shapes, false);
+  data.expected_outputs = read_series(dir, "output", "expected output", facts.outputs, {}, true);
   data.description = fmt::format(
       "input_N.pb{} in {}", data.expected_outputs.empty() ? "" : " and output_N.pb", dir.string());
   return data;

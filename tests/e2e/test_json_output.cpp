@@ -103,18 +103,16 @@ TEST(JsonOutput, EveryResultWithItsMedianFailuresWithTheirErrorAndEveryInput) {
 TEST(JsonOutput, WhatAScriptPrintsGoesToStderrAndTheDocumentStaysWhole) {
   TempDir dir{"tk-e2e-json-script"};
   const fs::path script = dir / "noisy.py";
-  {
-    std::ofstream s(script);
-    s << "import os, sys, torch\n"
-         "print('{\"not\": \"the document\"}')\n"
-         "os.write(1, b'straight to fd 1\\n')\n"
-         "class Noisy(torch.nn.Module):\n"
-         "    def forward(self, x):\n"
-         "        print('forward says hi')\n"
-         "        return x * 2\n"
-         "Noisy()(torch.ones(2, 3))\n"
-         "sys.stdout.flush()\n";
-  }
+  write_bytes(script,
+              "import os, sys, torch\n"
+              "print('{\"not\": \"the document\"}')\n"
+              "os.write(1, b'straight to fd 1\\n')\n"
+              "class Noisy(torch.nn.Module):\n"
+              "    def forward(self, x):\n"
+              "        print('forward says hi')\n"
+              "        return x * 2\n"
+              "Noisy()(torch.ones(2, 3))\n"
+              "sys.stdout.flush()\n");
   RunResult r = run_turnkey({script.string(), "--iterations", "5", "--json"}, dir / "cache");
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const json doc = document(r);

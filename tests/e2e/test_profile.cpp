@@ -113,12 +113,10 @@ TEST(Profile, ARuntimeWithoutProfilerIsRefusedInOneLineBeforeAnyWork) {
 TEST(Profile, TorchEagerProfileListsTheAtenOpsOfTheLiveModel) {
   TempDir dir{"tk-e2e-profile-eager"};
   const fs::path script = dir / "convnet.py";
-  {
-    std::ofstream s(script);
-    s << "import torch\n"
-         "model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.ReLU())\n"
-         "model(torch.randn(1, 3, 32, 32))\n";
-  }
+  write_bytes(script,
+              "import torch\n"
+              "model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.ReLU())\n"
+              "model(torch.randn(1, 3, 32, 32))\n");
   RunResult r =
       run_turnkey({script.string(), "--runtime", "torch-eager", "--profile", "--iterations", "5"},
                   dir / "cache");

@@ -65,21 +65,22 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         if state["bench"].compiled is not None:
             reply["compiled"] = state["bench"].compiled
 
-    def do_bench_run(command, reply):
+    def prepared(command):
+        """The prepared Bench and the command's call count (both checked)."""
         if state["bench"] is None:
-            raise ValueError("bench_run before a successful bench_prepare")
+            raise ValueError("%s before a successful bench_prepare" % command.get("type"))
         n = command.get("n")
         if not isinstance(n, int) or n < 1:
             raise ValueError("n must be a positive integer, got %r" % (n,))
-        reply["samples_ns"] = state["bench"].run(n, bool(command.get("empty")))
+        return state["bench"], n
+
+    def do_bench_run(command, reply):
+        bench, n = prepared(command)
+        reply["samples_ns"] = bench.run(n, bool(command.get("empty")))
 
     def do_bench_profile(command, reply):
-        if state["bench"] is None:
-            raise ValueError("bench_profile before a successful bench_prepare")
-        n = command.get("n")
-        if not isinstance(n, int) or n < 1:
-            raise ValueError("n must be a positive integer, got %r" % (n,))
-        reply["ops"], reply["run_ms"] = state["bench"].profile(n, command["path"])
+        bench, n = prepared(command)
+        reply["ops"], reply["run_ms"] = bench.profile(n, command["path"])
 
     def do_bench_outputs(command, reply):
         if state["bench"] is None:
