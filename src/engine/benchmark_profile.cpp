@@ -133,14 +133,14 @@ std::vector<std::string> profile_block_lines(const json& profile, size_t rows) {
     lines.push_back("(the profiler recorded no operator)");
     return lines;
   }
-  lines.push_back(fmt::format("{:<24} {:>7} {:>14}{}", "op type", "share", "ms per call",
+  lines.push_back(fmt::format("{:<32} {:>7} {:>14}{}", "op type", "share", "ms per call",
                               profile.contains("by_node") ? "  nodes" : ""));
   for (size_t i = 0; i < ops.size() && i < rows; ++i) {
     const json& op = ops[i];
     std::string name = op.value("op_type", std::string("?"));
-    if (name.size() > 24) name = name.substr(0, 23) + "~";
+    if (name.size() > 32) name = name.substr(0, 31) + "~";
     lines.push_back(fmt::format(
-        "{:<24} {:>6.1f}% {:>14}{}", name, op.value("share", 0.0) * 100,
+        "{:<32} {:>6.1f}% {:>14}{}", name, op.value("share", 0.0) * 100,
         format_latency(calls > 0 ? op.value("total_ms", 0.0) / calls : 0),
         op.contains("nodes") ? fmt::format("  {:>5}", op.value("nodes", int64_t{0})) : ""));
   }
