@@ -98,6 +98,10 @@ class Runtime {
   virtual Availability profiler() const {
     return {false, name() + " has no profiler turnkey reads"};
   }
+  // Creates the runtime's one-time, process-wide state (environment, kernel registries) before
+  // the benchmark reads the memory baseline, so that a model's memory is what loading it adds
+  // (docs/measurement.md, "Memory"). Idempotent and cheap after the first call; throws Error.
+  virtual void initialize() const {}
   virtual std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                         const std::vector<HostTensor>& inputs,
                                         const RuntimeOptions& options) const = 0;
