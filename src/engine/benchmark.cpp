@@ -85,7 +85,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
 
   // Correctness against the PyTorch outputs saved at export.
-  const Judgement judged = judge_outputs(build, m.outputs, setup.tolerance);
+  const Judgement judged = judge_outputs(build, m.outputs, setup);
   const std::string& correctness = judged.line;
 
   log += fmt::format(

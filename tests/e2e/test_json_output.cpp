@@ -111,7 +111,7 @@ TEST(JsonOutput, WhatAScriptPrintsGoesToStderrAndTheDocumentStaysWhole) {
               "    def forward(self, x):\n"
               "        print('forward says hi')\n"
               "        return x * 2\n"
-              "Noisy()(torch.ones(2, 3))\n"
+              "Noisy()(torch.arange(6.0).reshape(2, 3))\n"
               "sys.stdout.flush()\n");
   RunResult r = run_turnkey({script.string(), "--iterations", "5", "--json"}, dir / "cache");
   ASSERT_EQ(r.exit_code, 0) << r.all();
