@@ -26,7 +26,8 @@ std::string raw_file_name(const BuildStats& stats) {
   return name;
 }
 
-// What a node is called in the tables: its name, or its op type and plan index when unnamed.
+// What a node is called in the tables: its name, or its op type and its place among the profile's
+// nodes when the graph left it unnamed.
 std::string node_label(const NodeTime& n, size_t position) {
   return n.node.empty() ? fmt::format("(unnamed {} #{})", n.op_type, position) : n.node;
 }

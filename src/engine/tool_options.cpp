@@ -23,7 +23,7 @@ namespace {
 
 Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
 
-// The built-in runtimes whose sessions profile (a plugin may add one; the message names these).
+// The runtimes whose sessions profile (Runtime::profiler()), for the message that refuses one.
 std::vector<std::string> profiling_runtimes() {
   std::vector<std::string> names;
   for (const Runtime* r : runtime_registry()) {
