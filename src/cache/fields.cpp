@@ -133,6 +133,8 @@ const std::vector<StatsField>& field_table() {
     {"speed_probe_best_ms",    Number,  R, "ms",    "speed_probe_best_ms", 5, "the fastest probe this machine had shown for the same threads and CPUs, this run's included, ms"},
     {"speed_slowdown",         Number,  R, "",      "speed_slowdown",    5, "speed_probe_ms / speed_probe_best_ms - 1: how much slower the machine ran than its best"},
     {"cpu_throttled_ms",       Number,  R, "ms",    "cpu_throttled_ms",  5, "time the process's cgroups waited for CPU quota during the timed phases, ms (empty: no cgroup cpu.stat readable)"},
+    // Issue 20: the runtime's own per-operator profile (benchmark --profile).
+    {"profile",                Object,  R, "",      "profile_top_ops",   5, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary"},
   };
   // clang-format on
   return kFields;

@@ -78,8 +78,8 @@ void use_grouped_help(CLI::App& app) {
                           CLI::AppFormatMode mode) const override {
       if (mode == CLI::AppFormatMode::Sub) return CLI::Formatter::make_help(app, name, mode);
       std::vector<std::string> order = {help_group::kInputs, help_group::kDiscovery,
-                                        help_group::kBuild, help_group::kBenchmark,
-                                        help_group::kCorpus};
+                                        help_group::kBuild,  help_group::kBenchmark,
+                                        help_group::kCorpus, help_group::kOutput};
       for (const std::string& g : app->get_groups()) {
         if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
       }
@@ -114,6 +114,10 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--lean-cache", g.lean_cache,
                "After each build, delete its artifacts; keep logs and yaml/json")
       ->group(kBuild);
+  app.add_flag("--json", g.json_output,
+               "Print one JSON document of the run's results on stdout (the rows of turnkey "
+               "report); everything else, scripts' output included, goes to stderr")
+      ->group(kOutput);
   app.add_flag("--sandbox", g.sandbox,
                "Run scripts in a sandbox: no network, no home, writes only to the cache "
                "(default: TURNKEY_SANDBOX; docs/sandbox.md)")

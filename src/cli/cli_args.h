@@ -24,6 +24,7 @@ inline constexpr const char* kDiscovery = "Discovery";
 inline constexpr const char* kBuild = "Build";
 inline constexpr const char* kBenchmark = "Benchmark";
 inline constexpr const char* kCorpus = "Corpus runs";
+inline constexpr const char* kOutput = "Output";
 }  // namespace help_group
 
 // Makes `app`'s help show its option groups in help_group's order (CLI11 alone shows them in the

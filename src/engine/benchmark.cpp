@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "benchmark_profile.h"
 #include "turnkey/common/error.h"
 #include "turnkey/engine/status.h"
 
@@ -28,8 +29,9 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   const int threads = setup.threads;
   const CpuFacts& cpu = cpu_facts();
 
-  // Inputs, and the PyTorch outputs the runtime's are compared with.
+  // Inputs, and the outputs the runtime's are compared with (PyTorch's, or --input-data's).
   const bool live = runtime->needs_live_model();
+  build.input_data = opts.value("input_data", std::string());
   if (live) {
     if (!build.session || !build.model) {
       throw Error(ErrorKind::InvalidInput,
@@ -80,6 +82,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   m.flags = trust_flags(m);
   const std::vector<std::string>& flags = m.flags;
   record_measurement(build, setup, m);
+  if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
 
   // Correctness against the PyTorch outputs saved at export.
   const Judgement judged = judge_outputs(build, m.outputs, setup);
@@ -107,8 +110,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                          setup.runtime_version);
   b.status_detail = result_block_lines(build.stats.fields(), correctness, flags);
   if (judged.mismatch) {
-    throw Error(ErrorKind::NumericMismatch,
-                fmt::format("{} outputs differ from PyTorch's: {}", runtime_name, correctness));
+    throw Error(
+        ErrorKind::NumericMismatch,
+        fmt::format("{} outputs differ from {}: {}", runtime_name,
+                    build.input_data.empty() ? "PyTorch's" : "--input-data's", correctness));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "allocation.h"
 #include "benchmark.h"
+#include "benchmark_profile.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
@@ -217,6 +218,13 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
   std::vector<std::string> lines;
   for (const turnkey::StatsField* f : labelled) {
     std::string value;
+    if (std::string_view(f->key) == "profile") {  // --profile only: a heading and its rows
+      const std::vector<std::string> rows = profile_block_lines(s.value("profile", json()));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        lines.push_back((i == 0 ? padded(f->label) : std::string(16, ' ')) + rows[i]);
+      }
+      continue;
+    }
     if (auto it = composite.find(f->key); it != composite.end()) {
       value = it->second;
     } else if (std::string_view(f->unit) == "ms") {

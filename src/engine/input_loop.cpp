@@ -22,8 +22,9 @@ namespace turnkey::engine_internal {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-int InputLoop::run_one(const InputItem& item) {
+json InputLoop::run_item(const InputItem& item) {
   ctx_.outcome = {{"status", ""}, {"stage", ""}, {"error", ""}, {"builds", json::array()}};
+  models_seen_ = false;
   run_contained(item);
   std::string status = ctx_.outcome.value("status", "");
   if (status.empty()) {
@@ -31,7 +32,11 @@ int InputLoop::run_one(const InputItem& item) {
                                                                          : Status::Successful);
   }
   ctx_.outcome["status"] = status;
-  ctx_.progress({{"e", "done"}, {"outcome", ctx_.outcome}});
+  return ctx_.outcome;
+}
+
+int InputLoop::run_one(const InputItem& item) {
+  ctx_.progress({{"e", "done"}, {"outcome", run_item(item)}});
   return ctx_.any_failed ? 1 : 0;
 }
 
@@ -54,7 +59,11 @@ int InputLoop::run() {
                                                          : "--attach serves one script",
                                                      items.size()));
   }
-  for (const InputItem& item : items) run_contained(item);
+  for (const InputItem& item : items) {
+    json outcome = run_item(item);
+    outcome["input"] = item.given;
+    input_outcomes_.push_back(std::move(outcome));
+  }
   if (!global.labels.empty() && labelled_scripts_ == 0) {
     ctx_.notice(fmt::format("no script matched --labels {}", fmt::join(global.labels, " ")));
   }
@@ -130,6 +139,8 @@ void InputLoop::run_onnx_file(const InputItem& item) {
   const onnx_model::ModelFacts facts = *build.facts;
   const std::vector<ToolCall>& sequence = ctx_.request.sequence;
   build.input_shapes = tool_options(sequence, "load-onnx").value("input_shapes", "");
+  // --input-data is checked against the graph here, before any tool runs (prepare_inputs).
+  build.input_data = tool_options(sequence, "benchmark").value("input_data", "");
   const std::string forced_name = tool_options(sequence, "discover").value("build_name", "");
   build.build_name = forced_name.empty()
                          ? runner_.claim_build_name(item.path, facts.sha256.substr(0, 8))

@@ -25,9 +25,14 @@ class InputLoop {
   // Worker mode (corpus.h): one input, already expanded by the parent; the outcome goes to the
   // supervisor as the last progress event.
   int run_one(const InputItem& item);
+  // What each input of run() came to, in order: {input, status, stage, error, builds: [{build,
+  // dir}]} (--json, json_output.h).
+  const nlohmann::json& input_outcomes() const { return input_outcomes_; }
 
  private:
-  // Runs one input; nothing it throws escapes (it becomes the input's failure).
+  // Runs one input; nothing it throws escapes (it becomes the input's failure). Returns its
+  // outcome, with its status decided (successful, no_models, or its first failure's).
+  nlohmann::json run_item(const InputItem& item);
   void run_contained(const InputItem& item);
   void run_input(const InputItem& item, const std::string& first);
   void input_error(const std::string& given, Status status, std::string reason);
@@ -41,7 +46,8 @@ class InputLoop {
   RunContext ctx_;
   BuildRunner runner_;
   ResultPrinter printer_;
-  bool models_seen_ = false;
+  bool models_seen_ = false;  // by the current input
+  nlohmann::json input_outcomes_ = nlohmann::json::array();
   int labelled_scripts_ = 0;           // scripts that passed the --labels filter
   std::string python_, python_error_;  // looked up once per run
 };

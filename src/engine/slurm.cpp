@@ -275,6 +275,9 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job) {
     r.stage = record.value("stage", "");
     r.error = record.value("error", "");
     r.log = record.value("failure_log", t.in->log.string());
+    for (const json& b : record.value("builds", json::array())) {
+      if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
+    }
     finish(t, r);
     return;
   }

@@ -23,9 +23,11 @@ void check_build_name(const nlohmann::json& value);
 void check_attach(const nlohmann::json& value);
 void check_input_shapes(const nlohmann::json& value);
 void check_cpu_list(const nlohmann::json& value);
+void check_input_data(const nlohmann::json& value);    // a folder or an .npz file that exists
 void check_runtime_args(const nlohmann::json& value);  // key=value items
 
-// benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations.
+// benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations; --profile
+// needs a runtime with a profiler, --input-data one that runs ONNX models.
 void check_benchmark_together(const nlohmann::json& options);
 // python-stage: --stage given and a usable name; --file, when given, a Python file that exists
 // (defined in python_stage.cpp).

@@ -23,6 +23,15 @@ namespace {
 
 Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
 
+// The runtimes whose sessions profile (Runtime::profiler()), for the message that refuses one.
+std::vector<std::string> profiling_runtimes() {
+  std::vector<std::string> names;
+  for (const Runtime* r : runtime_registry()) {
+    if (r->profiler().available) names.push_back(r->name());
+  }
+  return names;
+}
+
 std::string number_text(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
   return fmt::format("{}", v);
@@ -235,6 +244,20 @@ void check_input_shapes(const json& value) {
   onnx_model::parse_input_shapes(value.get<std::string>());
 }
 
+void check_input_data(const json& value) {
+  const std::string path = value.get<std::string>();
+  if (path.empty())
+    throw invalid("--input-data: give a folder of input_N.pb files or an .npz file");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    throw invalid(fmt::format("--input-data {}: not found", path));
+  if (!std::filesystem::is_directory(status) && std::filesystem::path(path).extension() != ".npz") {
+    throw invalid(fmt::format(
+        "--input-data {}: expected a folder of input_N.pb files or an .npz file", path));
+  }
+}
+
 void check_cpu_list(const json& value) {
   if (!value.get<std::string>().empty()) parse_cpu_list(value.get<std::string>());
 }
@@ -253,6 +276,26 @@ void check_benchmark_together(const json& options) {
   const bool adaptive = options.value("adaptive", false);
   if (adaptive && options.contains("duration_s") && !options["duration_s"].is_null()) {
     throw invalid("--adaptive and --duration exclude each other");
+  }
+  // --profile and --input-data need what the runtime has: a profiler, an ONNX model to feed.
+  const std::string name = options.value("runtime", std::string("ort"));
+  const bool profile = options.value("profile", false);
+  const bool input_data = !options.value("input_data", std::string()).empty();
+  if (profile || input_data) {
+    if (const Runtime* runtime = find_runtime(name)) {
+      if (Availability a = runtime->profiler(); profile && !a.available) {
+        throw invalid(
+            fmt::format("--profile: {} (--profile works with the runtimes that have one: "
+                        "{})",
+                        a.reason, fmt::join(profiling_runtimes(), ", ")));
+      }
+      if (input_data && runtime->needs_live_model()) {
+        throw invalid(fmt::format(
+            "--input-data feeds ONNX models; {} runs the live PyTorch model on the inputs the "
+            "script called it with",
+            name));
+      }
+    }
   }
   const int64_t low = options.value("min_iterations", int64_t{1});
   const int64_t high = options.value("max_iterations", low);

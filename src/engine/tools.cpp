@@ -237,7 +237,21 @@ const std::vector<ToolSpec>& tool_specs() {
          "Correctness: smallest cosine similarity to PyTorch's outputs (default 0.9999, 0.999 "
          "after convert-fp16)",
          nullptr,
-         {.low = -1, .high = 1}}},
+         {.low = -1, .high = 1}},
+        {"--profile",
+         "profile",
+         T::Flag,
+         "After the timed phase, profile 10 calls in a separate session with the runtime's "
+         "profiler (ort, torch-eager, torch-compiled): time per operator and node",
+         false},
+        {"--input-data",
+         "input_data",
+         T::String,
+         "Feed these inputs instead of generated ones: a folder of input_N.pb (TensorProto, "
+         "graph-input order; output_N.pb beside them are the expected outputs) or an .npz with "
+         "arrays named after the inputs (and outputs)",
+         "",
+         {.check = check_input_data}}},
        A::OnnxModel,
        A::Measurement,
        false,

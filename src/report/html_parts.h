@@ -23,5 +23,7 @@ std::string status_badge(const std::string& status);
 std::string results_table(const std::vector<Row>& rows);
 std::string speedup_section(const std::vector<Row>& rows);
 std::string failures_section(const std::vector<Row>& rows);
+// The --profile tables of the rows that have one (html_profile.cpp); "" when none has.
+std::string profiles_section(const std::vector<Row>& rows);
 
 }  // namespace turnkey::report::html

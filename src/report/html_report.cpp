@@ -61,6 +61,9 @@ td.error { white-space: normal; min-width: 300px; max-width: 520px; overflow-wra
 .dup { font-size: 10.5px; background: #eceff4; color: var(--muted); border-radius: 6px; padding: 0 5px;
        margin-left: 4px; }
 table.matrix td.cell { text-align: right; font-variant-numeric: tabular-nums; }
+h3 { font-size: 14.5px; margin: 18px 0 2px; }
+.share-bar { display: inline-block; height: 9px; background: #4f7cac; margin-right: 6px;
+             vertical-align: middle; }
 .faster { background: #e3f4e8; } .slower { background: #fbe4e1; }
 )CSS";
 
@@ -178,6 +181,7 @@ std::string to_html(const Report& report, const Provenance& provenance) {
        "sort. Columns and units: docs/report.md.</p>\n";
   h += results_table(rows);
   h += "</section>\n";
+  h += profiles_section(rows);
   h += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return h;
 }

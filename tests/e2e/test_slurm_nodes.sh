@@ -310,11 +310,25 @@ check "E: never more than one job in the queue (most seen: $(sort -n "$work/queu
 
 # ---- F: a job that holds one CPU of a node benchmarks with one thread -----------------------------
 tk_run "$work/corpus/b_linear.py" -d "$cache" --use-slurm --slurm-exclusive never --rebuild always \
-  --timeout 60 --iterations 5 > "$work/f_out.txt" 2> "$work/f_err.txt"
+  --timeout 60 --iterations 5 --json > "$work/f_out.txt" 2> "$work/f_err.txt"
 code=$?
-$py - "$cache" > "$work/f_checks.txt" 2>&1 <<'PY'
-import glob, os, sys, yaml
+$py - "$cache" "$work/f_out.txt" > "$work/f_checks.txt" 2>&1 <<'PY'
+import glob, json, os, sys, yaml
 cache = sys.argv[1]
+# --json: the input's builds come from the record its job wrote on the node.
+def inputs(doc):
+    if isinstance(doc, dict):
+        if str(doc.get("input", "")).endswith("b_linear.py"):
+            yield doc
+        for v in doc.values():
+            yield from inputs(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from inputs(v)
+found = list(inputs(json.load(open(sys.argv[2]))))
+print("--json inputs:", found)
+if len(found) != 1 or not found[0].get("builds"):
+    sys.exit(1)
 record = yaml.safe_load(open(glob.glob(os.path.join(cache, "inputs", "b_linear_*.yaml"))[0]))
 build = record["builds"][0]["build"]
 stats = yaml.safe_load(open(os.path.join(cache, build, "turnkey_stats.yaml")))
@@ -328,7 +342,7 @@ sys.exit(0 if ok else 1)
 PY
 f_ok=$?
 cat "$work/f_checks.txt"
-check "F: a job given 1 CPU (--slurm-exclusive never) benchmarks with 1 thread, saying why" \
+check "F: a job given 1 CPU (--slurm-exclusive never) benchmarks with 1 thread, saying why; --json names its build" \
   bash -c "test $code -eq 0 && test $f_ok -eq 0"
 
 # ---- options Slurm refuses, options without --use-slurm ----------------------------------------

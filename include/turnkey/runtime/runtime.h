@@ -11,13 +11,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "turnkey/common/error.h"
 #include "turnkey/common/tensor.h"
+#include "turnkey/runtime/profile.h"
 
 namespace turnkey {
 
@@ -31,6 +31,9 @@ struct RuntimeOptions {
   int threads = 0;                                  // intra-op threads; 0 = physical cores
   std::map<std::string, std::string> runtime_args;  // runtime-specific (--rt-args key=value)
   std::vector<int> cpus;  // --pin: the CPUs the runtime's threads may use; empty = any
+  // --profile: non-empty turns the runtime's profiler on for the whole session (runtimes whose
+  // profiler writes files name them with this prefix). Never set for a timed session.
+  std::filesystem::path profile_prefix;
 };
 
 class ScriptSession;  // discovery/python_side.h: the live Python process of a script
@@ -62,6 +65,13 @@ class Session {
   // Facts of this session for turnkey_stats.yaml beside the latency statistics, each with its
   // unit in its name (torch-compiled: compile_s, graph_breaks, ...). Read after the timed phase.
   virtual nlohmann::json stats() const { return nlohmann::json::object(); }
+
+  // --profile (Runtime::profiler()): one warm-up call, then `calls` calls under the runtime's
+  // profiler, whose own output is left at `raw_file`; returns the time per node (profile.h).
+  // Sessions of runtimes with a profiler implement it; others throw Error(Runtime).
+  virtual OpProfile profile(int /*calls*/, const std::filesystem::path& /*raw_file*/) {
+    throw Error(ErrorKind::Runtime, "this runtime has no profiler turnkey reads");
+  }
 };
 
 // A PyTorch model alive in the script's Python process (torch runtimes start from it).
@@ -83,6 +93,11 @@ class Runtime {
   // probe() and version() for the run's Python side; runtimes that do not use Python keep theirs.
   virtual Availability probe_for(const PythonSide& /*side*/) const { return probe(); }
   virtual std::string version_for(const PythonSide& /*side*/) const { return version(); }
+  // Whether benchmark --profile works with this runtime (its sessions implement profile()); the
+  // reason names what is missing when not.
+  virtual Availability profiler() const {
+    return {false, name() + " has no profiler turnkey reads"};
+  }
   // Creates the runtime's one-time, process-wide state (environment, kernel registries) before
   // the benchmark reads the memory baseline, so that a model's memory is what loading it adds
   // (docs/measurement.md, "Memory"). Idempotent and cheap after the first call; throws Error.

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "turnkey/common/error.h"
+#include "turnkey/common/files.h"
 #include "turnkey/measure/cpu_budget.h"
 #include "turnkey/measure/system_info.h"
 
@@ -105,6 +106,7 @@ class OrtSession final : public Session {
     so.SetIntraOpNumThreads(threads);
     so.SetGraphOptimizationLevel(level);
     so.SetExecutionMode(mode);
+    if (!options.profile_prefix.empty()) so.EnableProfiling(options.profile_prefix.c_str());
     threads_ = threads;
 
     session_ = Ort::Session(ort_env(), path.c_str(), so);
@@ -145,6 +147,26 @@ class OrtSession final : public Session {
     } catch (const Ort::Exception& e) {
       throw Error(ErrorKind::Runtime, first_line(e.what()));
     }
+  }
+
+  OpProfile profile(int calls, const std::filesystem::path& raw_file) override {
+    for (int i = 0; i <= calls; ++i) run();  // the first is the warm-up the parser leaves out
+    std::string written;
+    try {
+      Ort::AllocatorWithDefaultOptions alloc;
+      written = session_.EndProfilingAllocated(alloc).get();
+    } catch (const Ort::Exception& e) {
+      throw Error(ErrorKind::Runtime, "ending the profile: " + first_line(e.what()));
+    }
+    std::error_code ec;
+    std::filesystem::rename(written, raw_file, ec);
+    if (ec) {
+      throw Error(ErrorKind::Io, fmt::format("moving the profile {} to {}: {}", written,
+                                             raw_file.string(), ec.message()));
+    }
+    OpProfile p = parse_ort_profile(read_file(raw_file), 1);
+    p.raw_file = raw_file;
+    return p;
   }
 
   std::vector<HostTensor> outputs() override {
@@ -206,6 +228,7 @@ class OrtRuntime final : public Runtime {
   std::vector<std::string> devices() const override { return {"x86"}; }
   Availability probe() const override { return {true, ""}; }
   std::string version() const override { return Ort::GetVersionString(); }
+  Availability profiler() const override { return {true, ""}; }
   std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                 const std::vector<HostTensor>& inputs,
                                 const RuntimeOptions& options) const override {

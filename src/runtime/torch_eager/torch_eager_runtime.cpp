@@ -77,6 +77,26 @@ class TorchEagerSession final : public Session {
     return samples;
   }
   pid_t process_id() const override { return python_->python_pid(); }
+  OpProfile profile(int calls, const fs::path& raw_file) override {
+    json reply =
+        python_->request({{"type", "bench_profile"}, {"n", calls}, {"path", raw_file.string()}},
+                         "bench_profiled", ErrorKind::Runtime);
+    if (!reply.value("ok", false)) {
+      throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_profile failed")));
+    }
+    OpProfile p;
+    p.profiler = "torch.profiler";
+    p.calls = calls;
+    p.per_node = false;  // torch.profiler reports aten ops, not the nodes of a graph
+    p.run_ms = reply.value("run_ms", 0.0);
+    for (const json& op : reply.value("ops", json::array())) {
+      if (!op.is_object()) continue;
+      const std::string name = op.value("op_type", std::string("?"));
+      p.nodes.push_back({name, name, op.value("self_ms", 0.0), op.value("count", int64_t{0})});
+    }
+    p.raw_file = raw_file;
+    return p;
+  }
   std::vector<HostTensor> outputs() override {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
@@ -110,6 +130,7 @@ class TorchEagerRuntime final : public Runtime {
     return compiled_ ? "PyTorch (torch.compile)" : "PyTorch eager";
   }
   std::vector<std::string> devices() const override { return {"x86"}; }
+  Availability profiler() const override { return {true, ""}; }
   Availability probe() const override { return probe_for(PythonSide{}); }
   std::string version() const override { return version_for(PythonSide{}); }
   Availability probe_for(const PythonSide& side) const override {
