@@ -45,8 +45,7 @@ const std::vector<StatsField>& field_table() {
     {"p95_latency_ms",         Number,  R, "ms",    nullptr,             1, "95th percentile latency, ms"},
     {"p99_latency_ms",         Number,  R, "ms",    "p99_latency_ms",    1, "99th percentile latency, ms"},
     {"std_latency_ms",         Number,  R, "ms",    "std_ms",            1, "sample standard deviation of the latency, ms"},
-    {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second, batch_size * 1000 / mean_latency_ms", "Throughput", 2},
-    {"batch_size",             Integer, R, "",      nullptr,             1, "first dim of the first input when it has rank >= 2, else 1"},
+    {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second: batch_size * 1000 / mean_latency_ms at concurrency 1; sustained, completed calls * batch_size / the timed window, above it", "Throughput", 2},
     {"peak_memory_bytes",      Integer, R, "bytes", "peak_memory_bytes", 1, "peak resident memory of the process holding the model, during load or run, bytes", "Peak memory", 5},
     {"peak_memory_load_bytes", Integer, R, "bytes", nullptr,             1, "peak resident memory while loading, bytes"},
     {"peak_memory_run_bytes",  Integer, R, "bytes", nullptr,             1, "peak resident memory while timing, bytes"},
@@ -119,6 +118,12 @@ const std::vector<StatsField>& field_table() {
     {"pinned_cpus",            Text,    R, "",      "pinned_cpus",       4, "CPUs the benchmark was pinned to, e.g. 0-1 (empty: not pinned; a result setting)"},
     {"runs",                   Integer, P, "",      "runs",              4, "how many runs this result has seen (its history plus the latest)"},
     {"median_history_ms",      Text,    P, "",      "median_history_ms", 4, "the result's median latency over its runs, oldest first, space-separated, ms"},
+    // Issue 20: load time, requests in flight, sweeps.
+    {"load_s",                 Number,  R, "s",     "load_s",            4, "loading the model on the runtime (Runtime::load / load_live: ort session creation; torchscript trace + torch::jit::load; torch-compiled torch.compile and its compiling call), s", "Load time", 3},
+    {"jit_load_s",             Number,  R, "s",     nullptr,             4, "torchscript: torch::jit::load (and freeze/optimize) alone, s; load_s adds the trace"},
+    {"concurrency",            Integer, R, "",      "concurrency",       4, "requests in flight (--concurrency; 1 = one call at a time; a result setting)"},
+    {"sessions",               Integer, R, "",      "sessions",          4, "sessions loaded for the requests in flight: 1 (shared by the callers) or one per request"},
+    {"batch_size",             Integer, R, "",      "batch_size",        4, "first dim of the first input when it has rank >= 2, else 1"},
   };
   // clang-format on
   return kFields;
@@ -132,8 +137,9 @@ const StatsField* find_field(std::string_view key) {
 }
 
 const std::vector<std::string>& result_settings() {
-  static const std::vector<std::string> kSettings = {"runtime",     "device",       "threads",
-                                                     "pinned_cpus", "input_shapes", "sequence"};
+  static const std::vector<std::string> kSettings = {"runtime",      "device",   "threads",
+                                                     "pinned_cpus",  "input_shapes", "sequence",
+                                                     "concurrency"};
   return kSettings;
 }
 

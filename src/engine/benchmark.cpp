@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "turnkey/common/error.h"
@@ -61,6 +62,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
 
   EnvironmentFingerprint env = start_fingerprint(threads, ro.cpus);
   LoopResult loop;
+  Requests requests;  // --concurrency above 1
+  double load_s = 0;
   std::vector<HostTensor> outputs;
   json session_stats = json::object();
   {
@@ -71,21 +74,30 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     const pid_t holder = live && runtime_name != "torchscript" ? build.session->python_pid() : self;
     const bool rss_ok = reset_peak_rss(holder);
     loop.rss_before_load_bytes = current_rss_bytes(holder);
-    std::unique_ptr<Session> session;
-    try {
-      if (live) {
-        LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
-        session = runtime->load_live(lm, {}, ro);
-      } else {
-        session = runtime->load(build.onnx_path, build.inputs, ro);
+    // The runtime's module (torchscript's LibTorch) was loaded by its probe in
+    // resolve_benchmark: load_s is the model's load alone.
+    auto load = [&] {
+      try {
+        if (live) {
+          LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
+          return runtime->load_live(lm, {}, ro);
+        }
+        return runtime->load(build.onnx_path, build.inputs, ro);
+      } catch (const Error& e) {
+        throw StatusError(Status::RuntimeLoadFailed, e);
       }
-    } catch (const Error& e) {
-      throw StatusError(Status::RuntimeLoadFailed, e);
-    }
+    };
+    const auto load_start = std::chrono::steady_clock::now();
+    std::unique_ptr<Session> session = load();
+    load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
     const int64_t before = loop.rss_before_load_bytes;
+    if (setup.concurrency > 1) {
+      requests = run_requests(*session, setup, load);
+      loop = requests.run.loop;
+    }
     try {
-      loop = run_loop(*session, setup.loop);
+      if (setup.concurrency == 1) loop = run_loop(*session, setup.loop);
       outputs = session->outputs();
       session_stats = session->stats();
     } catch (const Error& e) {
@@ -110,7 +122,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     }
   }
   if (first_shape.size() >= 2 && first_shape.front() > 0) batch = first_shape.front();
-  const double throughput = st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms : 0;
+  const double throughput =
+      setup.concurrency > 1 ? requests.run.calls_per_s * static_cast<double>(batch)
+      : st.mean_ms > 0      ? static_cast<double>(batch) * 1000.0 / st.mean_ms
+                            : 0;
 
   // Trust: harness overhead, noise, environment.
   std::vector<std::string> flags = env.warnings;
@@ -129,7 +144,13 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                                 loop.warmup_rounds, loop.warmup_iterations));
   }
 
-  Measurement m{loop, st, env, batch, throughput, overhead_fraction, flags, live, session_stats};
+  if (setup.concurrency > 1) {
+    const int cpus = ro.cpus.empty() ? cpu.logical_cpus : static_cast<int>(ro.cpus.size());
+    for (std::string& f : requests_flags(requests, cpus)) flags.push_back(std::move(f));
+  }
+
+  Measurement m{loop, st, env, batch, throughput, overhead_fraction, flags, live, session_stats,
+                load_s, setup.concurrency, requests.sessions};
   record_measurement(build, setup, m);
 
   // Correctness against the PyTorch outputs saved at export.
@@ -137,16 +158,24 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   const std::string& correctness = judged.line;
 
   log += fmt::format(
-      "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
+      "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\nload {} s\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\npeak memory: load {} B, run {} B\ncorrectness: {}\n",
       build.stats.text("benchmarked_model", "?"), runtime->display_name(), setup.runtime_version,
       cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
-      build.stats.text("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
+      build.stats.text("input_source", live ? "captured from the script" : "?"), load_s,
+      loop.cold_ms,
       loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
       st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
       loop.peak_rss_load_bytes, loop.peak_rss_run_bytes, correctness);
+  if (setup.concurrency > 1) {
+    log += fmt::format(
+        "{} requests in flight, {} session(s), {} threads each: {} calls completed in the {} s "
+        "window (per caller: {}), {:.1f} calls/s\n",
+        setup.concurrency, requests.sessions, threads, requests.run.completed, loop.timed_s,
+        fmt::join(requests.run.completed_per_caller, " "), requests.run.calls_per_s);
+  }
   for (const auto& [key, value] : session_stats.items()) log += key + ": " + value.dump() + "\n";
   for (const std::string& f : flags) log += "warning: " + f + "\n";
 

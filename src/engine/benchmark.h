@@ -6,12 +6,15 @@
 
 #include <sched.h>
 
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
+#include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
 #include "turnkey/measure/system_info.h"
@@ -27,7 +30,8 @@ struct BenchmarkSetup {
   std::string runtime_version;  // as the run's interpreter sees it (PythonSide)
   LoopOptions loop;
   build::Tolerance tolerance;
-  int threads = 0;  // threads the runtime will use
+  int threads = 0;  // threads the runtime will use (per request)
+  int concurrency = 1;  // requests in flight (--concurrency); 1 = run_loop's single request
 };
 
 // Throws Error(InvalidInput) for a bad value, Error(Runtime) for an unavailable runtime/device.
@@ -47,6 +51,24 @@ class ScopedPin {
   cpu_set_t saved_;
   bool active_ = false;
 };
+
+// Requests in flight (benchmark_requests.cpp). --concurrency of one run (the sweep gives each
+// run one value), checked against the runtime's ConcurrencySupport: Error(InvalidInput) with the
+// runtime's refusal.
+int requested_concurrency(const Runtime& runtime, const nlohmann::json& opts);
+// The thread budget of a request: max(1, usable_threads / concurrency).
+int threads_per_request(int usable_threads, int concurrency);
+struct Requests {
+  ConcurrentResult run;
+  int sessions = 1;  // 1 shared by the callers, or one per request
+};
+// Times setup.concurrency requests at once: callers of `first` (Session::caller()) or sessions
+// from `load` (which throws a StatusError of its own when loading fails). A failure while timing
+// is a StatusError(RuntimeRunFailed).
+Requests run_requests(Session& first, const BenchmarkSetup& setup,
+                      const std::function<std::unique_ptr<Session>()>& load);
+// Why a concurrent measurement may not be trusted: more requests than CPUs, a starved caller.
+std::vector<std::string> requests_flags(const Requests& r, int usable_cpus);
 
 struct Judgement {
   std::string line;  // for the block and the log
@@ -69,6 +91,9 @@ struct Measurement {
   std::vector<std::string> flags;  // why the numbers may not be trusted
   bool live = false;               // timed the live PyTorch model, not an ONNX file
   nlohmann::json session_stats = nlohmann::json::object();  // the session's own (compile_s, ...)
+  double load_s = 0;     // Runtime::load / load_live of the (first) session
+  int concurrency = 1;   // requests in flight
+  int sessions = 1;      // sessions loaded for them
 };
 
 // The tools the result's model went through, space-separated: the state's sequence, after the

@@ -153,11 +153,18 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   if (auto it = ro.runtime_args.find("threads"); it != ro.runtime_args.end()) {
     threads = std::atoi(it->second.c_str());
   }
+  // Requests in flight share the default budget (benchmark_requests.cpp); --threads is per request.
+  const int concurrency = requested_concurrency(*runtime, opts);
+  if (concurrency > 1) validate_concurrent_options(lo, concurrency);
   if (threads <= 0) {
     threads = ro.cpus.empty() ? cpu.physical_cores : static_cast<int>(ro.cpus.size());
+    threads = threads_per_request(threads, concurrency);
   }
   if (ro.threads == 0) ro.threads = threads;
-  return {runtime, runtime_name, device, ro, runtime->version_for(python_side), lo, tol, threads};
+  BenchmarkSetup setup{runtime, runtime_name, device, ro, runtime->version_for(python_side),
+                       lo,      tol,          threads};
+  setup.concurrency = concurrency;
+  return setup;
 }
 
 }  // namespace turnkey::engine_internal

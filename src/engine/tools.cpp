@@ -35,14 +35,23 @@ const std::vector<ToolSpec>& tool_specs() {
         {"--attach", "attach", T::String,
          "E,C: take the models from the calling Python process over these inherited pipes "
          "(used by the Python API, docs/python_api.md)",
-         "", {.check = check_attach}}},
-       A::None, A::PyTorchModel, false},
+         "", {.check = check_attach}},
+        {"--batch-sizes", "batch_sizes", T::IntList,
+         "Batch sizes to sweep, e.g. 1,2,4,8: the script runs once per size with --batch_size "
+         "B (what turnkey.parse() reads); one result per size",
+         nullptr, {.low = 1, .high = kMaxBatchSize}}},
+       A::None, A::PyTorchModel, false, false, check_discover_together},
       {"load-onnx",
        ToolGroup::First,
        "Load an ONNX file: checker, parameters, ops, opset, inputs and outputs",
-       {{"--input-shapes", "input_shapes", T::String,
-         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128", "",
-         {.check = check_input_shapes}}},
+       {{"--input-shapes", "input_shapes", T::Strings,
+         "Shapes for inputs with symbolic dims: name:1x3x224x224,other:1x128 (repeat the option "
+         "to sweep several; one result each)",
+         "", {.check = check_input_shapes}},
+        {"--batch-sizes", "batch_sizes", T::IntList,
+         "Batch sizes to sweep, e.g. 1,2,4,8: the first dim of the inputs (symbolic or fixed; "
+         "docs/measurement.md); one result per size",
+         nullptr, {.low = 1, .high = kMaxBatchSize}}},
        A::None, A::OnnxModel, false},
       {"load-build",
        ToolGroup::First,
@@ -123,8 +132,14 @@ const std::vector<ToolSpec>& tool_specs() {
          "Warm-up iterations after the cold run, at least 50 ms of them and more until steady "
          "(0 = none)",
          kLoop.warmup_iterations, {.low = 0, .high = 1e8}},
-        {"--threads", "threads", T::Int, "Intra-op threads (0 = physical cores)", 0,
-         {.low = 0, .high = 4096}},
+        {"--threads", "threads", T::Int,
+         "Intra-op threads per request (0 = physical cores, divided among --concurrency "
+         "requests)",
+         0, {.low = 0, .high = 4096}},
+        {"--concurrency", "concurrency", T::IntList,
+         "Requests in flight, or a sweep such as 1,2,4 (one result each): sustained throughput "
+         "and latency under that load (docs/measurement.md)",
+         1, {.low = 1, .high = kMaxConcurrency}},
         {"--pin", "pin", T::String,
          "Pin the benchmark to these CPUs, e.g. 0-1 or 0,2 (the runtime's threads included)",
          "", {.check = check_cpu_list}},
