@@ -196,6 +196,7 @@ void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
         // One value per use (a positional input after it stays an input), any number of uses.
         options[o.key] = app.add_option(o.flags, lists[o.key], help)
                              ->expected(1)
+                             ->allow_extra_args(false)
                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         break;
       case OptionSpec::Type::IntList:

@@ -329,6 +329,11 @@ void check_runtime_args(const json& value) {
 
 void check_discover_together(const json& options) {
   if (int_list_values(options.value("batch_sizes", json())).empty()) return;
+  if (!options.value("attach", "").empty()) {
+    throw invalid(
+        "--batch-sizes runs the script once per size; with --attach (the Python API's live "
+        "model) give the inputs at each batch instead");
+  }
   const std::string args = options.value("script_args", "");
   for (const char* flag : {"--batch_size ", "--batch_size="}) {
     if ((" " + args + " ").find(std::string(" ") + flag) != std::string::npos) {

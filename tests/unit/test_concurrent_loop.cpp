@@ -1,0 +1,174 @@
+// The concurrent driver (src/measure/concurrent_loop.cpp) on real ONNX Runtime sessions and on
+// sessions made to show what the driver does: callers really run at once, the window's numbers
+// add up, a failing caller stops everyone, and what the driver cannot run is refused. No timing
+// claims (those are bench/concurrency's).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "support/onnx_factory.h"
+#include "support/temp_dir.h"
+#include "turnkey/common/error.h"
+#include "turnkey/measure/concurrent_loop.h"
+#include "turnkey/measure/statistics.h"
+#include "turnkey/onnx/model_facts.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey {
+namespace {
+
+class ConcurrentLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto model = dir.path() / "conv.onnx";
+    test::small_conv_net(model);
+    auto facts = onnx_model::load_facts(model);
+    inputs = onnx_model::generate_inputs(facts, onnx_model::resolve_input_shapes(facts, {}));
+    RuntimeOptions ro;
+    ro.threads = 1;
+    session = find_runtime("ort")->load(model, inputs, ro);
+  }
+  test::TempDir dir{"tk-concurrent"};
+  std::vector<HostTensor> inputs;
+  std::unique_ptr<Session> session;
+};
+
+TEST_F(ConcurrentLoop, SharedOrtSessionServesTwoCallersAndTheWindowAddsUp) {
+  ASSERT_TRUE(find_runtime("ort")->concurrency().shared_session);
+  std::unique_ptr<Session> other = session->caller();
+  ASSERT_NE(other, nullptr);
+  LoopOptions o;
+  o.iterations = 200;
+  ConcurrentResult r = run_concurrent_loop({session.get(), other.get()}, o);
+  EXPECT_EQ(r.callers, 2);
+  // Exactly the asked calls started and ended in the window; more may end in it (begun before).
+  EXPECT_EQ(r.loop.samples_ms.size(), 200u);
+  EXPECT_GE(r.completed, 200);
+  ASSERT_EQ(r.completed_per_caller.size(), 2u);
+  // (How the calls split between callers is the scheduler's: on a busy machine one caller may
+  // sit out a short window. requests_flags says so when it happens.)
+  EXPECT_EQ(r.completed_per_caller[0] + r.completed_per_caller[1], r.completed);
+  EXPECT_GT(r.loop.timed_s, 0);
+  EXPECT_DOUBLE_EQ(r.calls_per_s, static_cast<double>(r.completed) / r.loop.timed_s);
+  EXPECT_GT(r.loop.cold_ms, 0);
+  EXPECT_GE(r.loop.warmup_rounds, 1);
+  EXPECT_GT(r.loop.overhead_median_ms, 0);
+  EXPECT_EQ(r.loop.stop_reason, "200 iterations over 2 requests in flight");
+  for (double s : r.loop.samples_ms) EXPECT_GT(s, 0);
+  // Each caller's outputs are its own and the model's: the same numbers from both.
+  const std::vector<HostTensor> a = session->outputs(), b = other->outputs();
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].shape, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(a[0].data, b[0].data);
+}
+
+TEST_F(ConcurrentLoop, DurationWindowIsAtLeastTheDuration) {
+  std::unique_ptr<Session> other = session->caller();
+  LoopOptions o;
+  o.rule = StopRule::Duration;
+  o.duration_s = 0.2;
+  o.warmup_iterations = 0;
+  o.min_warmup_s = 0;
+  ConcurrentResult r = run_concurrent_loop({session.get(), other.get()}, o);
+  EXPECT_GE(r.loop.timed_s, 0.2);
+  EXPECT_EQ(r.loop.warmup_rounds, 0);
+  EXPECT_GT(r.completed, 0);
+  EXPECT_FALSE(r.loop.samples_ms.empty());
+  EXPECT_EQ(r.loop.stop_reason, "duration 0.2 s with 2 requests in flight");
+}
+
+// A session that counts how many of its kind are inside run() at once.
+class OverlapSession final : public Session {
+ public:
+  OverlapSession(std::atomic<int>& inside, std::atomic<int>& most) : inside_(inside), most_(most) {}
+  void run() override {
+    const int now = ++inside_;
+    int seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    --inside_;
+  }
+
+ private:
+  std::atomic<int>& inside_;
+  std::atomic<int>& most_;
+};
+
+TEST(ConcurrentDriver, CallersAreInsideRunAtTheSameTime) {
+  std::atomic<int> inside{0}, most{0};
+  OverlapSession a(inside, most), b(inside, most), c(inside, most);
+  LoopOptions o;
+  o.iterations = 60;
+  o.warmup_iterations = 3;
+  o.overhead_iterations = 10;
+  ConcurrentResult r = run_concurrent_loop({&a, &b, &c}, o);
+  EXPECT_EQ(r.callers, 3);
+  EXPECT_EQ(most.load(), 3);  // a sleeping call needs no CPU: all three overlap
+  EXPECT_EQ(r.loop.samples_ms.size(), 60u);
+}
+
+class FailingSession final : public Session {
+ public:
+  explicit FailingSession(int calls_before_failing) : left_(calls_before_failing) {}
+  void run() override {
+    if (left_-- <= 0) throw Error(ErrorKind::Runtime, "the runtime gave up");
+  }
+
+ private:
+  int left_;
+};
+
+TEST(ConcurrentDriver, AFailingCallerStopsEveryoneAndItsErrorComesBack) {
+  FailingSession ok(1 << 30), failing(50);
+  LoopOptions o;
+  o.rule = StopRule::Duration;
+  o.duration_s = 30;  // the failure ends it long before
+  try {
+    run_concurrent_loop({&ok, &failing}, o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+    EXPECT_STREQ(e.what(), "the runtime gave up");
+  }
+}
+
+class SelfTimingSession final : public Session {
+ public:
+  void run() override {}
+  bool times_itself() const override { return true; }
+};
+
+TEST(ConcurrentDriver, RefusesWhatItCannotRun) {
+  FailingSession a(1000), b(1000);
+  LoopOptions adaptive;
+  adaptive.rule = StopRule::Adaptive;
+  EXPECT_THROW(run_concurrent_loop({&a, &b}, adaptive), Error);
+  EXPECT_THROW(run_concurrent_loop({&a}, LoopOptions{}), Error);
+  SelfTimingSession s1, s2;
+  try {
+    run_concurrent_loop({&s1, &s2}, LoopOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+  }
+}
+
+TEST(ConcurrencySupport, EachBuiltInRuntimeSaysWhatItCanDo) {
+  EXPECT_TRUE(find_runtime("ort")->concurrency().shared_session);
+  EXPECT_TRUE(find_runtime("ort")->concurrency().session_per_request);
+  EXPECT_TRUE(find_runtime("torchscript")->concurrency().shared_session);
+  EXPECT_FALSE(find_runtime("torchscript")->concurrency().session_per_request);
+  for (const char* name : {"torch-eager", "torch-compiled"}) {
+    const ConcurrencySupport c = find_runtime(name)->concurrency();
+    EXPECT_FALSE(c.any()) << name;
+    EXPECT_NE(c.refusal.find("one loop of the script's Python process"), std::string::npos)
+        << c.refusal;
+  }
+}
+
+}  // namespace
+}  // namespace turnkey
