@@ -6,6 +6,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <condition_variable>
 #include <exception>
@@ -242,6 +243,7 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
   const auto t0 = Clock::now();
   std::vector<int64_t> done_at_t0;
   for (const auto& c : callers) done_at_t0.push_back(c->done.load(std::memory_order_acquire));
+  const int64_t share = (o.iterations + n - 1) / n;  // the Iterations rule's calls per caller
   auto since_t0 = [&] {
     int64_t sum = 0;
     for (size_t i = 0; i < callers.size(); ++i) {
@@ -253,7 +255,16 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
     // Each caller's first call counted after T0 may have started before it: n more calls make
     // sure enough started after T0.
     if (o.rule == StopRule::Iterations) {
-      wait_for_calls(since_t0, o.iterations + n, rate, t0, 1e18);
+      // Every caller's share (one more: its first call counted may have begun before T0).
+      auto slowest = [&] {
+        int64_t least = INT64_MAX;
+        for (size_t i = 0; i < callers.size(); ++i) {
+          least = std::min(least,
+                           callers[i]->done.load(std::memory_order_acquire) - done_at_t0[i]);
+        }
+        return least;
+      };
+      wait_for_calls(slowest, share + 1, rate / n, t0, 1e18);
     } else {
       shared.sleep(o.duration_s);
       wait_for_calls(since_t0, n + 1, rate, t0, 1e18);  // at least one call in the window
@@ -265,19 +276,25 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
 
   // ---- the window's numbers, from the recorded calls ------------------------------------------
   std::vector<Call> started;  // calls that started at or after T0
+  Clock::time_point t1 = t0;
   for (const auto& c : callers) {
+    int64_t k = 0;
     for (const Call& call : c->calls) {
-      if (call.start >= t0) started.push_back(call);
+      if (call.start < t0) continue;
+      started.push_back(call);
+      // Iterations: the window ends when the last caller completed its share (a caller's calls
+      // are recorded in order).
+      if (++k == share) t1 = std::max(t1, call.end);
+    }
+    if (o.rule == StopRule::Iterations && k < share) {
+      throw Error(ErrorKind::Internal, "concurrent loop: a caller recorded fewer calls than its share");
     }
   }
   std::sort(started.begin(), started.end(),
             [](const Call& a, const Call& b) { return a.end < b.end; });
-  Clock::time_point t1;
   if (o.rule == StopRule::Iterations) {
-    const size_t k = std::min<size_t>(started.size(), static_cast<size_t>(o.iterations));
-    if (k == 0) throw Error(ErrorKind::Internal, "concurrent loop: no call in the window");
-    t1 = started[k - 1].end;
-    r.loop.stop_reason = fmt::format("{} iterations over {} requests in flight", o.iterations, n);
+    r.loop.stop_reason = fmt::format("{} iterations over {} requests in flight (at least {} each)",
+                                     o.iterations, n, share);
   } else {
     if (started.empty()) throw Error(ErrorKind::Internal, "concurrent loop: no call in the window");
     t1 = std::max(t0 + std::chrono::duration_cast<Clock::duration>(Seconds(o.duration_s)),

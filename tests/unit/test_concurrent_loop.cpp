@@ -43,19 +43,20 @@ TEST_F(ConcurrentLoop, SharedOrtSessionServesTwoCallersAndTheWindowAddsUp) {
   o.iterations = 200;
   ConcurrentResult r = run_concurrent_loop({session.get(), other.get()}, o);
   EXPECT_EQ(r.callers, 2);
-  // Exactly the asked calls started and ended in the window; more may end in it (begun before).
-  EXPECT_EQ(r.loop.samples_ms.size(), 200u);
+  // The window holds every caller's share (100 calls each begun and ended in it); the first to
+  // finish its share goes on until the last does.
+  EXPECT_GE(r.loop.samples_ms.size(), 200u);
   EXPECT_GE(r.completed, 200);
   ASSERT_EQ(r.completed_per_caller.size(), 2u);
-  // (How the calls split between callers is the scheduler's: on a busy machine one caller may
-  // sit out a short window. requests_flags says so when it happens.)
   EXPECT_EQ(r.completed_per_caller[0] + r.completed_per_caller[1], r.completed);
+  EXPECT_GE(r.completed_per_caller[0], 100);
+  EXPECT_GE(r.completed_per_caller[1], 100);
   EXPECT_GT(r.loop.timed_s, 0);
   EXPECT_DOUBLE_EQ(r.calls_per_s, static_cast<double>(r.completed) / r.loop.timed_s);
   EXPECT_GT(r.loop.cold_ms, 0);
   EXPECT_GE(r.loop.warmup_rounds, 1);
   EXPECT_GT(r.loop.overhead_median_ms, 0);
-  EXPECT_EQ(r.loop.stop_reason, "200 iterations over 2 requests in flight");
+  EXPECT_EQ(r.loop.stop_reason, "200 iterations over 2 requests in flight (at least 100 each)");
   for (double s : r.loop.samples_ms) EXPECT_GT(s, 0);
   // Each caller's outputs are its own and the model's: the same numbers from both.
   const std::vector<HostTensor> a = session->outputs(), b = other->outputs();
@@ -108,7 +109,7 @@ TEST(ConcurrentDriver, CallersAreInsideRunAtTheSameTime) {
   ConcurrentResult r = run_concurrent_loop({&a, &b, &c}, o);
   EXPECT_EQ(r.callers, 3);
   EXPECT_EQ(most.load(), 3);  // a sleeping call needs no CPU: all three overlap
-  EXPECT_EQ(r.loop.samples_ms.size(), 60u);
+  EXPECT_GE(r.loop.samples_ms.size(), 60u);
 }
 
 class FailingSession final : public Session {
