@@ -291,19 +291,42 @@ void InputLoop::run_load_build(const InputItem& item) {
     input_error(item.given, Status::InvalidInput, "damaged build state: " + damage);
     return;
   }
-  Build build;
-  build.build_name = previous["build_name"].get<std::string>();
-  if (!is_safe_build_name(build.build_name) ||
-      state_path.filename() != build.build_name + "_state.yaml") {
+  const std::string build_name = previous["build_name"].get<std::string>();
+  if (!is_safe_build_name(build_name) || state_path.filename() != build_name + "_state.yaml") {
     input_error(item.given, Status::InvalidInput, "build state does not match its file name");
     return;
   }
   if (!is_success(previous.value("build_status", "")) || !previous.contains("onnx_path")) {
     input_error(item.given, Status::InvalidInput,
                 fmt::format("build {} has no finished ONNX model to continue from (status {})",
-                            build.build_name, previous.value("build_status", "?")));
+                            build_name, previous.value("build_status", "?")));
     return;
   }
+  // A cached build has its inputs: only the benchmark's requests in flight can be swept.
+  SweepPlan plan = sweep_plan(ctx_.request.sequence, "load-build");
+  if (!tool_options(ctx_.request.sequence, "load-onnx").value("batch_sizes", json()).is_null()) {
+    ctx_.notice(fmt::format("{}: --batch-sizes does not apply to a cached build (its model has "
+                            "its inputs): ignored",
+                            item.given));
+  }
+  SweepTable table;
+  std::optional<ModelBlock> first_block;
+  for (const int c : plan.concurrency) {
+    const SweepPoint point{"", std::nullopt, c};
+    ModelBlock block = run_load_build_point(item, previous, point, plan, table);
+    if (!first_block) first_block = std::move(block);
+  }
+  printer_.print(build_name, {plan.concurrency.size() > 1 ? table.block(*first_block)
+                                                          : *first_block});
+}
+
+ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& previous,
+                                           const SweepPoint& point, const SweepPlan& plan,
+                                           SweepTable& table) {
+  const fs::path state_path = fs::absolute(item.path).lexically_normal();
+  Build build;
+  build.build_name = previous["build_name"].get<std::string>();
+  apply_point(build, point);
   const fs::path cache = state_path.parent_path().parent_path();
   std::optional<BuildLock> lock;
   runner_.contain(build, "load-build", [&] {
@@ -346,10 +369,17 @@ void InputLoop::run_load_build(const InputItem& item) {
         fmt::format("continuing {} from {}\n", build.build_name, build.onnx_path.string()));
     runner_.run_tools(build, "load-build");
   });
+  if (plan.concurrency.size() > 1) {
+    const std::string label = plan.label(point);
+    table.add(build, point, label);
+    if (build.failed) {
+      ctx_.notice(fmt::format("{}: {}: {}", item.given, label, build.state.error));
+    }
+  }
   runner_.finish_build(build);
   lock.reset();
   if (build.block.title.empty()) build.block.title = build.build_name;
-  printer_.print(build.build_name, {build.block});
+  return std::move(build.block);
 }
 
 }  // namespace turnkey::engine_internal

@@ -73,6 +73,10 @@ class InputLoop {
   // file fixes another batch (build/batch_variant.h). Returns what it did, for the log.
   std::string batch_model(Build& build, const onnx_model::BatchShapes& batch, int64_t size) const;
   void run_load_build(const InputItem& item);
+  // One point (a concurrency) of a cached build continued; returns its block.
+  ModelBlock run_load_build_point(const InputItem& item, const nlohmann::json& previous,
+                                  const SweepPoint& point, const SweepPlan& plan,
+                                  SweepTable& table);
   std::filesystem::path write_script_log(const InputItem& item, const std::string& text) const;
 
   RunContext ctx_;

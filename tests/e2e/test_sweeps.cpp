@@ -91,6 +91,16 @@ TEST(Sweeps, ConcurrencyOneAndTwoAreTwoResultsWithSustainedThroughput) {
   } else {
     EXPECT_FALSE(has_flag_containing(two, "not above")) << two.dump(1);
   }
+  // A cached build continued at both points: each point replaces its own result (history 1).
+  const fs::path build = only_build(dir / "cache", "conv_");
+  RunResult cont = run_turnkey({(build / (build.filename().string() + "_state.yaml")).string(),
+                                "--concurrency", "1,2", "--iterations", "50"},
+                               dir / "cache");
+  ASSERT_EQ(cont.exit_code, 0) << cont.all();
+  const json again = results_of_build(build);
+  ASSERT_EQ(again.size(), 2u) << again.dump(1);
+  EXPECT_EQ(again[0]["history"].size(), 1u);
+  EXPECT_EQ(again[1]["history"].size(), 1u);
   // The tool grammar says the same with its own words.
   RunResult t = run_turnkey({"-i", (dir / "conv.onnx").string(), "load-onnx", "benchmark",
                              "--concurrency", "1,2", "--iterations", "50"},
