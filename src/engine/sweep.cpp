@@ -161,8 +161,12 @@ std::string no_gain_note(const json& lower, const json& higher) {
     why.push_back("no cause turnkey can see (the runtime or memory bandwidth may serialize the "
                   "requests)");
   }
-  return fmt::format("concurrency {} gave {:.1f} IPS, not above concurrency {}'s {:.1f} IPS: {}",
-                     high_n, high_ips, low_n, low_ips, fmt::join(why, "; "));
+  // The flags' short label is what comes before the first ':', and flags are joined with "; "
+  // in the report: reasons are joined otherwise.
+  return fmt::format(
+      "no throughput gain: concurrency {} gave {:.1f} IPS, not above concurrency {}'s {:.1f} "
+      "IPS, because {}",
+      high_n, high_ips, low_n, low_ips, fmt::join(why, ", and "));
 }
 
 std::string SweepTable::add(Build& build, const SweepPoint& point, const std::string& label) {

@@ -166,10 +166,12 @@ TEST(NoGainNote, SaysWhyThroughputDidNotRise) {
   using engine_internal::no_gain_note;
   EXPECT_EQ(no_gain_note(result(1, 2, 100), result(2, 1, 120)), "");
   EXPECT_EQ(no_gain_note(result(1, 2, 100), result(2, 1, 95)),
-            "concurrency 2 gave 95.0 IPS, not above concurrency 1's 100.0 IPS: at concurrency 1 "
-            "the runtime already used 2 threads on 2 CPUs, and concurrency 2 splits the same CPUs "
-            "(1 thread per request): requests in flight can only win what one request's threads "
-            "left idle");
+            "no throughput gain: concurrency 2 gave 95.0 IPS, not above concurrency 1's 100.0 "
+            "IPS, because at concurrency 1 the runtime already used 2 threads on 2 CPUs, and "
+            "concurrency 2 splits the same CPUs (1 thread per request): requests in flight can "
+            "only win what one request's threads left idle");
+  // One flag among the result's others: no "; " inside (the report joins flags with it).
+  EXPECT_EQ(no_gain_note(result(2, 1, 100), result(4, 1, 90, 3.5)).find("; "), std::string::npos);
   const std::string busy = no_gain_note(result(2, 1, 100), result(4, 1, 90, 3.5));
   EXPECT_NE(busy.find("4 requests on 2 CPUs take turns"), std::string::npos) << busy;
   EXPECT_NE(busy.find("the machine was busy (3.5 other runnable threads)"), std::string::npos)
