@@ -241,11 +241,10 @@ std::string result_key(const json& fields) {
   // Concurrency 1 (or none recorded: results from before it existed) adds nothing, so those
   // results keep their keys and samples file names.
   const std::string concurrency = setting("concurrency");
-  return fmt::format("{} {} threads={} pin={} shapes={} sequence={}{}", setting("runtime"),
-                     setting("device"), setting("threads"), setting("pinned_cpus"),
-                     setting("input_shapes"), setting("sequence"),
-                     concurrency.empty() || concurrency == "1" ? ""
-                                                               : " concurrency=" + concurrency);
+  return fmt::format(
+      "{} {} threads={} pin={} shapes={} sequence={}{}", setting("runtime"), setting("device"),
+      setting("threads"), setting("pinned_cpus"), setting("input_shapes"), setting("sequence"),
+      concurrency.empty() || concurrency == "1" ? "" : " concurrency=" + concurrency);
 }
 
 json result_fields_of(const json& stats) {

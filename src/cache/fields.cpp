@@ -137,9 +137,8 @@ const StatsField* find_field(std::string_view key) {
 }
 
 const std::vector<std::string>& result_settings() {
-  static const std::vector<std::string> kSettings = {"runtime",      "device",   "threads",
-                                                     "pinned_cpus",  "input_shapes", "sequence",
-                                                     "concurrency"};
+  static const std::vector<std::string> kSettings = {
+      "runtime", "device", "threads", "pinned_cpus", "input_shapes", "sequence", "concurrency"};
   return kSettings;
 }
 

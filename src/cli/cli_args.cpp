@@ -220,18 +220,23 @@ json BoundTool::given() const {
   json out = json::object();
   for (const auto& [key, opt] : options) {
     if (opt->count() == 0) continue;
-    if (ints.count(key)) out[key] = ints.at(key);
-    else if (floats.count(key)) out[key] = floats.at(key);
-    else if (int_lists.count(key)) {
+    if (ints.count(key)) {
+      out[key] = ints.at(key);
+    } else if (floats.count(key)) {
+      out[key] = floats.at(key);
+    } else if (int_lists.count(key)) {
       // "1,2,4" -> [1, 2, 4]; text that is not stays text, for the table's check to name.
       out[key] = int_list_from_text(strings.at(key)).value_or(json(strings.at(key)));
-    } else if (strings.count(key)) out[key] = strings.at(key);
-    else if (lists.count(key)) {
+    } else if (strings.count(key)) {
+      out[key] = strings.at(key);
+    } else if (lists.count(key)) {
       const auto& items = lists.at(key);
       // A Strings option used once is a string, as it was before it could be repeated.
-      if (spec_type(key) == OptionSpec::Type::Strings && items.size() == 1) out[key] = items[0];
-      else out[key] = items;
-    } else if (flags.count(key)) out[key] = flags.at(key);
+      const bool one = spec_type(key) == OptionSpec::Type::Strings && items.size() == 1;
+      out[key] = one ? json(items[0]) : json(items);
+    } else if (flags.count(key)) {
+      out[key] = flags.at(key);
+    }
   }
   return out;
 }

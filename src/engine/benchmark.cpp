@@ -122,10 +122,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     }
   }
   if (first_shape.size() >= 2 && first_shape.front() > 0) batch = first_shape.front();
-  const double throughput =
-      setup.concurrency > 1 ? requests.run.calls_per_s * static_cast<double>(batch)
-      : st.mean_ms > 0      ? static_cast<double>(batch) * 1000.0 / st.mean_ms
-                            : 0;
+  const double throughput = setup.concurrency > 1
+                                ? requests.run.calls_per_s * static_cast<double>(batch)
+                            : st.mean_ms > 0 ? static_cast<double>(batch) * 1000.0 / st.mean_ms
+                                             : 0;
 
   // Trust: harness overhead, noise, environment.
   std::vector<std::string> flags = env.warnings;
@@ -149,8 +149,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     for (std::string& f : requests_flags(requests, cpus)) flags.push_back(std::move(f));
   }
 
-  Measurement m{loop, st, env, batch, throughput, overhead_fraction, flags, live, session_stats,
-                load_s, setup.concurrency, requests.sessions};
+  Measurement m{loop,  st,   env,           batch,  throughput,        overhead_fraction,
+                flags, live, session_stats, load_s, setup.concurrency, requests.sessions};
   record_measurement(build, setup, m);
 
   // Correctness against the PyTorch outputs saved at export.
@@ -165,10 +165,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.text("input_source", live ? "captured from the script" : "?"), load_s,
-      loop.cold_ms,
-      loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
-      st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
-      loop.peak_rss_load_bytes, loop.peak_rss_run_bytes, correctness);
+      loop.cold_ms, loop.warmup_iterations, loop.warmup_rounds,
+      loop.warmup_steady ? "steady" : "not steady", st.iterations, loop.stop_reason, st.median_ms,
+      st.mean_ms, loop.overhead_median_ms, loop.peak_rss_load_bytes, loop.peak_rss_run_bytes,
+      correctness);
   if (setup.concurrency > 1) {
     log += fmt::format(
         "{} requests in flight, {} session(s), {} threads each: {} calls completed in the {} s "

@@ -30,7 +30,7 @@ struct BenchmarkSetup {
   std::string runtime_version;  // as the run's interpreter sees it (PythonSide)
   LoopOptions loop;
   build::Tolerance tolerance;
-  int threads = 0;  // threads the runtime will use (per request)
+  int threads = 0;      // threads the runtime will use (per request)
   int concurrency = 1;  // requests in flight (--concurrency); 1 = run_loop's single request
 };
 
@@ -91,9 +91,9 @@ struct Measurement {
   std::vector<std::string> flags;  // why the numbers may not be trusted
   bool live = false;               // timed the live PyTorch model, not an ONNX file
   nlohmann::json session_stats = nlohmann::json::object();  // the session's own (compile_s, ...)
-  double load_s = 0;     // Runtime::load / load_live of the (first) session
-  int concurrency = 1;   // requests in flight
-  int sessions = 1;      // sessions loaded for them
+  double load_s = 0;    // Runtime::load / load_live of the (first) session
+  int concurrency = 1;  // requests in flight
+  int sessions = 1;     // sessions loaded for them
 };
 
 // The tools the result's model went through, space-separated: the state's sequence, after the

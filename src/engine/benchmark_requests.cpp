@@ -52,9 +52,9 @@ Requests run_requests(Session& first, const BenchmarkSetup& setup,
   for (int i = 1; i < n; ++i) {
     std::unique_ptr<Session> s = per_request ? load() : first.caller();
     if (!s) {
-      throw Error(ErrorKind::Internal,
-                  fmt::format("{}: its session gave no caller for another thread",
-                              setup.runtime_name));
+      throw Error(
+          ErrorKind::Internal,
+          fmt::format("{}: its session gave no caller for another thread", setup.runtime_name));
     }
     callers.push_back(s.get());
     owned.push_back(std::move(s));
@@ -70,19 +70,21 @@ Requests run_requests(Session& first, const BenchmarkSetup& setup,
 std::vector<std::string> requests_flags(const Requests& r, int usable_cpus) {
   std::vector<std::string> flags;
   if (r.run.callers > usable_cpus) {
-    flags.push_back(fmt::format("{} requests in flight on {} CPUs: callers wait for a CPU, so "
-                                "latency includes waiting",
-                                r.run.callers, usable_cpus));
+    flags.push_back(
+        fmt::format("{} requests in flight on {} CPUs: callers wait for a CPU, so "
+                    "latency includes waiting",
+                    r.run.callers, usable_cpus));
   }
   // A caller that completed far fewer calls than the others was starved (scheduling, a lock).
   if (!r.run.completed_per_caller.empty() && r.run.completed > 0) {
     const double fair = static_cast<double>(r.run.completed) / r.run.callers;
-    const auto [low, high] = std::minmax_element(r.run.completed_per_caller.begin(),
-                                                 r.run.completed_per_caller.end());
+    const auto [low, high] =
+        std::minmax_element(r.run.completed_per_caller.begin(), r.run.completed_per_caller.end());
     if (*low < 0.5 * fair) {
-      flags.push_back(fmt::format("unequal requests: one caller completed {} calls, another {} "
-                                  "(fair share {:.0f})",
-                                  *low, *high, fair));
+      flags.push_back(
+          fmt::format("unequal requests: one caller completed {} calls, another {} "
+                      "(fair share {:.0f})",
+                      *low, *high, fair));
     }
   }
   return flags;

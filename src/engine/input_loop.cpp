@@ -8,15 +8,15 @@
 #include <optional>
 
 #include "first_tool.h"
+#include "reuse_policy.h"
 #include "sweep.h"
 #include "turnkey/build/batch_variant.h"
-#include "reuse_policy.h"
-#include "turnkey/discovery/sandbox.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/onnx/model_facts.h"
 #include "worker_link.h"
 
@@ -131,9 +131,10 @@ void InputLoop::run_onnx_file(const InputItem& item) {
   SweepPlan plan = sweep_plan(ctx_.request.sequence, "load-onnx");
   if (!plan.batches.empty() &&
       std::none_of(facts.inputs.begin(), facts.inputs.end(), onnx_model::has_batch_dim)) {
-    ctx_.notice(fmt::format("{}: --batch-sizes: no input has a batch dim (rank >= 2, or a "
-                            "symbolic first dim): benchmarked at the model's own shapes",
-                            item.given));
+    ctx_.notice(
+        fmt::format("{}: --batch-sizes: no input has a batch dim (rank >= 2, or a "
+                    "symbolic first dim): benchmarked at the model's own shapes",
+                    item.given));
     plan.batches.clear();
   }
   const std::vector<SweepPoint> points = plan.onnx_points();
@@ -209,7 +210,8 @@ ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::Mo
       throw;
     }
     log += "inputs: " + build.stats.text("input_source", "?") + "\n";
-    const std::string ones = batch && !batch->ones_note.empty() ? batch->ones_note : build.ones_note;
+    const std::string ones =
+        batch && !batch->ones_note.empty() ? batch->ones_note : build.ones_note;
     if (!ones.empty()) {
       log += ones + "\n";
       // Once per run of the input, not once per point.
@@ -227,9 +229,10 @@ ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::Mo
       if (batch && !batch->fixed.empty() && build.state.failed_tool == "benchmark") {
         // The rewritten model loaded but its graph keeps the file's batch (a Reshape to
         // constant dims): say that before the runtime's words.
-        why = fmt::format("the file fixes the batch of {} at another size and its graph does not "
-                          "run at batch {}: ",
-                          fmt::join(batch->fixed, ", "), *point.batch);
+        why = fmt::format(
+            "the file fixes the batch of {} at another size and its graph does not "
+            "run at batch {}: ",
+            fmt::join(batch->fixed, ", "), *point.batch);
       }
       ctx_.notice(fmt::format("{}: {}: {}{}", item.given, label, why, build.state.error));
     }
@@ -241,8 +244,8 @@ ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::Mo
 
 std::string InputLoop::batch_model(Build& build, const onnx_model::BatchShapes& batch,
                                    int64_t size) const {
-  std::string log = fmt::format("batch {}: inputs {} carry the batch\n", size,
-                                fmt::join(batch.batched, ", "));
+  std::string log =
+      fmt::format("batch {}: inputs {} carry the batch\n", size, fmt::join(batch.batched, ", "));
   if (batch.fixed.empty()) return log;
   // The file fixes another batch: a copy with a symbolic batch dim, made once per model and
   // inputs (the key file says which).
@@ -305,9 +308,10 @@ void InputLoop::run_load_build(const InputItem& item) {
   // A cached build has its inputs: only the benchmark's requests in flight can be swept.
   SweepPlan plan = sweep_plan(ctx_.request.sequence, "load-build");
   if (!tool_options(ctx_.request.sequence, "load-onnx").value("batch_sizes", json()).is_null()) {
-    ctx_.notice(fmt::format("{}: --batch-sizes does not apply to a cached build (its model has "
-                            "its inputs): ignored",
-                            item.given));
+    ctx_.notice(
+        fmt::format("{}: --batch-sizes does not apply to a cached build (its model has "
+                    "its inputs): ignored",
+                    item.given));
   }
   SweepTable table;
   std::optional<ModelBlock> first_block;
@@ -316,8 +320,8 @@ void InputLoop::run_load_build(const InputItem& item) {
     ModelBlock block = run_load_build_point(item, previous, point, plan, table);
     if (!first_block) first_block = std::move(block);
   }
-  printer_.print(build_name, {plan.concurrency.size() > 1 ? table.block(*first_block)
-                                                          : *first_block});
+  printer_.print(build_name,
+                 {plan.concurrency.size() > 1 ? table.block(*first_block) : *first_block});
 }
 
 ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& previous,

@@ -83,7 +83,7 @@ class InputLoop {
   BuildRunner runner_;
   ResultPrinter printer_;
   bool models_seen_ = false;
-  std::string last_ones_note_;  // the symbolic-dims notice last said (said once per sweep)
+  std::string last_ones_note_;         // the symbolic-dims notice last said (said once per sweep)
   int labelled_scripts_ = 0;           // scripts that passed the --labels filter
   std::string python_, python_error_;  // looked up once per run
 };

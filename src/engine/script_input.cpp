@@ -113,7 +113,8 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
   so.python = python;
   so.script = fs::absolute(item.path).lexically_normal();
   so.script_args = discover_opts.value("script_args", "");
-  if (batch) so.script_args += fmt::format("{}--batch_size {}", so.script_args.empty() ? "" : " ", *batch);
+  if (batch)
+    so.script_args += fmt::format("{}--batch_size {}", so.script_args.empty() ? "" : " ", *batch);
   so.max_depth = discover_opts.value("max_depth", 0);
   so.bind_paths = {ctx_.cache_dir};
   so.sandbox = ctx_.sandbox;
@@ -185,8 +186,9 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
         build = Build{};
         build.block = discovered_model_block(m);
         const std::string label = plan.label(point);
-        ModelSource source{m, disc, session, so.script.string(), labels, discover_log, discover_s,
-                           ended_status, forced_name};
+        ModelSource source{m,          disc,         session,    so.script.string(),
+                           labels,     discover_log, discover_s, ended_status,
+                           forced_name};
         build_model(item, source, point, build, [&](Build& b) {
           if (concurrency.size() > 1) {
             table.add(b, point, label);
@@ -247,9 +249,8 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
   return true;
 }
 
-void InputLoop::build_model(const InputItem& item, const ModelSource& src,
-                            const SweepPoint& point, Build& build,
-                            const std::function<void(Build&)>& before_finish) {
+void InputLoop::build_model(const InputItem& item, const ModelSource& src, const SweepPoint& point,
+                            Build& build, const std::function<void(Build&)>& before_finish) {
   const DiscoveredModel& m = src.model;
   build.model = &m;
   build.session = src.disc.ready ? &src.session : nullptr;

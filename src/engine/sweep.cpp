@@ -80,7 +80,8 @@ std::vector<SweepPoint> SweepPlan::onnx_points() const {
 
 std::string SweepPlan::label(const SweepPoint& p) const {
   std::vector<std::string> parts;
-  if (input_shapes.size() > 1) parts.push_back(p.input_shapes.empty() ? "(no shapes)" : p.input_shapes);
+  if (input_shapes.size() > 1)
+    parts.push_back(p.input_shapes.empty() ? "(no shapes)" : p.input_shapes);
   if (p.batch) parts.push_back(fmt::format("batch {}", *p.batch));
   if (concurrency.size() > 1 || p.concurrency > 1) {
     parts.push_back(fmt::format("concurrency {}", p.concurrency));
@@ -100,14 +101,15 @@ SweepPlan sweep_plan(const std::vector<ToolCall>& sequence, const std::string& f
     if (!shapes.empty()) plan.input_shapes = shapes;
   }
   if ((first == "load-onnx" || first == "discover") && has(first.c_str())) {
-    for (long long b : int_list_values(tool_options(sequence, first).value("batch_sizes", json()))) {
+    for (long long b :
+         int_list_values(tool_options(sequence, first).value("batch_sizes", json()))) {
       plan.batches.push_back(b);
     }
   }
   if (has("benchmark")) {
     plan.concurrency.clear();
-    for (long long c : int_list_values(tool_options(sequence, "benchmark").value("concurrency",
-                                                                                  json(1)))) {
+    for (long long c :
+         int_list_values(tool_options(sequence, "benchmark").value("concurrency", json(1)))) {
       plan.concurrency.push_back(static_cast<int>(c));
     }
     if (plan.concurrency.empty()) plan.concurrency = {1};
@@ -120,9 +122,11 @@ void apply_point(Build& build, const SweepPoint& point) {
 }
 
 std::string no_gain_note(const json& lower, const json& higher) {
-  const double low_ips = number(lower, "throughput_ips"), high_ips = number(higher, "throughput_ips");
+  const double low_ips = number(lower, "throughput_ips"),
+               high_ips = number(higher, "throughput_ips");
   if (!(low_ips > 0) || high_ips > low_ips) return "";
-  const int64_t low_n = integer(lower, "concurrency", 1), high_n = integer(higher, "concurrency", 1);
+  const int64_t low_n = integer(lower, "concurrency", 1),
+                high_n = integer(higher, "concurrency", 1);
   const int64_t low_threads = integer(lower, "threads", 1);
   const int64_t high_threads = integer(higher, "threads", 1);
   const int cpus = usable_cpus(higher);
@@ -132,8 +136,8 @@ std::string no_gain_note(const json& lower, const json& higher) {
         "at concurrency {} the runtime already used {} thread{} on {} CPUs, and concurrency {} "
         "splits the same CPUs ({} thread{} per request): requests in flight can only win what "
         "one request's threads left idle",
-        low_n, low_threads * low_n, low_threads * low_n == 1 ? "" : "s", cpus, high_n,
-        high_threads, high_threads == 1 ? "" : "s"));
+        low_n, low_threads * low_n, low_threads * low_n == 1 ? "" : "s", cpus, high_n, high_threads,
+        high_threads == 1 ? "" : "s"));
   }
   if (high_n > cpus) {
     why.push_back(fmt::format("{} requests on {} CPUs take turns", high_n, cpus));
@@ -158,8 +162,9 @@ std::string no_gain_note(const json& lower, const json& higher) {
     }
   }
   if (why.empty()) {
-    why.push_back("no cause turnkey can see (the runtime or memory bandwidth may serialize the "
-                  "requests)");
+    why.push_back(
+        "no cause turnkey can see (the runtime or memory bandwidth may serialize the "
+        "requests)");
   }
   // The flags' short label is what comes before the first ':', and flags are joined with "; "
   // in the report: reasons are joined otherwise.
@@ -221,9 +226,9 @@ ModelBlock SweepTable::block(ModelBlock first) const {
     first.status = points_.front().status;
   } else {
     // "Successfully benchmarked on CPU (ort v1.29)" -> "... at 3 points" / "... at 2 of 3 points".
-    first.status = first_ok->status + (ok == points_.size()
-                                           ? fmt::format(" at {} points", ok)
-                                           : fmt::format(" at {} of {} points", ok, points_.size()));
+    first.status = first_ok->status +
+                   (ok == points_.size() ? fmt::format(" at {} points", ok)
+                                         : fmt::format(" at {} of {} points", ok, points_.size()));
   }
   // Points of several builds (a script's batch sweep: each size is another model): the build
   // of each point is a column, and the first point's hash and build dir say nothing of the rest.
@@ -231,20 +236,20 @@ ModelBlock SweepTable::block(ModelBlock first) const {
     return p.build_name != points_.front().build_name;
   });
   if (builds_differ) first.sig_fields.clear();
-  std::vector<std::vector<std::string>> rows = {{"Point", "Median ms", "p99 ms", "Throughput IPS",
-                                                 "Load s", "Threads x sessions"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"Point", "Median ms", "p99 ms", "Throughput IPS", "Load s", "Threads x sessions"}};
   if (builds_differ) rows.front().push_back("Build");
   for (const Point& p : points_) {
     if (!p.ok) {
       rows.push_back({p.label, "failed (below)"});
       continue;
     }
-    rows.push_back({p.label, format_latency(number(p.stats, "median_latency_ms")),
-                    format_latency(number(p.stats, "p99_latency_ms")),
-                    fmt::format("{:.1f}", number(p.stats, "throughput_ips")),
-                    fmt::format("{:.4g}", number(p.stats, "load_s")),
-                    fmt::format("{} x {}", integer(p.stats, "threads", 0),
-                                integer(p.stats, "sessions", 1))});
+    rows.push_back(
+        {p.label, format_latency(number(p.stats, "median_latency_ms")),
+         format_latency(number(p.stats, "p99_latency_ms")),
+         fmt::format("{:.1f}", number(p.stats, "throughput_ips")),
+         fmt::format("{:.4g}", number(p.stats, "load_s")),
+         fmt::format("{} x {}", integer(p.stats, "threads", 0), integer(p.stats, "sessions", 1))});
     if (builds_differ) rows.back().push_back(p.build_name);
   }
   first.status_detail = aligned(rows);

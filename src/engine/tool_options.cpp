@@ -1,10 +1,10 @@
 // Validation and help of tool options, derived from the tool table (tools.cpp): one place says
 // what values an option takes, so the command line, sequence files and help all agree.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "tool_checks.h"
 #include "turnkey/build/build_stages.h"
@@ -55,8 +55,10 @@ const char* type_text(OptionSpec::Type type) {
     case OptionSpec::Type::String: return "a string";
     case OptionSpec::Type::Flag: return "true or false";
     case OptionSpec::Type::List: return "a list of strings";
-    case OptionSpec::Type::Strings: return "a string (or a list of them)";
-    case OptionSpec::Type::IntList: return "whole numbers separated by commas";
+    case OptionSpec::Type::Strings:
+      return "a string (or a list of them)";
+    case OptionSpec::Type::IntList:
+      return "whole numbers separated by commas";
   }
   return "a value";
 }
@@ -121,19 +123,18 @@ void check_value(const OptionSpec& option, const json& value) {
     const bool ok = std::isfinite(v) && (!l.low || (l.low_open ? v > *l.low : v >= *l.low)) &&
                     (!l.high || (l.high_open ? v < *l.high : v <= *l.high));
     if (!ok) {
-      throw invalid(fmt::format("{} {}: expected {} {}", option.long_flag(), shown(item),
-                                option.type == OptionSpec::Type::IntList
-                                    ? "whole numbers"
-                                    : type_text(option.type),
-                                range_text(l)));
+      throw invalid(fmt::format(
+          "{} {}: expected {} {}", option.long_flag(), shown(item),
+          option.type == OptionSpec::Type::IntList ? "whole numbers" : type_text(option.type),
+          range_text(l)));
     }
   }
   if (option.type == OptionSpec::Type::IntList && value.is_array()) {
     std::vector<json> seen;
     for (const json& item : value) {
       if (std::find(seen.begin(), seen.end(), item) != seen.end()) {
-        throw invalid(fmt::format("{} {}: {} is given twice", option.long_flag(),
-                                  shown_list(value), shown(item)));
+        throw invalid(fmt::format("{} {}: {} is given twice", option.long_flag(), shown_list(value),
+                                  shown(item)));
       }
       seen.push_back(item);
     }
@@ -161,8 +162,8 @@ std::optional<json> int_list_from_text(const std::string& text) {
   size_t begin = 0;
   for (;;) {
     const size_t comma = text.find(',', begin);
-    const std::string part =
-        trim(std::string_view(text).substr(begin, comma == std::string::npos ? comma : comma - begin));
+    const std::string part = trim(
+        std::string_view(text).substr(begin, comma == std::string::npos ? comma : comma - begin));
     long long v = 0;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || end != part.data() + part.size()) return std::nullopt;
@@ -337,9 +338,10 @@ void check_discover_together(const json& options) {
   const std::string args = options.value("script_args", "");
   for (const char* flag : {"--batch_size ", "--batch_size="}) {
     if ((" " + args + " ").find(std::string(" ") + flag) != std::string::npos) {
-      throw invalid(fmt::format("--batch-sizes and --script-args '{}' both set the batch size: "
-                                "give one of them",
-                                args));
+      throw invalid(
+          fmt::format("--batch-sizes and --script-args '{}' both set the batch size: "
+                      "give one of them",
+                      args));
     }
   }
 }
@@ -364,8 +366,8 @@ void check_benchmark_together(const json& options) {
     if (const Runtime* runtime = find_runtime(name)) {
       const ConcurrencySupport support = runtime->concurrency();
       if (!support.any()) {
-        throw invalid(fmt::format("--concurrency {}: {} cannot serve concurrent requests: {}",
-                                  most, name, support.refusal));
+        throw invalid(fmt::format("--concurrency {}: {} cannot serve concurrent requests: {}", most,
+                                  name, support.refusal));
       }
     }
   }

@@ -35,9 +35,9 @@ struct Call {
 // not share a cache line.
 struct alignas(64) Caller {
   Session* session = nullptr;
-  std::atomic<int64_t> done{0};          // calls completed (warm-up and window)
-  std::atomic<bool> recording{false};    // this caller records every call it starts from now
-  std::vector<Call> calls;               // the recorded calls
+  std::atomic<int64_t> done{0};        // calls completed (warm-up and window)
+  std::atomic<bool> recording{false};  // this caller records every call it starts from now
+  std::vector<Call> calls;             // the recorded calls
 };
 
 class Shared {
@@ -130,8 +130,7 @@ void validate_concurrent_options(const LoopOptions& o, int callers) {
   }
 }
 
-ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
-                                     const LoopOptions& o) {
+ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, const LoopOptions& o) {
   const int n = static_cast<int>(sessions.size());
   validate_concurrent_options(o, n);
   for (Session* s : sessions) {
@@ -201,8 +200,8 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
       if (!wait_for_calls(total, need, rate, warm_start, o.max_warmup_s)) break;
       const auto now = Clock::now();
       const int64_t calls = total();
-      const double round_rate = static_cast<double>(calls - before) /
-                                std::max(seconds_between(round_start, now), 1e-9);
+      const double round_rate =
+          static_cast<double>(calls - before) / std::max(seconds_between(round_start, now), 1e-9);
       ++r.loop.warmup_rounds;
       before = calls;
       round_start = now;
@@ -224,10 +223,9 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
 
   // ---- the timed window ------------------------------------------------------------------------
   const double per_caller_rate = rate / n;
-  const double expected_per_caller =
-      o.rule == StopRule::Iterations
-          ? static_cast<double>(o.iterations) / n
-          : std::min(per_caller_rate * o.duration_s, 1e8);
+  const double expected_per_caller = o.rule == StopRule::Iterations
+                                         ? static_cast<double>(o.iterations) / n
+                                         : std::min(per_caller_rate * o.duration_s, 1e8);
   shared.reserve_per_caller = static_cast<int64_t>(expected_per_caller * 1.25) + 1024;
   if (o.rule == StopRule::Iterations) {
     shared.reserve_per_caller = std::min(shared.reserve_per_caller, o.iterations + 16);
@@ -259,8 +257,7 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
       auto slowest = [&] {
         int64_t least = INT64_MAX;
         for (size_t i = 0; i < callers.size(); ++i) {
-          least = std::min(least,
-                           callers[i]->done.load(std::memory_order_acquire) - done_at_t0[i]);
+          least = std::min(least, callers[i]->done.load(std::memory_order_acquire) - done_at_t0[i]);
         }
         return least;
       };
@@ -287,7 +284,8 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
       if (++k == share) t1 = std::max(t1, call.end);
     }
     if (o.rule == StopRule::Iterations && k < share) {
-      throw Error(ErrorKind::Internal, "concurrent loop: a caller recorded fewer calls than its share");
+      throw Error(ErrorKind::Internal,
+                  "concurrent loop: a caller recorded fewer calls than its share");
     }
   }
   std::sort(started.begin(), started.end(),
@@ -305,8 +303,8 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions,
             [](const Call& a, const Call& b) { return a.start < b.start; });
   for (const Call& call : started) {
     if (call.end <= t1) {
-      r.loop.samples_ms.push_back(std::chrono::duration<double, std::milli>(call.end - call.start)
-                                      .count());
+      r.loop.samples_ms.push_back(
+          std::chrono::duration<double, std::milli>(call.end - call.start).count());
     }
   }
   for (const auto& c : callers) {

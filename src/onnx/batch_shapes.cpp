@@ -40,7 +40,8 @@ BatchShapes batch_input_shapes(const ModelFacts& facts, const InputShapes& given
         examples.push_back(fmt::format("{}:{}", input.name, fmt::join(shape, "x")));
       }
     }
-    if (shape.empty()) continue;  // a rank the user's shape gives wrong: resolve_input_shapes says so
+    if (shape.empty())
+      continue;  // a rank the user's shape gives wrong: resolve_input_shapes says so
     shape.front() = batch;
     const Dim& first = input.dims.front();
     if (first.known() && first.value != batch) out.fixed.push_back(input.name);

@@ -13,7 +13,7 @@ namespace turnkey::report::html {
 
 // Colour-blind-friendly categorical palette (Observable 10).
 inline constexpr const char* kPalette[] = {"#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951",
-                                    "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0"};
+                                           "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0"};
 
 // An axis: values to positions between x0 and x1 (x1 < x0 draws upwards), linear or log.
 struct Scale {

@@ -172,8 +172,8 @@ std::string to_html(const Report& report, const Provenance& provenance) {
   h += "</section>\n";
 
   if (const std::string sweeps = sweeps_section(rows); !sweeps.empty()) {
-    h += "<section id=\"sweeps\">\n<h2>Sweeps: batch sizes and requests in flight</h2>\n" +
-         sweeps + "</section>\n";
+    h += "<section id=\"sweeps\">\n<h2>Sweeps: batch sizes and requests in flight</h2>\n" + sweeps +
+         "</section>\n";
   }
   h += "<section id=\"speedup\">\n<h2>Runtime versus runtime</h2>\n" + speedup_section(rows) +
        "</section>\n";

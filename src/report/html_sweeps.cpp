@@ -19,10 +19,10 @@ namespace {
 // class, since each batch size is a model of its own; an ONNX file by its hash), the runtime,
 // device, build sequence and pinning.
 std::string series_key(const Row& r) {
-  const std::string model = r.text("script").empty()
-                                ? "hash:" + r.model_key()
-                                : r.text("script") + "|" + r.text("model_name") + "|" +
-                                      r.text("class");
+  const std::string model =
+      r.text("script").empty()
+          ? "hash:" + r.model_key()
+          : r.text("script") + "|" + r.text("model_name") + "|" + r.text("class");
   return fmt::format("{}|{}|{}|{}|{}|{}", r.text("cache"), model, r.text("runtime"),
                      r.text("device"), r.text("sequence"), r.text("pinned_cpus"));
 }
@@ -59,10 +59,9 @@ std::vector<Series> sweep_series(const std::vector<Row>& rows) {
     const std::string key = series_key(r);
     if (!by_key.count(key)) {
       order.push_back(key);
-      by_key[key].title = fmt::format("{} on {} {}", r.text("model_name").empty()
-                                                         ? r.text("build_name")
-                                                         : r.text("model_name"),
-                                      r.text("runtime"), r.text("device"));
+      by_key[key].title = fmt::format(
+          "{} on {} {}", r.text("model_name").empty() ? r.text("build_name") : r.text("model_name"),
+          r.text("runtime"), r.text("device"));
     }
     by_key[key].rows.push_back(&r);
   }
@@ -72,8 +71,8 @@ std::vector<Series> sweep_series(const std::vector<Row>& rows) {
     std::set<std::tuple<double, double, std::string>> points;
     std::set<double> concurrencies;
     for (const Row* r : s.rows) {
-      points.insert({cell_or(*r, "batch_size", 1), cell_or(*r, "concurrency", 1),
-                     r->text("input_shapes")});
+      points.insert(
+          {cell_or(*r, "batch_size", 1), cell_or(*r, "concurrency", 1), r->text("input_shapes")});
       concurrencies.insert(cell_or(*r, "concurrency", 1));
     }
     if (points.size() < 2) continue;  // one point: nothing swept
@@ -155,9 +154,9 @@ std::string series_chart(const Series& s, size_t index) {
   std::vector<std::string> line_order;
   for (const Row* r : s.rows) {
     const std::string key =
-        s.concurrency_varies ? fmt::format("batch {} {}", cell_or(*r, "batch_size", 1),
-                                           r->text("input_shapes"))
-                             : "";
+        s.concurrency_varies
+            ? fmt::format("batch {} {}", cell_or(*r, "batch_size", 1), r->text("input_shapes"))
+            : "";
     if (!lines.count(key)) line_order.push_back(key);
     lines[key].push_back(r);
   }
@@ -176,13 +175,13 @@ std::string series_chart(const Series& s, size_t index) {
     for (const Row* r : points) {
       const double px = xs.x(r->number("median_latency_ms") * unit.per_ms);
       const double py = ys.x(r->number("throughput_ips"));
-      const std::string tip = fmt::format(
-          "{}: batch {}, concurrency {}{}: median {} {}, {:.1f} inferences/s", s.title,
-          static_cast<long long>(cell_or(*r, "batch_size", 1)),
-          static_cast<long long>(cell_or(*r, "concurrency", 1)),
-          r->text("input_shapes").empty() ? "" : ", " + r->text("input_shapes"),
-          fmt_ms(r->number("median_latency_ms") * unit.per_ms), unit.name,
-          r->number("throughput_ips"));
+      const std::string tip =
+          fmt::format("{}: batch {}, concurrency {}{}: median {} {}, {:.1f} inferences/s", s.title,
+                      static_cast<long long>(cell_or(*r, "batch_size", 1)),
+                      static_cast<long long>(cell_or(*r, "concurrency", 1)),
+                      r->text("input_shapes").empty() ? "" : ", " + r->text("input_shapes"),
+                      fmt_ms(r->number("median_latency_ms") * unit.per_ms), unit.name,
+                      r->number("throughput_ips"));
       svg += fmt::format(
           "<circle class=\"sweep-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" "
           "data-build=\"{}\"><title>{}</title></circle>"

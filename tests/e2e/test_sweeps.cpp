@@ -131,13 +131,13 @@ TEST(Sweeps, ConcurrencyOneAndTwoAreTwoResultsWithSustainedThroughput) {
 TEST(Sweeps, BatchSizesOnOnnxFilesSymbolicFixedAndAGraphThatKeepsItsBatch) {
   TempDir dir{"tk-e2e-sweeps"};
   const fs::path cache = dir / "cache";
-  symbolic_dim(dir / "sym.onnx");         // x [batch, 16]
-  small_conv_net(dir / "conv.onnx");      // input [1, 3, 32, 32]
+  symbolic_dim(dir / "sym.onnx");        // x [batch, 16]
+  small_conv_net(dir / "conv.onnx");     // input [1, 3, 32, 32]
   tiny_transformer(dir / "trans.onnx");  // input_ids, attention_mask [1, 8]; Reshape to [1,...]
-  RunResult r = run_turnkey({(dir / "sym.onnx").string(), (dir / "conv.onnx").string(),
-                             (dir / "trans.onnx").string(), "--batch-sizes", "1,3",
-                             "--iterations", "20"},
-                            cache);
+  RunResult r =
+      run_turnkey({(dir / "sym.onnx").string(), (dir / "conv.onnx").string(),
+                   (dir / "trans.onnx").string(), "--batch-sizes", "1,3", "--iterations", "20"},
+                  cache);
   EXPECT_EQ(r.exit_code, 1) << r.all();  // one point failed
   EXPECT_FALSE(looks_like_crash(r)) << r.all();
   // The failed point: one line naming the model, the batch and the reason.
@@ -197,9 +197,8 @@ TEST(Sweeps, BatchSizesOnScriptsRunTheScriptPerSizeAndSayOnceWhenItIgnoresThem) 
                                      "torch.manual_seed(0)\n"
                                      "model = torch.nn.Linear(16, 4)\n"
                                      "model(torch.rand(2, 16))\n";
-  RunResult r = run_turnkey({(dir / "parsed.py").string(), "--batch-sizes", "1,3",
-                             "--iterations", "20"},
-                            cache);
+  RunResult r = run_turnkey(
+      {(dir / "parsed.py").string(), "--batch-sizes", "1,3", "--iterations", "20"}, cache);
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(builds_starting_with(cache, "parsed_"), 2);
   EXPECT_NE(r.out.find("parsed.py (--batch_size 3):"), std::string::npos) << r.out;
@@ -207,17 +206,16 @@ TEST(Sweeps, BatchSizesOnScriptsRunTheScriptPerSizeAndSayOnceWhenItIgnoresThem) 
   EXPECT_NE(r.out.find("parsed.py (batch sweep):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("batch 3  "), std::string::npos) << r.out;
 
-  RunResult f = run_turnkey({(dir / "fixed.py").string(), "--batch-sizes", "1,3,5",
-                             "--iterations", "20"},
-                            dir / "cache2");
+  RunResult f =
+      run_turnkey({(dir / "fixed.py").string(), "--batch-sizes", "1,3,5", "--iterations", "20"},
+                  dir / "cache2");
   ASSERT_EQ(f.exit_code, 0) << f.all();
   EXPECT_EQ(builds_starting_with(dir / "cache2", "fixed_"), 1);
   EXPECT_EQ(results_of_build(only_build(dir / "cache2", "fixed_")).size(), 1u);
   // Said once; the third size is not run at all.
   EXPECT_EQ(count_occurrences(f.err, "the script does not read --batch_size"), 1) << f.err;
   EXPECT_EQ(count_occurrences(f.out, "script ran"), 2) << f.out;
-  EXPECT_NE(f.out.find("Not built again: the same model as at --batch_size 1"),
-            std::string::npos)
+  EXPECT_NE(f.out.find("Not built again: the same model as at --batch_size 1"), std::string::npos)
       << f.out;
 }
 
@@ -232,8 +230,7 @@ TEST(Sweeps, TorchscriptCallersShareOneModuleAndLoadTimeLeavesTheTraceApart) {
                              "2", "--iterations", "50"},
                             dir / "cache");
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_NE(r.out.find("sustained with 2 requests in flight (1 shared session"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("sustained with 2 requests in flight (1 shared session"), std::string::npos)
       << r.out;
   const json res = results_of_build(only_build(dir / "cache", "m_"));
   ASSERT_EQ(res.size(), 1u);
@@ -242,9 +239,8 @@ TEST(Sweeps, TorchscriptCallersShareOneModuleAndLoadTimeLeavesTheTraceApart) {
   EXPECT_GT(res[0]["jit_load_s"].get<double>(), 0);
   EXPECT_GE(res[0]["load_s"].get<double>(), res[0]["jit_load_s"].get<double>());
   // torch-eager cannot: one line, exit 2, before the script runs.
-  RunResult eager = run_turnkey({(dir / "m.py").string(), "--runtime", "torch-eager",
-                                 "--concurrency", "2"},
-                                dir / "cache");
+  RunResult eager = run_turnkey(
+      {(dir / "m.py").string(), "--runtime", "torch-eager", "--concurrency", "2"}, dir / "cache");
   EXPECT_EQ(eager.exit_code, 2) << eager.all();
   EXPECT_EQ(eager.err,
             "turnkey: error: --concurrency 2: torch-eager cannot serve concurrent requests: it "

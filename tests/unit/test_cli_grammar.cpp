@@ -200,8 +200,8 @@ TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
 // --input-shapes once per use (a positional input after it stays an input), and each refused
 // with one line when the command line is read.
 TEST(Sweeps, BothGrammarsReadTheSweepOptions) {
-  RunRequest r = classic({"m.onnx", "--concurrency", "1,2", "--batch-sizes", "1, 4", "--input-shapes",
-                          "x:1x16", "--input-shapes", "x:2x16", "n.onnx"});
+  RunRequest r = classic({"m.onnx", "--concurrency", "1,2", "--batch-sizes", "1, 4",
+                          "--input-shapes", "x:1x16", "--input-shapes", "x:2x16", "n.onnx"});
   EXPECT_EQ(r.global.inputs, (std::vector<std::string>{"m.onnx", "n.onnx"}));
   EXPECT_EQ(r.sequence[4].options["concurrency"], json({1, 2}));
   // --batch-sizes goes to both first tools: the input's kind picks which applies.
@@ -211,12 +211,12 @@ TEST(Sweeps, BothGrammarsReadTheSweepOptions) {
   // One use stays a string, as before the option could be repeated.
   EXPECT_EQ(classic({"m.onnx", "--input-shapes", "x:1x16"}).sequence[2].options["input_shapes"],
             "x:1x16");
-  RunRequest t = tool_grammar({"-i", "m.onnx", "load-onnx", "--batch-sizes", "2", "benchmark",
-                               "--concurrency", "4"});
+  RunRequest t = tool_grammar(
+      {"-i", "m.onnx", "load-onnx", "--batch-sizes", "2", "benchmark", "--concurrency", "4"});
   EXPECT_EQ(t.sequence[0].options["batch_sizes"], json({2}));
   EXPECT_EQ(t.sequence[1].options["concurrency"], json({4}));
-  EXPECT_EQ(tool_grammar({"-i", "a.py", "discover", "--batch-sizes", "1,8", "export-pytorch",
-                          "benchmark"})
+  EXPECT_EQ(tool_grammar(
+                {"-i", "a.py", "discover", "--batch-sizes", "1,8", "export-pytorch", "benchmark"})
                 .sequence[0]
                 .options["batch_sizes"],
             json({1, 8}));
@@ -253,10 +253,10 @@ TEST(Sweeps, RefusesBadValuesWithOneLine) {
   }
   // A concurrency of 1 is the single-request loop: every runtime serves it.
   EXPECT_EQ(classic_error({"a.py", "--concurrency", "1", "--runtime", "torch-eager"}), "");
-  EXPECT_EQ(tool_error({"-i", "a.py", "discover", "--batch-sizes", "1", "--attach", "0,1",
-                        "benchmark"})
-                .rfind("--batch-sizes runs the script once per size", 0),
-            0u);
+  EXPECT_EQ(
+      tool_error({"-i", "a.py", "discover", "--batch-sizes", "1", "--attach", "0,1", "benchmark"})
+          .rfind("--batch-sizes runs the script once per size", 0),
+      0u);
   // The values of a sequence file: a number or a list.
   EXPECT_NO_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", 2}}));
   EXPECT_NO_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", {1, 2}}}));

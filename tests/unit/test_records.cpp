@@ -144,12 +144,13 @@ TEST(ResultRecords, ConcurrencyIsASettingAndOneKeysAsBefore) {
   EXPECT_EQ(result_key(one), result_key(before));
   EXPECT_EQ(samples_file_name(one), samples_file_name(before));
   EXPECT_NE(result_key(two), result_key(one));
-  EXPECT_EQ(merge_result({record("ort", 2, 1.0, "t1")}, [&] {
-              ResultRecord r;
-              r.fields = two;
-              r.key = result_key(two);
-              return r;
-            }())
+  EXPECT_EQ(merge_result({record("ort", 2, 1.0, "t1")},
+                         [&] {
+                           ResultRecord r;
+                           r.fields = two;
+                           r.key = result_key(two);
+                           return r;
+                         }())
                 .size(),
             2u);
 }

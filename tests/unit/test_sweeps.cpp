@@ -2,7 +2,6 @@
 // the model copy with a symbolic batch dim (run by ONNX Runtime at another batch), the points a
 // request asks for, and the line that says why more requests in flight gave no more throughput.
 #include <gtest/gtest.h>
-
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
@@ -132,19 +131,18 @@ TEST(SweepPlan, PointsAndLabels) {
   EXPECT_EQ(plan.label(points[1]), "x:1x16, batch 1, concurrency 2");
   EXPECT_EQ(plan.label(points[7]), "x:2x16, batch 4, concurrency 2");
   // Nothing swept: one point, no label; a single concurrency above 1 is still named.
-  const auto single = sweep_plan({{"load-onnx", json::object()}, {"benchmark", json::object()}},
-                                 "load-onnx");
+  const auto single =
+      sweep_plan({{"load-onnx", json::object()}, {"benchmark", json::object()}}, "load-onnx");
   EXPECT_EQ(single.onnx_points().size(), 1u);
   EXPECT_EQ(single.label(single.onnx_points()[0]), "");
   EXPECT_FALSE(single.onnx_sweep());
-  const auto two = sweep_plan({{"load-onnx", json::object()}, {"benchmark", {{"concurrency", 2}}}},
-                              "load-onnx");
+  const auto two =
+      sweep_plan({{"load-onnx", json::object()}, {"benchmark", {{"concurrency", 2}}}}, "load-onnx");
   EXPECT_EQ(two.label(two.onnx_points()[0]), "concurrency 2");
   // Without a benchmark there is nothing to run at a concurrency; a script's batch sizes are
   // discover's.
-  const auto build_only = sweep_plan({{"discover", {{"batch_sizes", {2, 8}}}},
-                                      {"export-pytorch", json::object()}},
-                                     "discover");
+  const auto build_only = sweep_plan(
+      {{"discover", {{"batch_sizes", {2, 8}}}}, {"export-pytorch", json::object()}}, "discover");
   EXPECT_EQ(build_only.concurrency, (std::vector<int>{1}));
   EXPECT_EQ(build_only.batches, (std::vector<int64_t>{2, 8}));
 }
@@ -176,9 +174,8 @@ TEST(NoGainNote, SaysWhyThroughputDidNotRise) {
   EXPECT_NE(busy.find("4 requests on 2 CPUs take turns"), std::string::npos) << busy;
   EXPECT_NE(busy.find("the machine was busy (3.5 other runnable threads)"), std::string::npos)
       << busy;
-  const std::string noisy =
-      no_gain_note(result(1, 1, 100, 0, {"noisy: the median's 95% CI is +-9.0% (> +-3%)"}),
-                   result(2, 1, 99));
+  const std::string noisy = no_gain_note(
+      result(1, 1, 100, 0, {"noisy: the median's 95% CI is +-9.0% (> +-3%)"}), result(2, 1, 99));
   EXPECT_NE(noisy.find("the measurements are noisy"), std::string::npos) << noisy;
   // One thread at 1 request left a CPU idle, and 2 requests still gave nothing: no cause seen.
   EXPECT_NE(no_gain_note(result(1, 1, 100), result(2, 1, 100)).find("no cause turnkey can see"),

@@ -189,10 +189,10 @@ class OrtCaller final : public Session {
   explicit OrtCaller(OrtSession& owner) : owner_(owner) {}
   void run() override {
     try {
-      last_outputs_ = owner_.session_.Run(
-          run_options_, owner_.input_name_ptrs_.data(), owner_.input_values_.data(),
-          owner_.input_values_.size(), owner_.output_name_ptrs_.data(),
-          owner_.output_name_ptrs_.size());
+      last_outputs_ =
+          owner_.session_.Run(run_options_, owner_.input_name_ptrs_.data(),
+                              owner_.input_values_.data(), owner_.input_values_.size(),
+                              owner_.output_name_ptrs_.data(), owner_.output_name_ptrs_.size());
     } catch (const Ort::Exception& e) {
       throw Error(ErrorKind::Runtime, first_line(e.what()));
     }

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "turnkey/runtime/runtime_module.h"
 #include "turnkey/common/error.h"
+#include "turnkey/runtime/runtime_module.h"
 
 namespace turnkey {
 
