@@ -15,6 +15,7 @@
 #include "build.h"
 #include "turnkey/build/build_stages.h"
 #include "turnkey/measure/concurrent_loop.h"
+#include "turnkey/measure/cpu_budget.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
 #include "turnkey/measure/system_info.h"
@@ -29,8 +30,9 @@ struct BenchmarkSetup {
   RuntimeOptions ro;  // ro.threads is the resolved thread count
   std::string runtime_version;  // as the run's interpreter sees it (PythonSide)
   LoopOptions loop;
+  int repetitions = 1;  // --repetitions
   build::Tolerance tolerance;
-  int threads = 0;      // threads the runtime will use (per request)
+  int threads = 0;  // threads the runtime will use (per request)
   int concurrency = 1;  // requests in flight (--concurrency); 1 = run_loop's single request
 };
 
@@ -66,7 +68,8 @@ struct Requests {
 // from `load` (which throws a StatusError of its own when loading fails). A failure while timing
 // is a StatusError(RuntimeRunFailed).
 Requests run_requests(Session& first, const BenchmarkSetup& setup,
-                      const std::function<std::unique_ptr<Session>()>& load);
+                      const std::function<std::unique_ptr<Session>()>& load,
+                      const LoopHooks& hooks);
 // Why a concurrent measurement may not be trusted: more requests than CPUs, a starved caller.
 std::vector<std::string> requests_flags(const Requests& r, int usable_cpus);
 
@@ -76,25 +79,61 @@ struct Judgement {
 };
 
 // A runtime's outputs against the PyTorch outputs saved at export (docs/measurement.md):
-// writes `correctness` (with its verdict) and the error fields into the build's stats.
+// writes `correctness` (with its verdict) and the error fields into the build's stats. Outputs
+// that carry no signal are judged on the export's intermediate tensors, which the setup's
+// runtime computes on a copy of the graph (benchmark_judge.cpp), or inconclusive.
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const build::Tolerance& tol);
+                        const BenchmarkSetup& setup);
 
-// What one timed run gave.
-struct Measurement {
+// One repetition: a session loaded, warmed up and timed (docs/measurement.md, "Repetitions").
+struct Repetition {
   LoopResult loop;
   LatencyStats stats;
+  double load_s = 0;    // Runtime::load / load_live of its (first) session
+  Requests requests;    // --concurrency above 1: the requests' numbers (run.loop is `loop`)
+  double probe_before_ms = 0, probe_after_ms = 0;  // the machine-speed probe around its timed phase
+  ThrottleCounters throttled;                      // CPU quota throttling during its timed phase
+};
+
+// What a benchmark measured: every repetition, and their samples pooled.
+struct Measurement {
+  std::vector<Repetition> repetitions;  // at least one
+  LoopResult loop;     // the first repetition's cold call, warm-up and memory; samples pooled
+  LatencyStats stats;  // over the pooled samples
+  double interval_low_ms = 0, interval_high_ms = 0;  // covers every repetition's CI and median
+  CpuBudget budget;
   EnvironmentFingerprint env;
+  // Memory the model added over the holding process's resident memory just before loading
+  // (the largest over repetitions), bytes; the process peaks stay in `loop`.
+  int64_t model_memory_load_bytes = 0, model_memory_run_bytes = 0;
+  double probe_best_ms = 0;    // the machine's best probe, this run's included
+  double probe_slowdown = 0;   // slowest probe of this run / the best known - 1
+  ThrottleCounters throttled;  // summed over the repetitions' timed phases
+  double load_s = 0;     // the first repetition's load
+  int concurrency = 1;   // requests in flight
+  int sessions = 1;      // sessions loaded for them
+  double calls_per_s = 0;  // concurrency above 1: calls completed per second of the timed windows
   int64_t batch = 1;
   double throughput_ips = 0;
   double overhead_fraction = 0;
   std::vector<std::string> flags;  // why the numbers may not be trusted
   bool live = false;               // timed the live PyTorch model, not an ONNX file
   nlohmann::json session_stats = nlohmann::json::object();  // the session's own (compile_s, ...)
-  double load_s = 0;    // Runtime::load / load_live of the (first) session
-  int concurrency = 1;  // requests in flight
-  int sessions = 1;     // sessions loaded for them
+  std::vector<HostTensor> outputs;  // of the last call of the last repetition
 };
+
+// Loads and times the model `setup.loop` says how, `repetitions` times (benchmark_measure.cpp):
+// each repetition a new session, its load bracketed by the holding process's memory, its timed
+// phase by the machine-speed probe and the cgroup throttling counters. Fills everything but
+// batch, throughput and flags (trust_flags). Throws StatusError for load or run failures.
+Measurement measure(Build& build, const BenchmarkSetup& setup, bool live);
+
+// Every speed probe of `m`, before and after each repetition's timed phase, ms.
+std::vector<double> speed_probes_of(const Measurement& m);
+
+// Why the numbers may not be trusted: the environment's warnings, harness overhead, noise, an
+// unsteady warm-up, a slowed machine (probe), CPU quota throttling.
+std::vector<std::string> trust_flags(const Measurement& m);
 
 // The tools the result's model went through, space-separated: the state's sequence, after the
 // sequence it continued for load-build.

@@ -38,7 +38,8 @@ int threads_per_request(int usable_threads, int concurrency) {
 }
 
 Requests run_requests(Session& first, const BenchmarkSetup& setup,
-                      const std::function<std::unique_ptr<Session>()>& load) {
+                      const std::function<std::unique_ptr<Session>()>& load,
+                      const LoopHooks& hooks) {
   const ConcurrencySupport support = setup.runtime->concurrency();
   const int n = setup.concurrency;
   // One session shared by the callers when each request gets one thread (no thread pool to
@@ -60,7 +61,7 @@ Requests run_requests(Session& first, const BenchmarkSetup& setup,
     owned.push_back(std::move(s));
   }
   try {
-    r.run = run_concurrent_loop(callers, setup.loop);
+    r.run = run_concurrent_loop(callers, setup.loop, hooks);
   } catch (const Error& e) {
     throw StatusError(Status::RuntimeRunFailed, e);
   }

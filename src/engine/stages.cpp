@@ -245,6 +245,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   build.onnx_path = r.onnx_path;
   build.input_pbs = r.inputs;
   build.output_pbs = r.outputs;
+  build.intermediates = r.intermediates;
   if (!r.exporter_fixes.empty()) {
     log += fmt::format("turnkey's exporter fixes in this graph: {}\n",
                        fmt::join(r.exporter_fixes, ", "));

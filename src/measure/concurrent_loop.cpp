@@ -130,7 +130,8 @@ void validate_concurrent_options(const LoopOptions& o, int callers) {
   }
 }
 
-ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, const LoopOptions& o) {
+ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, const LoopOptions& o,
+                                     const LoopHooks& hooks) {
   const int n = static_cast<int>(sessions.size());
   validate_concurrent_options(o, n);
   for (Session* s : sessions) {
@@ -152,6 +153,7 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
     callers.push_back(std::make_unique<Caller>());
     callers.back()->session = s;
   }
+  if (hooks.before_timed) hooks.before_timed();
   std::barrier<> start(n + 1);
   std::vector<std::thread> threads;
   // Every path out stops and joins the callers (a coordinator error included).
@@ -270,6 +272,7 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
   shared.phase.store(kStop, std::memory_order_release);
   for (std::thread& t : threads) t.join();
   if (std::exception_ptr e = shared.error()) std::rethrow_exception(e);
+  if (hooks.after_timed) hooks.after_timed();
 
   // ---- the window's numbers, from the recorded calls ------------------------------------------
   std::vector<Call> started;  // calls that started at or after T0

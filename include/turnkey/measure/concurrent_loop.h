@@ -13,6 +13,9 @@
 //             the switch, so every call ending after T0 is recorded); T1 after `iterations` calls
 //             that started at or after T0 (the N-th to end), or `duration_s` after T0;
 //   overhead  the single-caller empty-call loop of run_loop, on callers[0], after the threads end.
+// The hooks (loop.h: the machine-speed probe, the throttling counters) run right before the
+// threads start and right after they end: a probe between warm-up and window would compete with
+// the callers, which run without a pause from warm-up to the window's end.
 // Sustained throughput = calls ending in (T0, T1] / (T1 - T0); latency samples = calls that
 // started at or after T0 and ended by T1, over all callers. The adaptive stop rule is not
 // available here (validate_concurrent_options says so).
@@ -47,6 +50,6 @@ void validate_concurrent_options(const LoopOptions& options, int callers);
 // here (Error(Internal)). When a caller's run() throws, every caller stops and the first error is
 // rethrown after all threads ended.
 ConcurrentResult run_concurrent_loop(const std::vector<Session*>& callers,
-                                     const LoopOptions& options);
+                                     const LoopOptions& options, const LoopHooks& hooks = {});
 
 }  // namespace turnkey

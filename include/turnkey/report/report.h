@@ -16,9 +16,10 @@
 namespace turnkey::report {
 
 // 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
-// runs, median_history_ms, and the result's own input_shapes and sequence); 5: load_s,
-// concurrency, sessions, batch_size.
-inline constexpr int kSchemaVersion = 5;
+// runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
+// repetitions, the machine-speed probe and CPU throttling (issue 18); 6: load_s, concurrency,
+// sessions, batch_size (issue 20).
+inline constexpr int kSchemaVersion = 6;
 
 enum class CellType { Text, Integer, Number };
 
