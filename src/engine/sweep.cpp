@@ -24,10 +24,13 @@ int64_t integer(const json& stats, const char* key, int64_t fallback) {
   return it != stats.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
 }
 
-// The CPUs a result's requests could use: the pinned ones, else the physical cores (the default
-// thread budget, benchmark_options.cpp).
+// The cores a result's requests could use: the default thread budget (cpu_budget.h: the physical
+// cores of the usable CPUs within any quota), else the pinned CPUs, else the physical cores.
 int usable_cpus(const json& stats) {
   const json env = stats.value("environment", json::object());
+  if (const int64_t budget = integer(env, "default_threads", 0); budget > 0) {
+    return static_cast<int>(budget);
+  }
   const json pinned = env.value("pinned_cpus", json::array());
   if (pinned.is_array() && !pinned.empty()) return static_cast<int>(pinned.size());
   return std::max<int>(1, static_cast<int>(integer(env, "physical_cores", 1)));
