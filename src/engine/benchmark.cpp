@@ -97,10 +97,9 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
       cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
       build.stats.text("input_source", live ? "captured from the script" : "?"), m.load_s,
-      loop.cold_ms,
-      loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
-      st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
-      m.model_memory_load_bytes, m.model_memory_run_bytes,
+      loop.cold_ms, loop.warmup_iterations, loop.warmup_rounds,
+      loop.warmup_steady ? "steady" : "not steady", st.iterations, loop.stop_reason, st.median_ms,
+      st.mean_ms, loop.overhead_median_ms, m.model_memory_load_bytes, m.model_memory_run_bytes,
       std::max(loop.peak_rss_load_bytes, loop.peak_rss_run_bytes), loop.rss_before_load_bytes,
       fmt::join(speed_probes_of(m), " "), m.probe_best_ms, correctness);
   for (const Repetition& rep : m.repetitions) {
@@ -108,9 +107,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     log += fmt::format(
         "{} requests in flight, {} session(s), {} threads each: {} calls completed in the {} s "
         "window (per caller: {}), {:.1f} calls/s\n",
-        m.concurrency, rep.requests.sessions, threads, rep.requests.run.completed,
-        rep.loop.timed_s, fmt::join(rep.requests.run.completed_per_caller, " "),
-        rep.requests.run.calls_per_s);
+        m.concurrency, rep.requests.sessions, threads, rep.requests.run.completed, rep.loop.timed_s,
+        fmt::join(rep.requests.run.completed_per_caller, " "), rep.requests.run.calls_per_s);
   }
   for (const auto& [key, value] : m.session_stats.items()) log += key + ": " + value.dump() + "\n";
   for (const std::string& f : flags) log += "warning: " + f + "\n";

@@ -32,7 +32,7 @@ struct BenchmarkSetup {
   LoopOptions loop;
   int repetitions = 1;  // --repetitions
   build::Tolerance tolerance;
-  int threads = 0;  // threads the runtime will use (per request)
+  int threads = 0;      // threads the runtime will use (per request)
   int concurrency = 1;  // requests in flight (--concurrency); 1 = run_loop's single request
 };
 
@@ -89,8 +89,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
 struct Repetition {
   LoopResult loop;
   LatencyStats stats;
-  double load_s = 0;    // Runtime::load / load_live of its (first) session
-  Requests requests;    // --concurrency above 1: the requests' numbers (run.loop is `loop`)
+  double load_s = 0;  // Runtime::load / load_live of its (first) session
+  Requests requests;  // --concurrency above 1: the requests' numbers (run.loop is `loop`)
   double probe_before_ms = 0, probe_after_ms = 0;  // the machine-speed probe around its timed phase
   ThrottleCounters throttled;                      // CPU quota throttling during its timed phase
 };
@@ -109,9 +109,9 @@ struct Measurement {
   double probe_best_ms = 0;    // the machine's best probe, this run's included
   double probe_slowdown = 0;   // slowest probe of this run / the best known - 1
   ThrottleCounters throttled;  // summed over the repetitions' timed phases
-  double load_s = 0;     // the first repetition's load
-  int concurrency = 1;   // requests in flight
-  int sessions = 1;      // sessions loaded for them
+  double load_s = 0;           // the first repetition's load
+  int concurrency = 1;         // requests in flight
+  int sessions = 1;            // sessions loaded for them
   double calls_per_s = 0;  // concurrency above 1: calls completed per second of the timed windows
   int64_t batch = 1;
   double throughput_ips = 0;
