@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "turnkey/common/error.h"
@@ -167,8 +168,17 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
       }
     }
   } joiner{shared, threads};
-  for (auto& c : callers) {
-    threads.emplace_back(caller_body, std::ref(*c), std::ref(shared), std::ref(start));
+  try {
+    for (auto& c : callers) {
+      threads.emplace_back(caller_body, std::ref(*c), std::ref(shared), std::ref(start));
+    }
+  } catch (const std::system_error& e) {
+    // The threads that started wait at the barrier: arrive for the missing ones (and for the
+    // coordinator) so that they see the stop and end.
+    shared.phase.store(kStop, std::memory_order_release);
+    (void)start.arrive(static_cast<std::ptrdiff_t>(n + 1 - threads.size()));
+    throw Error(ErrorKind::Runtime,
+                fmt::format("could not start {} caller threads: {}", n, e.what()));
   }
   start.arrive_and_wait();
   auto total = [&] {
