@@ -59,11 +59,15 @@ struct BoundTool {
   std::map<std::string, double> floats;
   std::map<std::string, bool> flags;
   std::map<std::string, CLI::Option*> options;
+  std::set<std::string> int_lists;  // IntList options (bound as text in `strings`)
 
   // `group`: the help section of these options ("" = CLI11's default "Options").
   void bind(CLI::App& app, const ToolSpec& s, bool with_choices,
             const std::set<std::string>& skip = {}, const std::string& group = "");
   nlohmann::json given() const;
+
+ private:
+  OptionSpec::Type spec_type(const std::string& key) const;
 };
 
 }  // namespace turnkey::cli

@@ -44,10 +44,17 @@ struct Build {
   ScriptSession* session = nullptr;
   std::string python_override;  // --python: the interpreter of custom stages without a session
 
+  // A sweep point's options (sweep.h), by tool, put over the request's: {"benchmark":
+  // {"concurrency": 2}}.
+  nlohmann::json point_options = nlohmann::json::object();
+
   std::string chain_key;  // cache key of what the tools so far produced
   bool failed = false;  // a tool body that knows its failure's status throws a StatusError
   ModelBlock block;
 };
+
+// Facts already read for build.onnx_path (a sweep reads an input's once), recorded in stats.
+void use_facts(Build& build, const onnx_model::ModelFacts& facts);
 
 // Loads facts for build.onnx_path (if not loaded for that path yet) and records them in stats.
 const onnx_model::ModelFacts& ensure_facts(Build& build);

@@ -88,6 +88,11 @@ std::vector<HostTensor> shipped_inputs(const fs::path& model, const onnx_model::
 
 }  // namespace
 
+void use_facts(Build& build, const onnx_model::ModelFacts& facts) {
+  build.facts = facts;
+  record_facts(build.stats, facts);
+}
+
 const onnx_model::ModelFacts& ensure_facts(Build& build) {
   if (!build.facts || build.facts->path != build.onnx_path) {
     build.facts = onnx_model::load_facts(build.onnx_path);

@@ -18,8 +18,8 @@ namespace turnkey::report {
 // 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
 // runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
 // repetitions, the machine-speed probe and CPU throttling (issue 18); profile_top_ops and each
-// row's profile (benchmark --profile).
-inline constexpr int kSchemaVersion = 5;
+// row's profile (benchmark --profile); 6: load_s, concurrency, sessions, batch_size (issue 20).
+inline constexpr int kSchemaVersion = 6;
 
 enum class CellType { Text, Integer, Number };
 

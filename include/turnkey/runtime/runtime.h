@@ -1,7 +1,8 @@
 // Runtime registry: every runtime is one entry in one table (runtime_registry.cpp), looked up by
 // name, with a probe() that says why it is unavailable. A Session holds a loaded model with its
 // inputs bound; run() performs exactly one inference and nothing else, so the measurement loop
-// can time it. Sessions are not thread-safe.
+// can time it. Sessions are not thread-safe; a runtime that serves several requests at once says
+// how (Runtime::concurrency(): callers of one session, or one session per request).
 #pragma once
 
 #include <sys/types.h>
@@ -72,6 +73,21 @@ class Session {
   virtual OpProfile profile(int /*calls*/, const std::filesystem::path& /*raw_file*/) {
     throw Error(ErrorKind::Runtime, "this runtime has no profiler turnkey reads");
   }
+  // Another caller of this loaded model, for another thread (runtimes whose concurrency() has
+  // shared_session): its run() may run at the same time as this session's and other callers',
+  // on the same inputs, with outputs of its own. Owned by the caller of caller(); must not
+  // outlive this session. nullptr when the session cannot be shared.
+  virtual std::unique_ptr<Session> caller() { return nullptr; }
+};
+
+// How a runtime serves several requests in flight (--concurrency N > 1, docs/measurement.md).
+// When both are possible, the driver shares one session when each request gets one intra-op
+// thread, and loads one session per request otherwise (each with its own thread pool).
+struct ConcurrencySupport {
+  bool shared_session = false;       // Session::caller() gives callers of one loaded session
+  bool session_per_request = false;  // several sessions of one model may run at once
+  std::string refusal;               // why neither, one line (when both are false)
+  bool any() const { return shared_session || session_per_request; }
 };
 
 // A PyTorch model alive in the script's Python process (torch runtimes start from it).
@@ -112,6 +128,10 @@ class Runtime {
                                              const std::vector<HostTensor>& /*inputs*/,
                                              const RuntimeOptions& /*options*/) const {
     throw Error(ErrorKind::InvalidInput, name() + " runs ONNX models, not live PyTorch models");
+  }
+  // Whether and how it serves concurrent requests; a runtime that does not say cannot.
+  virtual ConcurrencySupport concurrency() const {
+    return {false, false, "it does not say that it can serve concurrent requests"};
   }
 };
 

@@ -152,6 +152,10 @@ class TorchEagerRuntime final : public Runtime {
                 name() + " needs a PyTorch model from a script, not an ONNX file");
   }
   bool needs_live_model() const override { return true; }
+  ConcurrencySupport concurrency() const override {
+    return {false, false,
+            "it times its calls in one loop of the script's Python process, one call at a time"};
+  }
   std::unique_ptr<Session> load_live(const LiveModel& model, const std::vector<HostTensor>&,
                                      const RuntimeOptions& options) const override {
     if (!model.session || !model.session->alive()) {
