@@ -1,7 +1,10 @@
 // The benchmark's measurement (docs/measurement.md): `--repetitions` sessions, each loaded with
-// the holding process's memory read around the load, and timed by the one loop with the
-// machine-speed probe and the cgroup throttling counters right before and after its timed phase.
-// Then the trust flags that say why a number may not hold.
+// the holding process's memory read around the load, timed by the one loop with the cgroup
+// throttling counters right before and after its timed phase, and bracketed by the machine-speed
+// probe while the runtime is at rest: after the load, before the session's first call, and once
+// the session is released. (Right after a call, ONNX Runtime's idle workers spin for tens of ms
+// and the probe would measure them, not the machine.) Then the trust flags that say why a number
+// may not hold.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -68,6 +71,10 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
   const pid_t holder =
       live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
+  // The probe runs as many threads as the measurement keeps busy (all requests in flight), at
+  // most one per usable CPU.
+  const int probe_threads = std::clamp(setup.threads * std::max(1, setup.concurrency), 1,
+                                       std::max(1, static_cast<int>(m.budget.cpus.size())));
   for (int r = 0; r < setup.repetitions; ++r) {
     if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(kRepetitionGapS));
     Repetition rep;
@@ -82,16 +89,11 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
     rep.load_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
+    rep.probe_before_ms = run_speed_probe(probe_threads);
     ThrottleCounters throttle_start;
     LoopHooks hooks;
-    hooks.before_timed = [&] {
-      rep.probe_before_ms = run_speed_probe(setup.threads);
-      throttle_start = read_throttle_counters();
-    };
-    hooks.after_timed = [&] {
-      rep.throttled = minus(read_throttle_counters(), throttle_start);
-      rep.probe_after_ms = run_speed_probe(setup.threads);
-    };
+    hooks.before_timed = [&] { throttle_start = read_throttle_counters(); };
+    hooks.after_timed = [&] { rep.throttled = minus(read_throttle_counters(), throttle_start); };
     if (setup.concurrency > 1) {
       // Requests in flight (benchmark_requests.cpp); the single request below stays run_loop.
       rep.requests = run_requests(
@@ -108,6 +110,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       throw StatusError(Status::RuntimeRunFailed, e);
     }
     session.reset();  // the next repetition loads from the same baseline
+    rep.probe_after_ms = run_speed_probe(probe_threads);
     rep.loop.rss_before_load_bytes = before;
     rep.loop.peak_rss_load_bytes = load_peak;
     rep.stats = compute_stats(rep.loop.samples_ms);
@@ -175,7 +178,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   const double slowest = *std::max_element(probes.begin(), probes.end());
   const std::string pinned = fmt::format("{}", fmt::join(setup.ro.cpus, ","));
   const double remembered = remember_speed_probe(
-      speed_probe_key(m.env.cpu_model, m.env.logical_cpus, setup.threads, pinned, 0), fastest);
+      speed_probe_key(m.env.cpu_model, m.env.logical_cpus, probe_threads, pinned, 0), fastest);
   m.probe_best_ms = remembered > 0 ? std::min(remembered, fastest) : fastest;
   m.probe_slowdown = m.probe_best_ms > 0 ? slowest / m.probe_best_ms - 1 : 0;
   return m;

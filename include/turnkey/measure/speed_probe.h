@@ -15,8 +15,9 @@ namespace turnkey {
 inline constexpr double kProbeSlowdownThreshold = 0.20;
 
 // Wall time, ms, of `threads` copies of the workload started together on the calling thread's
-// CPUs (each copy on a thread of its own, all created before the clock starts). Deterministic:
-// the same arithmetic every time. Thread-safe.
+// CPUs (each copy on a thread of its own pinned to one of those CPUs in turn, all created before
+// the clock starts; the caller waits). Deterministic: the same arithmetic every time.
+// Thread-safe.
 double run_speed_probe(int threads);
 
 // The key of the best-probe record: CPU model, logical CPUs, threads, pinned CPUs and any CPU
