@@ -115,7 +115,7 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                "After each build, delete its artifacts; keep logs and yaml/json")
       ->group(kBuild);
   app.add_flag("--sandbox", g.sandbox,
-               "Run scripts in a sandbox: no network, no home, writes only to the cache "
+               "Run scripts in a sandbox: no network, no home, the cache read-only "
                "(default: TURNKEY_SANDBOX; docs/sandbox.md)")
       ->group(kDiscovery);
   app.add_option("--sandbox-allow", g.sandbox_allow,
