@@ -10,6 +10,16 @@
 
 namespace turnkey::cli {
 
+namespace {
+std::string& program_name_storage() {
+  static std::string name = "turnkey";
+  return name;
+}
+}  // namespace
+
+const std::string& program_name() { return program_name_storage(); }
+void set_program_name(const std::string& name) { program_name_storage() = name; }
+
 using nlohmann::json;
 
 namespace {
