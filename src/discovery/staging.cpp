@@ -243,6 +243,19 @@ std::set<std::string> Staging::entries_of(const fs::path& folder) const {
   return names;
 }
 
+void remove_staging_of(const fs::path& cache_dir, pid_t pid) {
+  const fs::path parent = fs::absolute(cache_dir) / ".staging";
+  const std::string prefix = std::to_string(pid) + "-";
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) == 0) found.push_back(it->path());
+  }
+  for (const fs::path& p : found) fs::remove_all(p, ec);
+  fs::remove(parent, ec);  // only when empty
+}
+
 Outbox::Outbox(Staging* staging) : staging_(staging) {}
 
 fs::path Outbox::file(const fs::path& dest) {

@@ -16,6 +16,7 @@
 #include "isolation.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/discovery/staging.h"
 #include "turnkey/engine/status.h"
 #include "worker_link.h"
 
@@ -95,6 +96,7 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
     reap_orphans({proc.pid()});
   }
   InputResult r = corpus.finalize(in, proc.ended(), proc.elapsed_s());
+  remove_staging_of(corpus.cache_dir(), proc.pid());  // a killed worker's (staging.h)
   std::cout << fmt::format("{}: {}\n", item.given, status_display(r.status, r.signal));
   return is_failure_status(r.status) ? 1 : 0;
 }

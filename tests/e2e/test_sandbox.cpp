@@ -202,6 +202,18 @@ TEST_F(Sandbox, ComposesWithIsolationAndAllowsTheNamedPaths) {
       << bad.err;
 }
 
+// A worker killed on its timeout never removes its staging folder itself: its supervisor does,
+// once everything it ran is gone.
+TEST_F(Sandbox, AWorkerKilledOnItsTimeoutLeavesNoStagingFolder) {
+  std::ofstream(dir.path() / "scripts" / "sleeper.py") << "import time\ntime.sleep(600)\n";
+  RunResult r = run_turnkey({(dir.path() / "scripts" / "sleeper.py").string(), "--sandbox",
+                             "--process-isolation", "--timeout", "4"},
+                            cache(), {{"HOME", home().string()}}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.all().find("timeout"), std::string::npos) << r.all();
+  EXPECT_FALSE(fs::exists(cache() / ".staging")) << r.all();
+}
+
 // A script that attacks the cache it runs against: it writes, creates, renames and deletes in
 // another build's folder and the cache root, reaches for host paths through /proc/*/root, and
 // makes the Python side's own files for five of its six models bad in five ways (a link to the

@@ -6,6 +6,8 @@
 // Not thread-safe: one Staging and its Outboxes are used by one thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -49,6 +51,11 @@ class Staging {
   int counter_ = 0;
   mutable int held_counter_ = 0;
 };
+
+// Removes the staging folders process `pid` made in `cache_dir` (<cache>/.staging/<pid>-*): a
+// corpus run's supervisor calls it once it has killed and reaped a worker, whose own removal
+// never ran. Never follows links.
+void remove_staging_of(const std::filesystem::path& cache_dir, pid_t pid);
 
 // The files of one command to the Python side. With a Staging, the paths sent name places in a
 // fresh staging folder and take() moves what the reply names into place; without one (no
