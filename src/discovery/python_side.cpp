@@ -142,8 +142,8 @@ ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.pyt
     // The cache is read-only inside; what the Python side writes for a build goes to a staging
     // folder of this input, from which the core takes what it asked for (staging.h).
     sandboxed_ = true;
-    staging_ = std::make_unique<Staging>(options.cache_dir.empty() ? fs::path(".")
-                                                                   : options.cache_dir);
+    staging_ =
+        std::make_unique<Staging>(options.cache_dir.empty() ? fs::path(".") : options.cache_dir);
     binds += ":" + staging_->root().string();  // for an interpreter wrapper that nests
     std::vector<fs::path> writable = {staging_->root()};
     writable.insert(writable.end(), options.sandbox_allow.begin(), options.sandbox_allow.end());

@@ -81,8 +81,8 @@ PythonStageRun run_python_stage(const std::string& python, const fs::path& file,
                                 const std::string& stage, const fs::path& input,
                                 const fs::path& output, double timeout_s,
                                 const std::vector<fs::path>* sandbox_writable) {
-  std::vector<std::string> argv = {python,       "-m",           "turnkeyml.build", "run",
-                                   file.string(), stage,          input.string(),    output.string()};
+  std::vector<std::string> argv = {python,        "-m",  "turnkeyml.build", "run",
+                                   file.string(), stage, input.string(),    output.string()};
   // Sandboxed, the output's folder is bound with the writable ones (a folder named in
   // TURNKEY_BIND_PATHS is read-only there).
   std::vector<fs::path> folders = {file.parent_path(), input.parent_path()};

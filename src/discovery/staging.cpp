@@ -76,9 +76,9 @@ Staging::Staging(const fs::path& cache_dir) {
   fs::create_directories(parent, ec);
   std::string templ = (parent / fmt::format("{}-XXXXXX", getpid())).string();
   if (ec || ::mkdtemp(templ.data()) == nullptr) {
-    throw Error(ErrorKind::Io, fmt::format("cannot make a staging folder in {}: {}",
-                                           parent.string(),
-                                           ec ? ec.message() : std::string(strerror(errno))));
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot make a staging folder in {}: {}", parent.string(),
+                            ec ? ec.message() : std::string(strerror(errno))));
   }
   root_ = templ;
   held_ = root_;
@@ -90,8 +90,8 @@ Staging::Staging(const fs::path& cache_dir) {
   if (held_fd_ < 0) {
     const int err = errno;
     remove();
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot make the staging folder {}: {}", root_.string(), strerror(err)));
+    throw Error(ErrorKind::Io, fmt::format("cannot make the staging folder {}: {}", root_.string(),
+                                           strerror(err)));
   }
 }
 
@@ -155,7 +155,8 @@ int open_folder(int root_fd, const fs::path& rel) {
 
 void Staging::take(const fs::path& staged, const fs::path& dest, ErrorKind kind) const {
   auto refused = [&](const std::string& why) {
-    return Error(kind, fmt::format("{} from the sandbox refused: {}", dest.filename().string(), why));
+    return Error(kind,
+                 fmt::format("{} from the sandbox refused: {}", dest.filename().string(), why));
   };
   const fs::path rel = staged.lexically_relative(root_);
   if (rel.empty() || *rel.begin() == ".." || !is_plain_name(rel.filename().string())) {
@@ -187,7 +188,8 @@ void Staging::take(const fs::path& staged, const fs::path& dest, ErrorKind kind)
     if (::renameat(folder.get(), name.c_str(), held_fd_, held.c_str()) != 0) {
       throw refused(os_reason(errno));
     }
-    struct stat moved {}, after {};
+    struct stat moved {};
+    struct stat after {};
     if (::fstatat(held_fd_, held.c_str(), &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
         moved.st_dev != st.st_dev || moved.st_ino != st.st_ino) {
       throw refused("replaced while it was being taken");
@@ -198,12 +200,14 @@ void Staging::take(const fs::path& staged, const fs::path& dest, ErrorKind kind)
     if (::fcntl(file.get(), F_GETLEASE) != F_WRLCK) {
       throw refused("a process in the sandbox opened it while it was being taken");
     }
-    const int moved_in = ::renameat(held_fd_, held.c_str(), dest_dir.get(), dest.filename().c_str());
+    const int moved_in =
+        ::renameat(held_fd_, held.c_str(), dest_dir.get(), dest.filename().c_str());
     const int err = errno;
     ::fcntl(file.get(), F_SETLEASE, F_UNLCK);
     if (moved_in == 0) return;
     if (err != EXDEV) {
-      throw Error(ErrorKind::Io, fmt::format("{}: rename failed: {}", dest.string(), strerror(err)));
+      throw Error(ErrorKind::Io,
+                  fmt::format("{}: rename failed: {}", dest.string(), strerror(err)));
     }
     // A build dir on another file system than the cache's root: copied below.
   } else if (errno == EAGAIN) {
@@ -288,8 +292,8 @@ fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
                                   replied.substr(0, 200)));
   }
   if (!taken_.emplace(dest, p).second) {
-    throw Error(kind, fmt::format("the sandboxed Python side named {} twice",
-                                  p.filename().string()));
+    throw Error(kind,
+                fmt::format("the sandboxed Python side named {} twice", p.filename().string()));
   }
   staging_->take(p, dest, kind);
   return dest;

@@ -124,10 +124,10 @@ TEST_F(Plugins, ExamplePluginBenchmarksAnOnnxFile) {
 // hello_world's model takes and returns 1-D tensors, which OpenCV 4.6 holds as Nx1 Mats: the
 // outputs are compared element by element and the shape difference is said, not an error of inf.
 TEST_F(Plugins, ExamplePluginRunsAModelWithOneDimensionalTensors) {
-  RunResult r = run_turnkey({(fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/scripts/hello_world.py")
-                                 .string(),
-                             "--runtime", "opencv-dnn", "--iterations", "5"},
-                            cache());
+  RunResult r =
+      run_turnkey({(fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/scripts/hello_world.py").string(),
+                   "--runtime", "opencv-dnn", "--iterations", "5"},
+                  cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("Correctness:    within tolerance:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("output 'output' has shape 5x1 where the reference has 5: the same "

@@ -291,8 +291,8 @@ TEST_F(Sandbox, AScriptCannotTouchOtherBuildsAndBadStagedFilesFailOnlyItsOwnBuil
   std::ofstream(dir.path() / "scripts" / "victim.py")
       << "import torch\ntorch.nn.Linear(5, 5)(torch.ones(1, 5))\n";
   std::ofstream(dir.path() / "scripts" / "attacker.py") << kCacheAttacker;
-  RunResult first = run_turnkey(
-      {(dir.path() / "scripts" / "victim.py").string(), "--iterations", "5"}, cache());
+  RunResult first =
+      run_turnkey({(dir.path() / "scripts" / "victim.py").string(), "--iterations", "5"}, cache());
   ASSERT_EQ(first.exit_code, 0) << first.all();
   fs::path victim;
   for (const auto& e : fs::directory_iterator(cache())) {
@@ -302,11 +302,10 @@ TEST_F(Sandbox, AScriptCannotTouchOtherBuildsAndBadStagedFilesFailOnlyItsOwnBuil
   const auto before = snapshot(victim);
   ASSERT_TRUE(before.count("turnkey_stats.yaml"));
 
-  RunResult r = run_turnkey({(dir.path() / "scripts" / "attacker.py").string(),
-                             (dir.path() / "scripts" / "good.py").string(), "--sandbox",
-                             "--iterations", "5"},
-                            cache(), {{"HOME", home().string()}, {"TK_VICTIM", victim.string()}},
-                            dir.path());
+  RunResult r =
+      run_turnkey({(dir.path() / "scripts" / "attacker.py").string(),
+                   (dir.path() / "scripts" / "good.py").string(), "--sandbox", "--iterations", "5"},
+                  cache(), {{"HOME", home().string()}, {"TK_VICTIM", victim.string()}}, dir.path());
   EXPECT_EQ(r.exit_code, 1) << r.all();  // the attacker's bad builds failed
   EXPECT_EQ(r.out.find("DID "), std::string::npos) << r.out;
   for (const char* attempt :
@@ -320,11 +319,11 @@ TEST_F(Sandbox, AScriptCannotTouchOtherBuildsAndBadStagedFilesFailOnlyItsOwnBuil
   // Each bad file fails its own build, in one line; the sixth model and good.py's are benchmarked.
   for (const std::string& reason : std::vector<std::string>{
            "output_0.pb from the sandbox refused: a symbolic link",
-        "output_0.pb from the sandbox refused: it has other hard links",
-        "output_0.pb from the sandbox refused: not a regular file",
-        "output_0.pb from the sandbox refused: still open in the sandbox",
-        "the sandboxed Python side named a file turnkey did not ask for: '" +
-            (victim / "turnkey_stats.yaml").string() + "'"}) {
+           "output_0.pb from the sandbox refused: it has other hard links",
+           "output_0.pb from the sandbox refused: not a regular file",
+           "output_0.pb from the sandbox refused: still open in the sandbox",
+           "the sandboxed Python side named a file turnkey did not ask for: '" +
+               (victim / "turnkey_stats.yaml").string() + "'"}) {
     EXPECT_NE(r.out.find(reason), std::string::npos) << reason << "\n" << r.out;
   }
   EXPECT_EQ(count_occurrences(r.out, "Successfully benchmarked"), 2) << r.out;

@@ -44,12 +44,11 @@ TEST_F(StagingTest, AFileIsMovedByRenameWithoutACopy) {
   Outbox out(&staging);
   const fs::path staged = out.file(build() / "m.onnx");
   EXPECT_EQ(staged.parent_path().parent_path(), staging.root());
-  {
-    std::ofstream(staged) << "model";
-  }
+  { std::ofstream(staged) << "model"; }
   // 100 MB (sparse): taken by rename, so the build holds the very inode that was staged.
   ASSERT_EQ(truncate(staged.c_str(), 100 << 20), 0);
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   ASSERT_EQ(stat(staged.c_str(), &before), 0);
   EXPECT_EQ(out.take(staged.string(), ErrorKind::Export), build() / "m.onnx");
   ASSERT_EQ(stat((build() / "m.onnx").c_str(), &after), 0);
@@ -71,7 +70,8 @@ TEST_F(StagingTest, LinksFifosHardLinksAndOpenFilesAreRefusedAndNothingOutsideIs
   const fs::path io = out.folder(build() / "io");
 
   fs::create_symlink(victim, io / "input_0.pb");
-  EXPECT_EQ(refusal(out, io / "input_0.pb"), "input_0.pb from the sandbox refused: a symbolic link");
+  EXPECT_EQ(refusal(out, io / "input_0.pb"),
+            "input_0.pb from the sandbox refused: a symbolic link");
 
   ASSERT_EQ(mkfifo((io / "input_1.pb").c_str(), 0600), 0);
   EXPECT_EQ(refusal(out, io / "input_1.pb"),
@@ -111,8 +111,7 @@ TEST_F(StagingTest, OnlyTheNamesAskedForAreTakenEachOnce) {
     EXPECT_EQ(refusal(out, p).rfind(not_asked, 0), 0u) << p;
   }
   EXPECT_EQ(refusal(out, io / "input_0.pb"), "");
-  EXPECT_EQ(refusal(out, io / "input_0.pb"),
-            "the sandboxed Python side named input_0.pb twice");
+  EXPECT_EQ(refusal(out, io / "input_0.pb"), "the sandboxed Python side named input_0.pb twice");
   EXPECT_EQ(refusal(out, model), "");
   EXPECT_EQ(read_all(build() / "m.onnx"), "m");
   EXPECT_FALSE(fs::exists(build() / "io" / "evil.pb"));

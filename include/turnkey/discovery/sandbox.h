@@ -28,8 +28,8 @@ std::filesystem::path bwrap_run_path();
 void check_sandbox(const std::vector<std::string>& allow);
 
 // The command prefix that runs what follows in the sandbox: `writable` folders (a staging
-// folder, the --sandbox-allow paths) stay writable; the command starts in `start_dir` when the caller's
-// working directory is hidden (under $HOME or /tmp).
+// folder, the --sandbox-allow paths) stay writable; the command starts in `start_dir` when the
+// caller's working directory is hidden (under $HOME or /tmp).
 std::vector<std::string> sandbox_command(const std::vector<std::filesystem::path>& writable,
                                          const std::filesystem::path& start_dir);
 

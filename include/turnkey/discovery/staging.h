@@ -19,9 +19,10 @@
 namespace turnkey {
 
 // The staging folder of one input: <cache>/.staging/<pid>-<random>/, mode 0700 (and beside it
-// <pid>-<random>.held/, which the sandbox sees read-only), made by the constructor (Error(Io) when it cannot be) and removed by remove() or the destructor, which
-// must run only once no process of the sandbox is left (the sandbox has a process-id namespace
-// of its own, so every process in it is gone once its first one was reaped).
+// <pid>-<random>.held/, which the sandbox sees read-only), made by the constructor (Error(Io) when
+// it cannot be) and removed by remove() or the destructor, which must run only once no process of
+// the sandbox is left (the sandbox has a process-id namespace of its own, so every process in it is
+// gone once its first one was reaped).
 class Staging {
  public:
   explicit Staging(const std::filesystem::path& cache_dir);
@@ -84,9 +85,8 @@ class Outbox {
 
  private:
   Staging* staging_;
-  std::filesystem::path dir_;
   std::map<std::filesystem::path, std::filesystem::path> files_, folders_;  // staged -> dest
-  std::map<std::filesystem::path, std::filesystem::path> taken_;  // dest -> staged
+  std::map<std::filesystem::path, std::filesystem::path> taken_;            // dest -> staged
 };
 
 }  // namespace turnkey

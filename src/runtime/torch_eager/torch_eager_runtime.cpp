@@ -81,9 +81,9 @@ class TorchEagerSession final : public Session {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
     Outbox outbox = python_->outbox();  // a staging folder when sandboxed
-    json reply = python_->request(
-        {{"type", "bench_outputs"}, {"io_dir", outbox.folder(dir).string()}}, "bench_outputs",
-        ErrorKind::Runtime);
+    json reply =
+        python_->request({{"type", "bench_outputs"}, {"io_dir", outbox.folder(dir).string()}},
+                         "bench_outputs", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_outputs failed")));
     }
