@@ -47,7 +47,7 @@ const std::vector<StatsField>& field_table() {
     {"std_latency_ms",         Number,  R, "ms",    "std_ms",            1, "sample standard deviation of the latency, ms"},
     {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second, batch_size * 1000 / mean_latency_ms", "Throughput", 2},
     {"batch_size",             Integer, R, "",      nullptr,             1, "first dim of the first input when it has rank >= 2, else 1"},
-    {"peak_memory_bytes",      Integer, R, "bytes", "peak_memory_bytes", 1, "peak resident memory of the process holding the model, during load or run, bytes", "Peak memory", 5},
+    {"peak_memory_bytes",      Integer, R, "bytes", "peak_memory_bytes", 1, "peak resident memory of the whole process holding the model (its own baseline included), during load or run, bytes"},
     {"peak_memory_load_bytes", Integer, R, "bytes", nullptr,             1, "peak resident memory while loading, bytes"},
     {"peak_memory_run_bytes",  Integer, R, "bytes", nullptr,             1, "peak resident memory while timing, bytes"},
     {"memory_before_load_bytes", Integer, R, "bytes", nullptr,           1, "resident memory before loading, bytes"},
@@ -119,6 +119,20 @@ const std::vector<StatsField>& field_table() {
     {"pinned_cpus",            Text,    R, "",      "pinned_cpus",       4, "CPUs the benchmark was pinned to, e.g. 0-1 (empty: not pinned; a result setting)"},
     {"runs",                   Integer, P, "",      "runs",              4, "how many runs this result has seen (its history plus the latest)"},
     {"median_history_ms",      Text,    P, "",      "median_history_ms", 4, "the result's median latency over its runs, oldest first, space-separated, ms"},
+    // Issue 18: memory that belongs to the model, repetitions, the machine-speed probe.
+    {"model_memory_bytes",     Integer, R, "bytes", "model_memory_bytes", 5, "memory the model added to the holding process: the larger of model_memory_load_bytes and model_memory_run_bytes, bytes", "Model memory", 5},
+    {"model_memory_load_bytes", Integer, R, "bytes", nullptr,            5, "peak resident memory while loading minus the resident memory just before, bytes"},
+    {"model_memory_run_bytes", Integer, R, "bytes", nullptr,             5, "peak resident memory while running minus the resident memory just before loading, bytes"},
+    {"repetitions",            Integer, R, "",      "repetitions",       5, "separate sessions the timed phase ran in (--repetitions)"},
+    {"repetition_medians_ms",  Object,  R, "ms",    nullptr,             5, "each repetition's median latency, ms, in order"},
+    {"repetition_spread_pct",  Number,  R, "",      "repetition_spread_pct", 5, "(largest - smallest repetition median) / median, in %"},
+    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval covering every repetition's 95% CI of its median (the CI itself for one repetition), ms"},
+    {"median_interval_high_ms", Number, R, "ms",    "median_interval_high_ms", 5, "upper end of that interval, ms"},
+    {"speed_probe_ms",         Number,  R, "ms",    "speed_probe_ms",    5, "the slowest machine-speed probe of the run (before and after each timed phase), ms"},
+    {"speed_probes_ms",        Object,  R, "ms",    nullptr,             5, "every probe of the run, before and after each repetition's timed phase, ms"},
+    {"speed_probe_best_ms",    Number,  R, "ms",    "speed_probe_best_ms", 5, "the fastest probe this machine had shown for the same threads and CPUs, this run's included, ms"},
+    {"speed_slowdown",         Number,  R, "",      "speed_slowdown",    5, "speed_probe_ms / speed_probe_best_ms - 1: how much slower the machine ran than its best"},
+    {"cpu_throttled_ms",       Number,  R, "ms",    "cpu_throttled_ms",  5, "time the process's cgroups waited for CPU quota during the timed phases, ms (empty: no cgroup cpu.stat readable)"},
   };
   // clang-format on
   return kFields;

@@ -64,4 +64,11 @@ void restore_library_path() {
   unsetenv("TURNKEY_LD_LIBRARY_PATH_BEFORE");
 }
 
+std::filesystem::path state_dir() {
+  if (const char* d = value_of("TURNKEY_STATE_DIR")) return d;
+  if (const char* d = value_of("XDG_STATE_HOME")) return std::filesystem::path(d) / "turnkey";
+  const char* home = value_of("HOME");
+  return std::filesystem::path(home ? home : "") / ".local" / "state" / "turnkey";
+}
+
 }  // namespace turnkey

@@ -1,5 +1,6 @@
 #include "turnkey/discovery/interpreter.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,10 +9,9 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/process.h"
@@ -301,12 +301,6 @@ Candidate examine(const std::string& candidate, const std::string& source) {
 }
 
 }  // namespace
-
-fs::path state_dir() {
-  if (std::string d = env_or_empty("TURNKEY_STATE_DIR"); !d.empty()) return d;
-  if (std::string d = env_or_empty("XDG_STATE_HOME"); !d.empty()) return fs::path(d) / "turnkey";
-  return fs::path(env_or_empty("HOME")) / ".local" / "state" / "turnkey";
-}
 
 const PythonInterpreter& find_interpreter(const std::string& override_path) {
   static std::mutex mutex;

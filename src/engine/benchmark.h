@@ -12,6 +12,7 @@
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
+#include "turnkey/measure/cpu_budget.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
 #include "turnkey/measure/system_info.h"
@@ -26,6 +27,7 @@ struct BenchmarkSetup {
   RuntimeOptions ro;  // ro.threads is the resolved thread count
   std::string runtime_version;  // as the run's interpreter sees it (PythonSide)
   LoopOptions loop;
+  int repetitions = 1;  // --repetitions
   build::Tolerance tolerance;
   int threads = 0;  // threads the runtime will use
 };
@@ -58,18 +60,49 @@ struct Judgement {
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const build::Tolerance& tol);
 
-// What one timed run gave.
-struct Measurement {
+// One repetition: a session loaded, warmed up and timed (docs/measurement.md, "Repetitions").
+struct Repetition {
   LoopResult loop;
   LatencyStats stats;
+  double probe_before_ms = 0, probe_after_ms = 0;  // the machine-speed probe around its timed phase
+  ThrottleCounters throttled;                      // CPU quota throttling during its timed phase
+};
+
+// What a benchmark measured: every repetition, and their samples pooled.
+struct Measurement {
+  std::vector<Repetition> repetitions;  // at least one
+  LoopResult loop;     // the first repetition's cold call, warm-up and memory; samples pooled
+  LatencyStats stats;  // over the pooled samples
+  double interval_low_ms = 0, interval_high_ms = 0;  // covers every repetition's CI and median
+  CpuBudget budget;
   EnvironmentFingerprint env;
+  // Memory the model added over the holding process's resident memory just before loading
+  // (the largest over repetitions), bytes; the process peaks stay in `loop`.
+  int64_t model_memory_load_bytes = 0, model_memory_run_bytes = 0;
+  double probe_best_ms = 0;    // the machine's best probe, this run's included
+  double probe_slowdown = 0;   // slowest probe of this run / the best known - 1
+  ThrottleCounters throttled;  // summed over the repetitions' timed phases
   int64_t batch = 1;
   double throughput_ips = 0;
   double overhead_fraction = 0;
   std::vector<std::string> flags;  // why the numbers may not be trusted
   bool live = false;               // timed the live PyTorch model, not an ONNX file
   nlohmann::json session_stats = nlohmann::json::object();  // the session's own (compile_s, ...)
+  std::vector<HostTensor> outputs;  // of the last call of the last repetition
 };
+
+// Loads and times the model `setup.loop` says how, `repetitions` times (benchmark_measure.cpp):
+// each repetition a new session, its load bracketed by the holding process's memory, its timed
+// phase by the machine-speed probe and the cgroup throttling counters. Fills everything but
+// batch, throughput and flags (trust_flags). Throws StatusError for load or run failures.
+Measurement measure(Build& build, const BenchmarkSetup& setup, bool live);
+
+// Every speed probe of `m`, before and after each repetition's timed phase, ms.
+std::vector<double> speed_probes_of(const Measurement& m);
+
+// Why the numbers may not be trusted: the environment's warnings, harness overhead, noise, an
+// unsteady warm-up, a slowed machine (probe), CPU quota throttling.
+std::vector<std::string> trust_flags(const Measurement& m);
 
 // The tools the result's model went through, space-separated: the state's sequence, after the
 // sequence it continued for load-build.

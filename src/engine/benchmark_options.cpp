@@ -146,18 +146,21 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   }
   const LoopOptions lo = loop_options(opts);
   const build::Tolerance tol = output_tolerance(build, opts);  // checked before anything runs
-  const CpuFacts& cpu = cpu_facts();
   // Threads the runtime will use: the option, else the runtime's own argument, else the
-  // physical cores (or the pinned CPUs).
+  // physical cores this process may use within any CPU quota (cpu_budget.h).
   int threads = ro.threads;
   if (auto it = ro.runtime_args.find("threads"); it != ro.runtime_args.end()) {
     threads = std::atoi(it->second.c_str());
   }
-  if (threads <= 0) {
-    threads = ro.cpus.empty() ? cpu.physical_cores : static_cast<int>(ro.cpus.size());
-  }
+  if (threads <= 0) threads = default_threads(ro.cpus);
   if (ro.threads == 0) ro.threads = threads;
-  return {runtime, runtime_name, device, ro, runtime->version_for(python_side), lo, tol, threads};
+  const int repetitions = opts.value("repetitions", 1);
+  if (repetitions < 1 || repetitions > 1000) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("--repetitions {}: expected 1 to 1000", repetitions));
+  }
+  return {runtime, runtime_name, device, ro,     runtime->version_for(python_side),
+          lo,      repetitions,  tol,    threads};
 }
 
 }  // namespace turnkey::engine_internal

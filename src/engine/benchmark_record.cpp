@@ -48,6 +48,21 @@ double num(const json& s, const char* key) {
   return it != s.end() && it->is_number() ? it->get<double>() : 0;
 }
 
+// ", 3 repetitions: medians 9.71 9.80 10.02 (spread 3.2%), interval [9.62, 10.11]" when the
+// timed phase was repeated; "" for one repetition.
+std::string repetitions_text(const json& s) {
+  const int64_t n = s.value("repetitions", int64_t{1});
+  if (n <= 1) return "";
+  std::vector<std::string> medians;
+  for (const json& v : s.value("repetition_medians_ms", json::array())) {
+    medians.push_back(v.is_number() ? format_latency(v.get<double>()) : "?");
+  }
+  return fmt::format("; {} repetitions: medians {} (spread {:.1f}%), interval [{}, {}]", n,
+                     fmt::join(medians, " "), num(s, "repetition_spread_pct"),
+                     format_latency(num(s, "median_interval_low_ms")),
+                     format_latency(num(s, "median_interval_high_ms")));
+}
+
 }  // namespace
 
 std::string sequence_text(const BuildState& state) {
@@ -111,6 +126,28 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s.set("peak_memory_load_bytes", m.loop.peak_rss_load_bytes);
   s.set("peak_memory_run_bytes", m.loop.peak_rss_run_bytes);
   s.set("peak_memory_bytes", std::max(m.loop.peak_rss_load_bytes, m.loop.peak_rss_run_bytes));
+  s.set("model_memory_load_bytes", m.model_memory_load_bytes);
+  s.set("model_memory_run_bytes", m.model_memory_run_bytes);
+  s.set("model_memory_bytes", std::max(m.model_memory_load_bytes, m.model_memory_run_bytes));
+  json medians = json::array();
+  double lowest = 0, highest = 0;
+  for (const Repetition& r : m.repetitions) {
+    medians.push_back(r.stats.median_ms);
+    lowest = medians.size() == 1 ? r.stats.median_ms : std::min(lowest, r.stats.median_ms);
+    highest = std::max(highest, r.stats.median_ms);
+  }
+  s.set("repetitions", static_cast<int64_t>(m.repetitions.size()));
+  s.set("repetition_medians_ms", medians);
+  s.set("repetition_spread_pct",
+        m.stats.median_ms > 0 ? (highest - lowest) / m.stats.median_ms * 100 : 0.0);
+  s.set("median_interval_low_ms", m.interval_low_ms);
+  s.set("median_interval_high_ms", m.interval_high_ms);
+  const std::vector<double> probes = speed_probes_of(m);
+  s.set("speed_probes_ms", probes);
+  s.set("speed_probe_ms", *std::max_element(probes.begin(), probes.end()));
+  s.set("speed_probe_best_ms", m.probe_best_ms);
+  s.set("speed_slowdown", m.probe_slowdown);
+  if (m.throttled.readable) s.set("cpu_throttled_ms", m.throttled.throttled_ms);
   s.set("percentile_method", "linear interpolation between closest ranks (type 7)");
   s.set("throughput_definition", "batch_size * 1000 / mean_latency_ms");
   s.set("benchmarked_model", m.live ? std::string("live PyTorch model") : build.onnx_path.string());
@@ -123,7 +160,20 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
             {"cpu_mhz", m.env.cpu_mhz},
             {"load_average_1m", m.env.load_average_1m},
             {"runnable_other_threads_before", m.env.runnable_before},
-            {"runnable_other_threads_after", m.env.runnable_after}};
+            {"runnable_other_threads_after", m.env.runnable_after},
+            {"usable_cpus", m.budget.cpus},
+            {"cores_usable", m.budget.cores},
+            {"cores_kernel", m.budget.machine_cores_kernel},
+            {"cores_cpuinfo", m.budget.machine_cores_cpuinfo},
+            {"default_threads", m.budget.default_threads},
+            {"default_threads_basis", m.budget.basis},
+            {"cpu_quota_cpus", m.budget.quota_cpus},
+            {"cpu_quota_source", m.budget.quota_source},
+            {"slurm_cpus_on_node", m.budget.slurm_cpus},
+            {"cpufreq_max_mhz", m.env.frequency.max_mhz},
+            {"cpufreq_hardware_max_mhz", m.env.frequency.hardware_max_mhz},
+            {"cpu_throttled_periods", m.throttled.throttled},
+            {"cpu_quota_periods", m.throttled.periods}};
   s.set("environment", e);
   s.set("measurement_flags", m.flags);
   s.set("noisy", !m.flags.empty());
@@ -145,10 +195,14 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
            format_latency(num(s, "median_ci_high_ms")), format_latency(num(s, "min_latency_ms")),
            format_latency(num(s, "max_latency_ms")), format_latency(num(s, "std_latency_ms")),
            format_latency(num(s, "p90_latency_ms")), format_latency(num(s, "p99_latency_ms")),
-           s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms")))},
-      {"peak_memory_bytes",
-       fmt::format("{} (load), {} (run)", format_bytes(num(s, "peak_memory_load_bytes")),
-                   format_bytes(num(s, "peak_memory_run_bytes")))},
+           s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms"))) +
+           repetitions_text(s)},
+      {"model_memory_bytes",
+       fmt::format("{} (load), {} (run) above the process's {} before loading; process peak {}",
+                   format_bytes(num(s, "model_memory_load_bytes")),
+                   format_bytes(num(s, "model_memory_run_bytes")),
+                   format_bytes(num(s, "memory_before_load_bytes")),
+                   format_bytes(num(s, "peak_memory_bytes")))},
       {"correctness", correctness_line}};
   std::vector<const turnkey::StatsField*> labelled;
   for (const turnkey::StatsField& f : field_table()) {

@@ -106,7 +106,7 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
   int sequence = 0;
 
   auto grant = [&](Slot& s) {
-    int want = s.benchmark_threads > 0 ? s.benchmark_threads : cpu_facts().physical_cores;
+    int want = s.benchmark_threads > 0 ? s.benchmark_threads : default_threads();
     if (want <= 0) want = static_cast<int>(all_cpus.size());
     std::string reply = "go\n";
     if (want >= static_cast<int>(all_cpus.size())) {

@@ -107,7 +107,7 @@ std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
   return samples;
 }
 
-LoopResult run_loop(Session& session, const LoopOptions& o) {
+LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hooks) {
   validate_loop_options(o);
   LoopResult r;
   const pid_t pid = session.process_id();
@@ -147,6 +147,7 @@ LoopResult run_loop(Session& session, const LoopOptions& o) {
   }
 
   // ---- timed phase ---------------------------------------------------------------------------
+  if (hooks.before_timed) hooks.before_timed();
   const auto start = Clock::now();
   switch (o.rule) {
     case StopRule::Iterations:
@@ -210,6 +211,7 @@ LoopResult run_loop(Session& session, const LoopOptions& o) {
   }
   r.timed_s = seconds_since(start);
   if (rss_ok) r.peak_rss_run_bytes = peak_rss_bytes(pid);
+  if (hooks.after_timed) hooks.after_timed();
 
   // ---- the harness's own overhead: the same loop around an empty call ------------------------
   if (o.overhead_iterations > 0) {

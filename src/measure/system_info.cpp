@@ -1,23 +1,25 @@
 #include "turnkey/measure/system_info.h"
 
 #include <cpuinfo.h>
+#include <fmt/format.h>
 #include <sched.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
 #include <chrono>
-
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "turnkey/common/error.h"
 #include "turnkey/common/text.h"
+#include "turnkey/measure/cpu_budget.h"
 
 namespace turnkey {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -48,7 +50,7 @@ CpuFacts read_cpu_facts() {
   CpuFacts f;
   if (cpuinfo_initialize()) {
     if (cpuinfo_get_packages_count() > 0) f.model = trim_value(cpuinfo_get_package(0)->name);
-    f.physical_cores = static_cast<int>(cpuinfo_get_cores_count());
+    f.cpuinfo_cores = static_cast<int>(cpuinfo_get_cores_count());
     f.logical_cpus = static_cast<int>(cpuinfo_get_processors_count());
   }
   // ISA flags from the kernel's list, filtered to the ones that matter for inference kernels.
@@ -66,6 +68,11 @@ CpuFacts read_cpu_facts() {
   if (!proc_model.empty()) f.model = proc_model;
   if (f.model.empty()) f.model = "unknown CPU";
   if (f.logical_cpus <= 0) f.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  // The kernel's topology, not libcpuinfo's: on some VMs (an AMD EPYC guest here) libcpuinfo
+  // counts 1 core where the kernel and lscpu count 2 (docs/measurement.md, "Threads").
+  const fs::path sys = "/sys";
+  f.physical_cores = cpu_budget_detail::physical_cores_of(sys, cpu_budget_detail::online_cpus(sys));
+  if (f.physical_cores <= 0) f.physical_cores = f.cpuinfo_cores;
   if (f.physical_cores <= 0) f.physical_cores = f.logical_cpus;
   return f;
 }
@@ -189,12 +196,20 @@ EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cp
     } catch (const std::exception&) {
     }
   }
-  const int usable = cpus.empty() ? static_cast<int>(allowed_cpus().size()) : 0;
-  const int cores = cpus.empty() ? std::min(fp.physical_cores, std::max(usable, 1))
-                                 : static_cast<int>(cpus.size());
+  fp.budget = cpu_budget(cpus);
+  fp.frequency = read_frequency_limit(fp.budget.cpus.empty() ? 0 : fp.budget.cpus.front());
+  const int cores =
+      std::max(1, fp.budget.cores > 0 ? fp.budget.cores : static_cast<int>(fp.budget.cpus.size()));
   if (threads > cores) {
     fp.warnings.push_back(fmt::format("threads exceed cores: {} threads on {} {}", threads, cores,
-                                      cpus.empty() ? "physical cores" : "pinned CPUs"));
+                                      cpus.empty() ? "physical cores" : "pinned cores"));
+  }
+  if (fp.frequency.max_mhz > 0 && fp.frequency.hardware_max_mhz > 0 &&
+      fp.frequency.max_mhz < 0.95 * fp.frequency.hardware_max_mhz) {
+    fp.warnings.push_back(
+        fmt::format("CPU frequency capped: at most {:.0f} of {:.0f} MHz "
+                    "(cpufreq scaling_max_freq)",
+                    fp.frequency.max_mhz, fp.frequency.hardware_max_mhz));
   }
   fp.runnable_before = runnable_other_threads();
   return fp;

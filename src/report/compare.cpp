@@ -9,6 +9,8 @@
 #include <tuple>
 #include <utility>
 
+#include "turnkey/measure/speed_probe.h"
+
 namespace turnkey::report {
 
 UTest mann_whitney_greater(const std::vector<double>& candidate, const std::vector<double>& base) {
@@ -62,6 +64,8 @@ const char* verdict_name(Verdict v) {
       return "no significant change";
     case Verdict::Untested:
       return "untested";
+    case Verdict::MachineDiffers:
+      return "machine speed differs";
   }
   return "?";
 }
@@ -70,6 +74,12 @@ namespace {
 
 bool measured(const Row& r) {
   return r.successful() && std::isfinite(r.number("median_latency_ms"));
+}
+
+// The slowest speed probe of the row's run (0: none recorded, e.g. caches before schema 5).
+double probe_of(const Row& r) {
+  const double v = r.number("speed_probe_ms");
+  return std::isfinite(v) && v > 0 ? v : 0;
 }
 
 std::string display_name(const Row& r) {
@@ -168,12 +178,33 @@ Comparison compare_reports(const Report& a, const Report& b, const CompareOption
                    : fmt::format("{}: only {} samples", side, n));
       }
     }
+    // The machines' own speed: a latency move the probe made too is the machine's, not the
+    // model's (same direction, beyond the probe's threshold).
+    m.probe_a_ms = probe_of(ra);
+    m.probe_b_ms = probe_of(rb);
+    if (m.probe_a_ms > 0 && m.probe_b_ms > 0) {
+      const double machine = m.probe_b_ms / m.probe_a_ms;
+      const bool slower_machine = machine > 1 + kProbeSlowdownThreshold;
+      const bool faster_machine = machine < 1 / (1 + kProbeSlowdownThreshold);
+      if ((m.verdict == Verdict::Slower && slower_machine) ||
+          (m.verdict == Verdict::Faster && faster_machine)) {
+        notes.push_back(fmt::format(
+            "the speed probe ran {:.2f} ms in A, {:.2f} ms in B ({:.2f}x): B {} as a "
+            "machine, so the change may be the machine's",
+            m.probe_a_ms, m.probe_b_ms, machine, slower_machine ? "was slower" : "was faster"));
+        m.verdict = Verdict::MachineDiffers;
+      } else if (slower_machine || faster_machine) {
+        notes.push_back(
+            fmt::format("speed probe A {:.2f} ms, B {:.2f} ms", m.probe_a_ms, m.probe_b_ms));
+      }
+    }
     for (const auto& [side, n] :
          {std::pair{"A", ia.measured_count.at(key)}, std::pair{"B", ib.measured_count.at(key)}}) {
       if (n > 1) notes.push_back(fmt::format("{}: {} rows, first used", side, n));
     }
     for (const std::string& n : notes) m.note += (m.note.empty() ? "" : "; ") + n;
     if (m.verdict == Verdict::Slower) ++c.slowdowns;
+    if (m.verdict == Verdict::MachineDiffers) ++c.machine_differs;
     c.matched.push_back(std::move(m));
   }
   for (const std::string& key : ib.order) {
@@ -261,6 +292,12 @@ std::string format_comparison(const Comparison& c, const CompareOptions& options
   list("Only in A", c.only_a, "B");
   list("Only in B", c.only_b, "A");
   out += "\n";
+  if (c.machine_differs > 0) {
+    out += fmt::format(
+        "{} change(s) not counted: the machine-speed probe moved with the latency by more than "
+        "{:g}% (docs/measurement.md).\n",
+        c.machine_differs, kProbeSlowdownThreshold * 100);
+  }
   if (c.slowdowns > 0) {
     out += fmt::format("{} significant slowdown(s) beyond {:g}%.\n", c.slowdowns,
                        options.threshold * 100);

@@ -580,6 +580,46 @@ TEST_F(Compare, StaysQuietOnTheSameDistributionAndOnSlowdownsBelowTheThreshold) 
   for (const Matched& m : c.matched) EXPECT_EQ(m.verdict, Verdict::NoChange) << m.build_name_a;
 }
 
+TEST_F(Compare, ASlowdownTheSpeedProbeSharesIsTheMachinesNotAPlainSlowdown) {
+  // B 40% slower, and its machine-speed probe too (a busy or throttled machine): said on the
+  // verdict line, not counted as a slowdown; exit 0.
+  const std::string h = hash64('p');
+  write_fake_build(a, {.build_name = "net_pppppppp",
+                       .hash_full = h,
+                       .samples_ms = fake_latencies(2.0, 100, 1),
+                       .extra_stats = {{"speed_probe_ms", 5.0}}});
+  write_fake_build(b, {.build_name = "net_pppppppp",
+                       .hash_full = h,
+                       .samples_ms = fake_latencies(2.8, 100, 2),
+                       .extra_stats = {{"speed_probe_ms", 7.5}}});
+  std::string out;
+  EXPECT_EQ(run({a, b}, &out), 0) << out;
+  EXPECT_NE(out.find("machine speed differs (the speed probe ran 5.00 ms in A, 7.50 ms in B "
+                     "(1.50x): B was slower as a machine"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 change(s) not counted"), std::string::npos) << out;
+  Comparison c = compare_reports(read_caches({a}), read_caches({b}), {});
+  ASSERT_EQ(c.matched.size(), 1u);
+  EXPECT_EQ(c.matched[0].verdict, Verdict::MachineDiffers);
+  EXPECT_EQ(c.slowdowns, 0);
+
+  // The same slowdown on a machine that ran as fast (probes within 20%) is a slowdown.
+  write_fake_build(b, {.build_name = "net_pppppppp",
+                       .hash_full = h,
+                       .samples_ms = fake_latencies(2.8, 100, 2),
+                       .extra_stats = {{"speed_probe_ms", 5.4}}});
+  EXPECT_EQ(run({a, b}, &out), 1) << out;
+  EXPECT_NE(out.find("SLOWER"), std::string::npos) << out;
+  // A model slower on a machine that was faster: still a slowdown, the probe only noted.
+  write_fake_build(b, {.build_name = "net_pppppppp",
+                       .hash_full = h,
+                       .samples_ms = fake_latencies(2.8, 100, 2),
+                       .extra_stats = {{"speed_probe_ms", 3.0}}});
+  EXPECT_EQ(run({a, b}, &out), 1) << out;
+  EXPECT_NE(out.find("SLOWER (speed probe A 5.00 ms, B 3.00 ms)"), std::string::npos) << out;
+}
+
 TEST_F(Compare, SlowdownBelowThresholdIsNotFlagged) {
   make(1.03);
   EXPECT_EQ(run({a, b}), 0);

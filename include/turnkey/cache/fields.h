@@ -15,8 +15,10 @@ namespace turnkey {
 
 // Versions of the files in a build dir; written as `schema_version` in both.
 // 4: turnkey_stats.yaml keeps every result (`results`), each with its settings and run history.
-inline constexpr int kStateSchemaVersion = 4;
-inline constexpr int kStatsSchemaVersion = 4;
+// 5: fields added (model memory, repetitions, machine-speed probe: fields.cpp "since 5"); a
+//    schema 4 file reads as before.
+inline constexpr int kStateSchemaVersion = 5;
+inline constexpr int kStatsSchemaVersion = 5;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -27,5 +28,10 @@ void validate_environment();
 // root: docs/torch_versions.md). The loader read the path at start, so turnkey keeps its
 // libraries; its children get the caller's environment. Call first in main(), before threads.
 void restore_library_path();
+
+// Where turnkey remembers facts of this machine between runs (interpreter probes, the best
+// machine-speed probe): TURNKEY_STATE_DIR, else $XDG_STATE_HOME/turnkey, else
+// ~/.local/state/turnkey.
+std::filesystem::path state_dir();
 
 }  // namespace turnkey

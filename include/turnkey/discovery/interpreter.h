@@ -33,8 +33,4 @@ struct PythonInterpreter {
 // naming what was tried when none has torch.
 const PythonInterpreter& find_interpreter(const std::string& override_path);
 
-// Where remembered probes live: TURNKEY_STATE_DIR, else $XDG_STATE_HOME/turnkey, else
-// ~/.local/state/turnkey.
-std::filesystem::path state_dir();
-
 }  // namespace turnkey

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,11 +65,18 @@ struct LoopResult {
   int64_t peak_rss_run_bytes = 0;
 };
 
+// Called by run_loop right before the first and right after the last timed call (after the
+// warm-up, before the overhead loop), outside the timed region: the machine-speed probe and the
+// throttling counters bracket exactly the timed phase. Either may be empty.
+struct LoopHooks {
+  std::function<void()> before_timed, after_timed;
+};
+
 // Throws Error(InvalidInput) for options that cannot be run (no iterations, negative times).
 void validate_loop_options(const LoopOptions& options);
 
 // Times `session` (already loaded). Throws whatever the session throws (Error(Runtime)).
-LoopResult run_loop(Session& session, const LoopOptions& options);
+LoopResult run_loop(Session& session, const LoopOptions& options, const LoopHooks& hooks = {});
 
 // The timed calls alone: `n` calls of session.run() (or of an empty function when
 // `empty_call`), each between two clock reads. For sessions that time themselves, their own

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "turnkey/measure/cpu_budget.h"
+
 namespace turnkey {
 
 struct CpuFacts {
   std::string model;                   // "AMD EPYC 9B45"; "unknown CPU" if unreadable
-  int physical_cores = 0;
+  int physical_cores = 0;  // the kernel's topology (/sys); libcpuinfo's count when unreadable
+  int cpuinfo_cores = 0;   // libcpuinfo's count (0: unreadable); VMs sometimes report fewer
   int logical_cpus = 0;
   std::vector<std::string> isa_flags;  // "avx2", "avx512f", "avx512_vnni", ...
 };
@@ -53,6 +56,8 @@ struct EnvironmentFingerprint {
   double cpu_mhz = 0;        // current frequency of cpu0 when readable, else 0
   double load_average_1m = -1;
   double runnable_before = 0, runnable_after = 0;  // runnable_other_threads() around the run
+  CpuBudget budget;                   // usable CPUs, both core counts, CPU quota, Slurm allocation
+  FrequencyLimit frequency;           // cpufreq's cap on the first usable CPU, when readable
   std::vector<std::string> warnings;  // "machine busy: ...", "threads exceed cores: ..."
 };
 

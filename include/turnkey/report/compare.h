@@ -1,7 +1,10 @@
 // `turnkey compare A B`: matches the measurements of two reports by (model content hash, runtime,
 // device) and tests, on the stored raw samples, whether B is slower than A by more than a
 // threshold: a one-sided Mann-Whitney U test (normal approximation with tie and continuity
-// correction) of B against A scaled by (1 + threshold). Pure functions; thread-safe.
+// correction) of B against A scaled by (1 + threshold). Where both sides recorded the
+// machine-speed probe (docs/measurement.md) and it moved the same way as the latency by more than
+// the probe's threshold, the verdict is "machine speed differs", not a slowdown or speed-up.
+// Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -29,7 +32,7 @@ struct CompareOptions {
   size_t min_samples = 8;   // fewer raw samples on either side: not tested
 };
 
-enum class Verdict { Slower, Faster, NoChange, Untested };
+enum class Verdict { Slower, Faster, NoChange, Untested, MachineDiffers };
 const char* verdict_name(Verdict v);
 
 struct Matched {
@@ -37,7 +40,8 @@ struct Matched {
   std::string settings;  // Row::settings() of the result, "" for rows of older caches
   double median_a_ms = 0, median_b_ms = 0, ratio = 0;  // ratio = B / A
   size_t samples_a = 0, samples_b = 0;
-  double p_slower = 1, p_faster = 1;  // one-sided p-values (1 when untested)
+  double p_slower = 1, p_faster = 1;      // one-sided p-values (1 when untested)
+  double probe_a_ms = 0, probe_b_ms = 0;  // the machine-speed probe of each side (0: none)
   Verdict verdict = Verdict::Untested;
   std::string note;  // why untested, or which duplicate was used
 };
@@ -52,7 +56,8 @@ struct Unmatched {
 struct Comparison {
   std::vector<Matched> matched;
   std::vector<Unmatched> only_a, only_b;
-  int slowdowns = 0;  // matched entries with verdict Slower
+  int slowdowns = 0;        // matched entries with verdict Slower
+  int machine_differs = 0;  // matched entries with verdict MachineDiffers
 };
 
 // Successful rows with a median take part; duplicates (duplicate_of set) are left out so each

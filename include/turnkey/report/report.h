@@ -16,8 +16,9 @@
 namespace turnkey::report {
 
 // 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
-// runs, median_history_ms, and the result's own input_shapes and sequence).
-inline constexpr int kSchemaVersion = 4;
+// runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
+// repetitions, the machine-speed probe and CPU throttling (issue 18).
+inline constexpr int kSchemaVersion = 5;
 
 enum class CellType { Text, Integer, Number };
 

@@ -83,6 +83,10 @@ class Runtime {
   // probe() and version() for the run's Python side; runtimes that do not use Python keep theirs.
   virtual Availability probe_for(const PythonSide& /*side*/) const { return probe(); }
   virtual std::string version_for(const PythonSide& /*side*/) const { return version(); }
+  // Creates the runtime's one-time, process-wide state (environment, kernel registries) before
+  // the benchmark reads the memory baseline, so that a model's memory is what loading it adds
+  // (docs/measurement.md, "Memory"). Idempotent and cheap after the first call; throws Error.
+  virtual void initialize() const {}
   virtual std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                         const std::vector<HostTensor>& inputs,
                                         const RuntimeOptions& options) const = 0;

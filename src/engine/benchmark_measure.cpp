@@ -1,0 +1,208 @@
+// The benchmark's measurement (docs/measurement.md): `--repetitions` sessions, each loaded with
+// the holding process's memory read around the load, and timed by the one loop with the
+// machine-speed probe and the cgroup throttling counters right before and after its timed phase.
+// Then the trust flags that say why a number may not hold.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "benchmark.h"
+#include "turnkey/common/error.h"
+#include "turnkey/engine/status.h"
+#include "turnkey/measure/speed_probe.h"
+
+namespace turnkey::engine_internal {
+
+namespace {
+
+// Between repetitions: long enough that a passing burst of load (another process's compile, a
+// cron job) is unlikely to cover two of them, short enough for a few repetitions to stay cheap.
+constexpr double kRepetitionGapS = 1.0;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, 0.5);
+}
+
+ThrottleCounters minus(const ThrottleCounters& after, const ThrottleCounters& before) {
+  ThrottleCounters d;
+  d.readable = after.readable && before.readable;
+  if (!d.readable) return d;
+  d.periods = std::max<int64_t>(0, after.periods - before.periods);
+  d.throttled = std::max<int64_t>(0, after.throttled - before.throttled);
+  d.throttled_ms = std::max(0.0, after.throttled_ms - before.throttled_ms);
+  return d;
+}
+
+std::unique_ptr<Session> load_session(Build& build, const BenchmarkSetup& setup, bool live) {
+  try {
+    if (live) {
+      LiveModel lm{build.session, build.model->id, build.dir->path(), build.build_name};
+      return setup.runtime->load_live(lm, {}, setup.ro);
+    }
+    return setup.runtime->load(build.onnx_path, build.inputs, setup.ro);
+  } catch (const Error& e) {
+    throw StatusError(Status::RuntimeLoadFailed, e);
+  }
+}
+
+}  // namespace
+
+Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
+  Measurement m;
+  m.live = live;
+  m.env = start_fingerprint(setup.threads, setup.ro.cpus);
+  m.budget = m.env.budget;
+  ScopedPin pin(setup.ro.cpus);
+  try {
+    setup.runtime->initialize();
+  } catch (const Error& e) {
+    throw StatusError(Status::RuntimeLoadFailed, e);
+  }
+  // The process holding the model: this one for in-process runtimes, the script's Python process
+  // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
+  const pid_t holder =
+      live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
+  for (int r = 0; r < setup.repetitions; ++r) {
+    if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(kRepetitionGapS));
+    Repetition rep;
+    // Memory: the high-water mark restarts at the current RSS; what loading adds above the RSS
+    // just before is the model's (plus the runtime's per-session state), not the process's.
+    const bool rss_ok = reset_peak_rss(holder);
+    const int64_t before = current_rss_bytes(holder);
+    std::unique_ptr<Session> session = load_session(build, setup, live);
+    const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
+    ThrottleCounters throttle_start;
+    LoopHooks hooks;
+    hooks.before_timed = [&] {
+      rep.probe_before_ms = run_speed_probe(setup.threads);
+      throttle_start = read_throttle_counters();
+    };
+    hooks.after_timed = [&] {
+      rep.throttled = minus(read_throttle_counters(), throttle_start);
+      rep.probe_after_ms = run_speed_probe(setup.threads);
+    };
+    try {
+      rep.loop = run_loop(*session, setup.loop, hooks);
+      if (r + 1 == setup.repetitions) {
+        m.outputs = session->outputs();
+        m.session_stats = session->stats();
+      }
+    } catch (const Error& e) {
+      throw StatusError(Status::RuntimeRunFailed, e);
+    }
+    session.reset();  // the next repetition loads from the same baseline
+    rep.loop.rss_before_load_bytes = before;
+    rep.loop.peak_rss_load_bytes = load_peak;
+    rep.stats = compute_stats(rep.loop.samples_ms);
+    if (before > 0) {
+      m.model_memory_load_bytes = std::max(m.model_memory_load_bytes, load_peak - before);
+      m.model_memory_run_bytes =
+          std::max(m.model_memory_run_bytes, rep.loop.peak_rss_run_bytes - before);
+    }
+    m.throttled.readable = m.throttled.readable || rep.throttled.readable;
+    m.throttled.periods += rep.throttled.periods;
+    m.throttled.throttled += rep.throttled.throttled;
+    m.throttled.throttled_ms += rep.throttled.throttled_ms;
+    m.repetitions.push_back(std::move(rep));
+  }
+  finish_fingerprint(m.env);
+
+  // Pooled: every repetition's samples; the first repetition's cold call and warm-up.
+  m.loop = m.repetitions.front().loop;
+  m.loop.samples_ms.clear();
+  m.loop.timed_s = 0;
+  std::vector<double> overheads;
+  for (const Repetition& rep : m.repetitions) {
+    m.loop.samples_ms.insert(m.loop.samples_ms.end(), rep.loop.samples_ms.begin(),
+                             rep.loop.samples_ms.end());
+    m.loop.timed_s += rep.loop.timed_s;
+    m.loop.warmup_steady = m.loop.warmup_steady && rep.loop.warmup_steady;
+    m.loop.peak_rss_load_bytes = std::max(m.loop.peak_rss_load_bytes, rep.loop.peak_rss_load_bytes);
+    m.loop.peak_rss_run_bytes = std::max(m.loop.peak_rss_run_bytes, rep.loop.peak_rss_run_bytes);
+    overheads.push_back(rep.loop.overhead_median_ms);
+  }
+  if (m.repetitions.size() > 1) {
+    m.loop.stop_reason = fmt::format("{} repetitions of {}", m.repetitions.size(),
+                                     m.repetitions.front().loop.stop_reason);
+  }
+  m.loop.overhead_median_ms = median_of(overheads);
+  m.stats = compute_stats(m.loop.samples_ms);
+  // The interval covers both kinds of spread: every repetition's own 95% CI of its median, and
+  // so the range of the repetitions' medians (docs/measurement.md states the estimator).
+  m.interval_low_ms = m.stats.median_ci_low_ms;
+  m.interval_high_ms = m.stats.median_ci_high_ms;
+  if (m.repetitions.size() > 1) {
+    for (const Repetition& rep : m.repetitions) {
+      m.interval_low_ms = std::min(m.interval_low_ms, rep.stats.median_ci_low_ms);
+      m.interval_high_ms = std::max(m.interval_high_ms, rep.stats.median_ci_high_ms);
+    }
+  }
+
+  // The machine's speed: this run's slowest probe against the fastest this machine has shown
+  // for the same threads and CPUs (this run's fastest included).
+  const std::vector<double> probes = speed_probes_of(m);
+  const double fastest = *std::min_element(probes.begin(), probes.end());
+  const double slowest = *std::max_element(probes.begin(), probes.end());
+  const std::string pinned = fmt::format("{}", fmt::join(setup.ro.cpus, ","));
+  const double remembered = remember_speed_probe(
+      speed_probe_key(m.env.cpu_model, m.env.logical_cpus, setup.threads, pinned, 0), fastest);
+  m.probe_best_ms = remembered > 0 ? std::min(remembered, fastest) : fastest;
+  m.probe_slowdown = m.probe_best_ms > 0 ? slowest / m.probe_best_ms - 1 : 0;
+  return m;
+}
+
+std::vector<double> speed_probes_of(const Measurement& m) {
+  std::vector<double> probes;
+  for (const Repetition& r : m.repetitions) {
+    probes.push_back(r.probe_before_ms);
+    probes.push_back(r.probe_after_ms);
+  }
+  return probes;
+}
+
+std::vector<std::string> trust_flags(const Measurement& m) {
+  std::vector<std::string> flags = m.env.warnings;
+  const LatencyStats& st = m.stats;
+  if (m.overhead_fraction > 0.01) {
+    flags.push_back(fmt::format("harness overhead {:.2f}% of the median (> 1%): {} ms per call",
+                                m.overhead_fraction * 100,
+                                format_latency(m.loop.overhead_median_ms)));
+  }
+  const double half_pct =
+      st.median_ms > 0 ? (m.interval_high_ms - m.interval_low_ms) / 2 / st.median_ms * 100 : 0;
+  if (half_pct > 3.0) {
+    flags.push_back(
+        m.repetitions.size() > 1
+            ? fmt::format("noisy: the median's interval over {} repetitions is "
+                          "+-{:.1f}% (> +-3%)",
+                          m.repetitions.size(), half_pct)
+            : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct));
+  }
+  if (!m.loop.warmup_steady) {
+    flags.push_back(fmt::format("warm-up did not reach a steady state in {} rounds ({} calls)",
+                                m.loop.warmup_rounds, m.loop.warmup_iterations));
+  }
+  if (m.probe_slowdown > kProbeSlowdownThreshold) {
+    flags.push_back(fmt::format(
+        "machine slowed: the speed probe ran {:.2f}x as long as this machine's best ({:.2f} ms "
+        "vs {:.2f} ms; flagged above +{:.0f}%): latencies may be inflated by as much",
+        1 + m.probe_slowdown, m.probe_best_ms * (1 + m.probe_slowdown), m.probe_best_ms,
+        kProbeSlowdownThreshold * 100));
+  }
+  // Throttled for more than 1% of the timed phase: the quota, not the model, set the pace.
+  if (m.throttled.throttled > 0 && m.throttled.throttled_ms > 0.01 * m.loop.timed_s * 1000) {
+    flags.push_back(
+        fmt::format("CPU quota throttled the run: {} of {} periods, {:.0f} ms waiting for quota{}",
+                    m.throttled.throttled, m.throttled.periods, m.throttled.throttled_ms,
+                    m.budget.quota_source.empty() ? "" : " (" + m.budget.quota_source + ")"));
+  }
+  return flags;
+}
+
+}  // namespace turnkey::engine_internal
