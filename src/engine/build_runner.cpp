@@ -245,7 +245,8 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
   ctx_.progress({{"e", "stage"}, {"stage", label}, {"build", build.build_name}});
   build.python_override = ctx_.request.global.python;
   build.sandbox = ctx_.sandbox;
-  for (const std::string& p : ctx_.request.global.sandbox_allow) build.sandbox_allow.push_back(p);
+  build.sandbox_allow.assign(ctx_.request.global.sandbox_allow.begin(),
+                             ctx_.request.global.sandbox_allow.end());
   auto t0 = std::chrono::steady_clock::now();
   std::string log;
   std::string error;
