@@ -26,6 +26,10 @@ inline bool is_float_type(ONNXTensorElementDataType t) {
          t == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
 }
 
+// A host tensor (a runtime's output, or a saved .pb) as an Output (compare_models.cpp). Throws
+// Error(Internal) when it holds fewer bytes than its shape says.
+Output from_host(const HostTensor& t);
+
 // Elementwise difference of one output against its reference (compare_models.cpp).
 OutputDiff diff(const Output& ref, const Output& cand, const Tolerance& tol);
 

@@ -275,9 +275,7 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
 }
 
 // A host tensor (a runtime's output, or a saved .pb) as an Output.
-namespace {
-
-Output from_host(const HostTensor& t) {
+Output detail::from_host(const HostTensor& t) {
   Output out;
   out.name = t.name;
   out.type = to_ort(t.dtype);
@@ -316,8 +314,6 @@ Output from_host(const HostTensor& t) {
   return out;
 }
 
-}  // namespace
-
 Comparison compare_outputs(const std::vector<HostTensor>& reference,
                            const std::vector<HostTensor>& candidate, const Tolerance& tolerance) {
   if (reference.size() != candidate.size()) {
@@ -326,9 +322,9 @@ Comparison compare_outputs(const std::vector<HostTensor>& reference,
                             reference.size()));
   }
   std::vector<Output> ref, cand;
-  for (const HostTensor& t : reference) ref.push_back(from_host(t));
+  for (const HostTensor& t : reference) ref.push_back(detail::from_host(t));
   for (size_t i = 0; i < candidate.size(); ++i) {
-    cand.push_back(from_host(candidate[i]));
+    cand.push_back(detail::from_host(candidate[i]));
     cand.back().name = ref[i].name;
   }
   return compare_aligned(ref, cand, tolerance);

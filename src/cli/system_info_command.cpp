@@ -100,7 +100,16 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("OS", m.os.empty() ? "unknown" : m.os);
   line("Kernel", m.kernel);
   line("CPU", m.cpu.model);
-  line("Cores", fmt::format("{} physical, {} logical", m.cpu.physical_cores, m.cpu.logical_cpus));
+  line("Cores", fmt::format("{} physical (kernel topology{}), {} logical", m.cpu.physical_cores,
+                            m.cpu.cpuinfo_cores > 0 && m.cpu.cpuinfo_cores != m.cpu.physical_cores
+                                ? fmt::format("; libcpuinfo counts {}", m.cpu.cpuinfo_cores)
+                                : "",
+                            m.cpu.logical_cpus));
+  const CpuBudget budget = cpu_budget();
+  line("Default threads", fmt::format("{} ({})", budget.default_threads, budget.basis));
+  line("CPU quota", budget.quota_cpus > 0
+                        ? fmt::format("{:.2f} CPUs ({})", budget.quota_cpus, budget.quota_source)
+                        : "none");
   line("ISA", m.cpu.isa_flags.empty() ? "unknown" : fmt::format("{}", fmt::join(m.cpu.isa_flags, " ")));
   line("Memory", format_bytes(static_cast<double>(m.memory_bytes)));
   line("Governor", m.governor.empty() ? "not readable" : m.governor);

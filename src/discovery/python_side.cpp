@@ -365,6 +365,14 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
         if (f.is_string()) r.exporter_fixes.push_back(f.get<std::string>());
       }
     }
+    for (const auto& i : e.value("intermediates", json::array())) {
+      if (!i.is_object() || !i.contains("tensor") || !i["tensor"].is_string() ||
+          !i.contains("path") || !i["path"].is_string()) {
+        continue;  // a malformed entry is a check not made, never a failed export
+      }
+      r.intermediates.push_back({i.value("module", std::string()), i["tensor"].get<std::string>(),
+                                 i["path"].get<std::string>()});
+    }
     return r;
   }
 }

@@ -278,7 +278,7 @@ fs::path Outbox::folder(const fs::path& dest_dir) {
 
 fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
   if (!staging_) return replied;
-  static const std::regex kTensorFile(R"((input|output)_[0-9]{1,6}\.pb)");
+  static const std::regex kTensorFile(R"((input|output|intermediate)_[0-9]{1,6}\.pb)");
   const fs::path p = fs::path(replied).lexically_normal();
   fs::path dest;
   if (auto f = files_.find(p); f != files_.end()) {

@@ -89,7 +89,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   record_measurement(build, setup, m);
 
   // Correctness against the PyTorch outputs saved at export.
-  const Judgement judged = judge_outputs(build, m.outputs, setup.tolerance);
+  const Judgement judged = judge_outputs(build, m.outputs, setup);
   const std::string& correctness = judged.line;
 
   log += fmt::format(

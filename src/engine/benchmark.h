@@ -56,9 +56,11 @@ struct Judgement {
 };
 
 // A runtime's outputs against the PyTorch outputs saved at export (docs/measurement.md):
-// writes `correctness` (with its verdict) and the error fields into the build's stats.
+// writes `correctness` (with its verdict) and the error fields into the build's stats. Outputs
+// that carry no signal are judged on the export's intermediate tensors, which the setup's
+// runtime computes on a copy of the graph (benchmark_judge.cpp), or inconclusive.
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const build::Tolerance& tol);
+                        const BenchmarkSetup& setup);
 
 // One repetition: a session loaded, warmed up and timed (docs/measurement.md, "Repetitions").
 struct Repetition {

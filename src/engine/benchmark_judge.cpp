@@ -1,5 +1,7 @@
 // The correctness judgement: a runtime's outputs against the PyTorch outputs saved at export,
-// with the verdict decided in one place (docs/measurement.md).
+// with the verdict decided in one place (docs/measurement.md). Outputs that carry no signal
+// (empty, all zero, constant) prove nothing when they match: the verdict then rests on an
+// intermediate tensor the export captured, or is inconclusive.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,10 +24,84 @@ std::vector<HostTensor> read_outputs(const std::vector<fs::path>& files) {
   return out;
 }
 
+std::string errors_text(const build::Comparison& c, const build::Tolerance& tol) {
+  double worst_abs = 0;
+  for (const auto& d : c.outputs) worst_abs = std::max(worst_abs, d.max_abs_error);
+  return fmt::format(
+      "max abs error {:.3g}, max rel error {:.3g}, cosine {:.6f} (tolerance {:g} / {:g})",
+      worst_abs, c.worst_rel_error, c.worst_cosine, tol.max_rel_error, tol.min_cosine);
+}
+
+// The intermediate tensors of the export, run by the benchmark's own runtime on a copy of the
+// graph that also outputs them (kept as check/<build>-intermediates.onnx), against PyTorch's.
+struct IntermediateCheck {
+  bool made = false;
+  std::string why_not;  // when !made
+  build::Comparison comparison;
+  std::string what;  // "the input of 'heads.head' (ONNX value '/Gather_output_0')"
+  json record = json::array();
+};
+
+IntermediateCheck check_intermediates(Build& build, const BenchmarkSetup& setup,
+                                      size_t output_count) {
+  IntermediateCheck check;
+  if (setup.runtime->needs_live_model() || build.onnx_path.empty()) {
+    check.why_not = setup.runtime_name +
+                    " runs the PyTorch model, whose intermediate tensors "
+                    "turnkey does not read";
+    return check;
+  }
+  if (build.intermediates.empty()) {
+    check.why_not = "the export found no intermediate tensor with signal";
+    return check;
+  }
+  try {
+    std::vector<std::string> names;
+    std::vector<DType> types;
+    std::vector<HostTensor> reference;
+    std::vector<std::string> described;
+    for (const IntermediateTensor& i : build.intermediates) {
+      reference.push_back(onnx_model::read_tensor_pb(i.pb));
+      names.push_back(i.tensor);
+      types.push_back(reference.back().dtype);
+      described.push_back(fmt::format("the input of '{}' (ONNX value '{}')", i.module, i.tensor));
+    }
+    const fs::path dir = build.dir->path() / "check";
+    fs::create_directories(dir);
+    const fs::path check_model = dir / (build.build_name + "-intermediates.onnx");
+    build::add_graph_outputs(build.onnx_path, check_model, names, types);
+    std::unique_ptr<Session> session = setup.runtime->load(check_model, build.inputs, setup.ro);
+    session->run();
+    std::vector<HostTensor> all = session->outputs();
+    if (all.size() != output_count + names.size()) {
+      check.why_not = fmt::format("{} returned {} outputs of the check model, expected {}",
+                                  setup.runtime_name, all.size(), output_count + names.size());
+      return check;
+    }
+    std::vector<HostTensor> got(all.begin() + static_cast<std::ptrdiff_t>(output_count), all.end());
+    check.comparison = build::compare_outputs(reference, got, setup.tolerance);
+    for (size_t k = 0; k < names.size(); ++k) {
+      const build::OutputDiff& d = check.comparison.outputs[k];
+      check.record.push_back({{"module", build.intermediates[k].module},
+                              {"tensor", names[k]},
+                              {"max_abs_error", d.max_abs_error},
+                              {"max_rel_error", d.rel_error},
+                              {"cosine", d.cosine},
+                              {"within", d.within}});
+    }
+    check.what = fmt::format("{}", fmt::join(described, ", "));
+    check.made = true;
+  } catch (const Error& e) {
+    check.why_not = fmt::format("the intermediate check failed: {}", e.what());
+  }
+  return check;
+}
+
 }  // namespace
 
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const build::Tolerance& tol) {
+                        const BenchmarkSetup& setup) {
+  const build::Tolerance& tol = setup.tolerance;
   BuildStats& s = build.stats;
   if (build.output_pbs.empty()) {
     s.set("correctness",
@@ -34,8 +110,10 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   }
   build::Comparison c;
   std::string compare_error;
+  std::vector<HostTensor> reference;
   try {
-    c = build::compare_outputs(read_outputs(build.output_pbs), outputs, tol);
+    reference = read_outputs(build.output_pbs);
+    c = build::compare_outputs(reference, outputs, tol);
   } catch (const Error& err) {
     compare_error = err.what();
   }
@@ -60,7 +138,14 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   }
   const bool within = compare_error.empty() && c.within;
   const std::string ties = build::describe_ties(c);
-  const char* verdict = !within          ? "outside_tolerance"
+  // A match of outputs that carry no signal checked nothing (a mismatch still is one).
+  const std::string no_signal = within ? build::no_signal_reason(reference) : "";
+  IntermediateCheck mid;
+  if (!no_signal.empty()) mid = check_intermediates(build, setup, reference.size());
+  const bool mid_within = mid.made && mid.comparison.within && !mid.comparison.inconclusive;
+  const char* verdict = !within ? "outside_tolerance"
+                        : !no_signal.empty()
+                            ? (mid_within ? "within_tolerance_on_intermediates" : "inconclusive")
                         : c.inconclusive ? "inconclusive"
                         : ties.empty()   ? "within_tolerance"
                                          : "within_tolerance_up_to_ties";
@@ -68,20 +153,43 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                       {"tolerance_max_rel_error", tol.max_rel_error},
                       {"tolerance_min_cosine", tol.min_cosine},
                       {"outputs", per_output},
-                      {"within", within},
+                      {"within", within && (no_signal.empty() || mid_within)},
+                      {"signal", no_signal.empty()},
+                      {"compared", no_signal.empty() ? "outputs"
+                                   : mid.made        ? "intermediate tensors"
+                                                     : "nothing with signal"},
                       {"verdict", verdict}};
   if (!compare_error.empty()) correctness["error"] = compare_error;
   if (!ties.empty()) correctness["ties"] = ties;
+  if (!no_signal.empty()) {
+    correctness["no_signal"] = no_signal;
+    if (mid.made) correctness["intermediates"] = mid.record;
+    if (!mid.made) correctness["intermediates_not_checked"] = mid.why_not;
+  }
   s.set("correctness", std::move(correctness));
   s.set("max_abs_error", worst_abs);
   s.set("max_rel_error", c.worst_rel_error);
   s.set("min_cosine", c.worst_cosine);
 
   if (!compare_error.empty()) return {compare_error, true};
-  const std::string errors = fmt::format(
-      "max abs error {:.3g}, max rel error {:.3g}, cosine {:.6f} (tolerance {:g} / {:g}){}",
-      worst_abs, c.worst_rel_error, c.worst_cosine, tol.max_rel_error, tol.min_cosine,
-      int_mismatches);
+  const std::string errors = errors_text(c, tol) + int_mismatches;
+  if (!no_signal.empty()) {
+    // Latency kept either way: the runtime ran; only the check could not tell.
+    if (mid_within) {
+      return {fmt::format("within tolerance on intermediate tensors (the outputs carry no signal: "
+                          "{}): {}: {}",
+                          no_signal, mid.what, errors_text(mid.comparison, tol)),
+              false};
+    }
+    if (mid.made) {
+      return {fmt::format("inconclusive: outputs carry no signal ({}); {} differs from PyTorch's "
+                          "({}), which upstream ties or data-dependent ops can explain",
+                          no_signal, mid.what, errors_text(mid.comparison, tol)),
+              false};
+    }
+    return {fmt::format("inconclusive: outputs carry no signal ({}); {}", no_signal, mid.why_not),
+            false};
+  }
   if (c.inconclusive) {
     // Which of several tied rows a runtime keeps is its own choice; a wrong output that kept
     // the scores right would look the same, so this is neither a pass nor a mismatch.

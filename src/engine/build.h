@@ -29,6 +29,7 @@ struct Build {
   std::filesystem::path onnx_path;
   std::optional<onnx_model::ModelFacts> facts;  // of onnx_path, when loaded
   std::vector<std::filesystem::path> input_pbs, output_pbs;  // captured from the script
+  std::vector<IntermediateTensor> intermediates;             // when the outputs carry no signal
   std::filesystem::path source_input;  // the ONNX file given by the user (load-onnx)
   std::string input_shapes;            // --input-shapes of load-onnx
   std::vector<HostTensor> inputs;      // prepared for the runtime

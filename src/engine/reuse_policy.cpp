@@ -173,6 +173,14 @@ void record_outputs(const Build& build, ToolStep& step) {
     artifacts.push_back(artifact_record(p));
   }
   step.outputs = {{"onnx_path", build.onnx_path.string()}, {"inputs", in}, {"outputs", out}};
+  if (!build.intermediates.empty()) {
+    json mids = json::array();
+    for (const IntermediateTensor& i : build.intermediates) {
+      mids.push_back({{"module", i.module}, {"tensor", i.tensor}, {"path", i.pb.string()}});
+      artifacts.push_back(artifact_record(i.pb));
+    }
+    step.outputs["intermediates"] = mids;
+  }
   step.artifacts = artifacts;
 }
 
@@ -187,6 +195,13 @@ void restore_outputs(Build& build, const json& entry) {
   };
   paths("inputs", build.input_pbs);
   paths("outputs", build.output_pbs);
+  if (o.contains("intermediates")) build.intermediates.clear();
+  for (const json& i : o.value("intermediates", json::array())) {
+    if (i.is_object() && i.value("tensor", "") != "" && i.value("path", "") != "") {
+      build.intermediates.push_back(
+          {i.value("module", ""), i["tensor"].get<std::string>(), i["path"].get<std::string>()});
+    }
+  }
 }
 
 }  // namespace turnkey::engine_internal

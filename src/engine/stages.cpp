@@ -259,6 +259,16 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   build.output_pbs.clear();
   for (const fs::path& p : r.inputs) build.input_pbs.push_back(outbox.take(p, ErrorKind::Export));
   for (const fs::path& p : r.outputs) build.output_pbs.push_back(outbox.take(p, ErrorKind::Export));
+  build.intermediates.clear();
+  for (IntermediateTensor i : r.intermediates) {
+    // As a malformed entry of the reply, a file that cannot be taken is a check not made.
+    try {
+      i.pb = outbox.take(i.pb, ErrorKind::Export);
+      build.intermediates.push_back(std::move(i));
+    } catch (const Error& e) {
+      log += fmt::format("intermediate tensor '{}' left out: {}\n", i.tensor, e.what());
+    }
+  }
   if (!r.exporter_fixes.empty()) {
     log += fmt::format("turnkey's exporter fixes in this graph: {}\n",
                        fmt::join(r.exporter_fixes, ", "));

@@ -325,6 +325,12 @@ TEST_F(OnnxCli, SystemInfoNamesCpuAndRuntimes) {
                         "ort"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   }
+  // The thread default and what it rests on (issue 18), in the words docs/measurement.md uses.
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(R"(\nDefault threads: +[0-9]+ \([0-9]+ physical cores? of the [0-9]+ CPUs? )")))
+      << r.out;
+  EXPECT_NE(r.out.find("\nCPU quota:"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -52,6 +52,58 @@ class Runtimes : public ::testing::Test {
   }
 };
 
+// Issue 18: a comparison of outputs that carry no signal is no pass. A zero-initialised head
+// (torchvision's ViTs) is checked on the input of its last layer, named as such; an empty output
+// whose only layer reads the graph input, and a torch runtime (no ONNX graph to add outputs to),
+// are inconclusive with their latency kept; a runtime that gets an intermediate wrong is not
+// passed either.
+TEST_F(Runtimes, OutputsWithoutSignalAreCheckedOnAnIntermediateTensorOrInconclusive) {
+  const fs::path scripts = kSource / "tests" / "data" / "scripts";
+  RunResult r = run_turnkey({(scripts / "zero_head.py").string(), "--iterations", "10"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    within tolerance on intermediate tensors (the outputs "
+                       "carry no signal: every output is all zeros): the input of 'head' (ONNX "
+                       "value '/act/Relu_output_0')"),
+            std::string::npos)
+      << r.out;
+  json s = stats_of("zero_head");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance_on_intermediates");
+  EXPECT_EQ(s["correctness"]["signal"], false);
+  EXPECT_EQ(s["correctness"]["compared"], "intermediate tensors");
+  ASSERT_EQ(s["correctness"]["intermediates"].size(), 1u);
+  EXPECT_EQ(s["correctness"]["intermediates"][0]["module"], "head");
+  EXPECT_TRUE(s["correctness"]["intermediates"][0]["within"].get<bool>());
+  // The report's correctness column carries the verdict word.
+  RunResult report = run_turnkey({"report", "-r", (dir / "r").string()}, cache());
+  ASSERT_EQ(report.exit_code, 0) << report.all();
+  for (const auto& e : fs::directory_iterator(dir / "r")) {
+    if (e.path().extension() != ".csv") continue;
+    EXPECT_NE(slurp(e.path()).find(",within_tolerance_on_intermediates,"), std::string::npos);
+  }
+
+  // The same build benchmarked on torch-eager: the PyTorch model has no ONNX graph here.
+  r = run_turnkey(
+      {(scripts / "zero_head.py").string(), "--iterations", "10", "--runtime", "torch-eager"},
+      cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    inconclusive: outputs carry no signal (every output is "
+                       "all zeros); torch-eager runs the PyTorch model"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Mean Latency:"), std::string::npos) << r.out;  // latency kept
+
+  r = run_turnkey({(scripts / "no_boxes.py").string(), "--iterations", "10"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    inconclusive: outputs carry no signal (every output is "
+                       "empty); the export found no intermediate tensor with signal"),
+            std::string::npos)
+      << r.out;
+  s = stats_of("no_boxes");
+  EXPECT_EQ(s["correctness"]["verdict"], "inconclusive");
+  EXPECT_EQ(s["correctness"]["compared"], "nothing with signal");
+  EXPECT_GT(s["median_latency_ms"].get<double>(), 0);
+}
+
 TEST_F(Runtimes, SystemInfoAndBenchmarkHelpSayWhatIsAvailableAndWhy) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"system-info"}, std::vector<std::string>{"benchmark", "-h"}}) {

@@ -202,6 +202,20 @@ TEST_F(Sandbox, ComposesWithIsolationAndAllowsTheNamedPaths) {
       << bad.err;
 }
 
+// The export's intermediate tensor (outputs with no signal, docs/measurement.md) comes through
+// the staging folder like the inputs and outputs.
+TEST_F(Sandbox, IntermediateTensorsComeThroughTheStagingFolder) {
+  RunResult r =
+      run_turnkey({(fs::path(TURNKEY_SOURCE_DIR) / "tests/data/scripts/zero_head.py").string(),
+                   "--sandbox", "--iterations", "5"},
+                  cache(), {{"HOME", home().string()}}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    within tolerance on intermediate tensors"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
 // A worker killed on its timeout never removes its staging folder itself: its supervisor does,
 // once everything it ran is gone.
 TEST_F(Sandbox, AWorkerKilledOnItsTimeoutLeavesNoStagingFolder) {

@@ -16,7 +16,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 
-from turnkeyml.discovery import export, inputs
+from turnkeyml.discovery import export, inputs, intermediates
 from turnkeyml.discovery.hooks import Entry, first_call_reference
 
 
@@ -204,6 +204,68 @@ class Export(unittest.TestCase):
         os.unlink(os.path.join(self.dir, "external.data"))
         with self.assertRaises(onnx.checker.ValidationError):
             export._checked_graph(path, checked_by_exporter=True)
+
+
+class ZeroHeadTwice(torch.nn.Module):
+    """Outputs exactly zero (a zero-initialised head, as torchvision's ViTs have) after calling
+    one ReLU twice, so the head's input comes from the ReLU's second call (`/act_1/...`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+        self.act = torch.nn.ReLU()
+        self.head = torch.nn.Linear(8, 3)
+        torch.nn.init.zeros_(self.head.weight)
+        torch.nn.init.zeros_(self.head.bias)
+
+    def forward(self, x):
+        return self.head(self.act(self.b(self.act(self.a(x)))))
+
+
+class Intermediates(unittest.TestCase):
+    """Outputs that carry no signal: the export names an intermediate tensor that does (issue 18)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tk-intermediates-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        torch.manual_seed(0)
+
+    def test_signal_is_any_variation_among_finite_values(self):
+        self.assertFalse(intermediates.has_signal([torch.zeros(2, 3), torch.empty(0, 4)]))
+        self.assertFalse(intermediates.has_signal([torch.full((4,), 0.25)]))
+        self.assertFalse(intermediates.has_signal([torch.tensor([float("nan"), 1.0])]))
+        self.assertTrue(intermediates.has_signal([torch.zeros(2), torch.tensor([1, 2])]))
+        self.assertTrue(intermediates.has_signal([torch.tensor([float("inf"), 1.0, 2.0])]))
+
+    def test_the_head_input_is_taken_from_the_last_call_of_a_module_called_twice(self):
+        model = ZeroHeadTwice().eval()
+        entry = entry_of(model, torch.randn(4, 8))
+        reply = {}
+        export.export(entry, os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
+        found = reply["intermediates"]
+        self.assertEqual(len(found), 1)
+        self.assertEqual(found[0]["module"], "head")
+        self.assertEqual(found[0]["tensor"], "/act_1/Relu_output_0")
+        self.assertIn("outputs carry no signal: checking the input of 'head'", reply["log"])
+        saved = onnx.numpy_helper.to_array(onnx.load_tensor(found[0]["path"]))
+        expected = torch.relu(model.b(torch.relu(model.a(entry.captured_args[0])))).detach()
+        numpy.testing.assert_allclose(saved, expected.numpy(), rtol=1e-6)
+        self.assertFalse(model.training)  # the export leaves the flags as they were (eval)
+
+    def test_models_with_signal_get_no_intermediates(self):
+        reply = {}
+        export.export(entry_of(ExportAware(), torch.randn(2, 8)),
+                      os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
+        self.assertNotIn("intermediates", reply)
+
+    def test_a_graph_input_is_never_the_intermediate(self):
+        graph = onnx.helper.make_graph(
+            [onnx.helper.make_node("Gemm", ["x", "w"], ["y"], name="/score/Gemm")], "g",
+            [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2])],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1])],
+            [onnx.numpy_helper.from_array(numpy.ones((2, 1), numpy.float32), "w")])
+        self.assertIsNone(intermediates._scope_tensor(graph, "score"))
 
 
 if __name__ == "__main__":

@@ -857,3 +857,57 @@ TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
 
 }  // namespace
 }  // namespace turnkey
+
+// ---- Outputs that carry no signal (issue 18) -------------------------------------------------
+
+namespace turnkey::build {
+namespace {
+
+HostTensor floats(const std::vector<float>& values, std::vector<int64_t> shape) {
+  HostTensor t;  // unnamed: the check reads values only
+  t.dtype = DType::Float32;
+  t.shape = std::move(shape);
+  t.data.resize(values.size() * 4);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+TEST(NoSignal, EmptyZeroConstantAndNonFiniteOutputsCarryNone) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(no_signal_reason({floats({}, {0, 4})}), "every output is empty");
+  EXPECT_EQ(no_signal_reason({}), "every output is empty");
+  EXPECT_EQ(no_signal_reason({floats({0, 0, -0.0f, 0}, {1, 4})}), "every output is all zeros");
+  EXPECT_EQ(no_signal_reason({floats({0.5f, 0.5f}, {2}), floats({}, {0})}),
+            "every output is empty or constant");
+  EXPECT_EQ(no_signal_reason({floats({nan, nan}, {2})}), "every output is empty");
+  // One varying element anywhere is signal; a NaN beside varying values does not hide it.
+  EXPECT_EQ(no_signal_reason({floats({0, 0}, {2}), floats({1, nan, 2}, {3})}), "");
+  HostTensor ints;
+  ints.dtype = DType::Int64;
+  ints.shape = {2};
+  ints.data.resize(16);
+  EXPECT_EQ(no_signal_reason({ints}), "every output is all zeros");
+  ints.data[8] = std::byte{3};
+  EXPECT_EQ(no_signal_reason({ints}), "");
+}
+
+TEST(NoSignal, ACheckModelOutputsTheNamedIntermediateValuesAfterItsOwn) {
+  test::TempDir dir;
+  test::small_conv_net(dir / "net.onnx");
+  add_graph_outputs(dir / "net.onnx", dir / "check.onnx", {"relu", "pool"},
+                    {DType::Float32, DType::Float32});
+  onnx_model::ModelFacts facts = onnx_model::load_facts(dir / "check.onnx");
+  ASSERT_EQ(facts.outputs.size(), 3u);
+  EXPECT_EQ(facts.outputs[0].name, "output");
+  EXPECT_EQ(facts.outputs[1].name, "relu");
+  EXPECT_EQ(facts.outputs[2].name, "pool");
+  // The original is untouched.
+  EXPECT_EQ(onnx_model::load_facts(dir / "net.onnx").outputs.size(), 1u);
+  // A value the graph does not have, and one that is an output already, are refused.
+  EXPECT_THROW(add_graph_outputs(dir / "net.onnx", dir / "bad.onnx", {"nope"}, {}), Error);
+  EXPECT_THROW(add_graph_outputs(dir / "net.onnx", dir / "bad.onnx", {"output"}, {}), Error);
+  EXPECT_FALSE(fs::exists(dir / "bad.onnx"));
+}
+
+}  // namespace
+}  // namespace turnkey::build

@@ -222,4 +222,22 @@ Comparison compare_outputs(const std::vector<HostTensor>& reference,
 // (the second part makes the comparison inconclusive).
 std::string describe_ties(const Comparison& comparison);
 
+// ---------------------------------------------------------------------------------------------
+// Outputs that carry no signal (docs/measurement.md): a comparison of an empty, all-zero or
+// constant reference checks nothing, however close the runtime's numbers are.
+
+// "" when some tensor of `reference` has elements that differ (comparing it checks something),
+// else why not, for a verdict line: "every output is empty", "every output is all zeros",
+// "every output is empty or constant". Non-finite values are not signal.
+std::string no_signal_reason(const std::vector<HostTensor>& reference);
+
+// Writes to `output` a copy of the ONNX model at `model` whose main graph also outputs the
+// values `names` (after its own outputs, in that order), for a check of intermediate tensors;
+// never benchmarked. Types come from the graph (value_info or shape inference), else from
+// `fallback_types` (same order, DType::Unknown for none). Throws Error(InvalidInput) naming a
+// value the main graph does not have, Error(Export) when it cannot write.
+void add_graph_outputs(const std::filesystem::path& model, const std::filesystem::path& output,
+                       const std::vector<std::string>& names,
+                       const std::vector<DType>& fallback_types);
+
 }  // namespace turnkey::build

@@ -63,6 +63,14 @@ struct DiscoveryResult {
   std::string python_version, torch_version, onnx_version;
 };
 
+// A tensor inside the graph the correctness check compares when the outputs carry no signal
+// (docs/measurement.md): captured from PyTorch, named by the ONNX value that holds it.
+struct IntermediateTensor {
+  std::string module;        // the PyTorch module whose input it is ("heads.head")
+  std::string tensor;        // the ONNX value name ("/Gather_output_0")
+  std::filesystem::path pb;  // PyTorch's value, a TensorProto .pb
+};
+
 struct ExportResult {
   bool ok = false;
   std::filesystem::path onnx_path;
@@ -73,6 +81,8 @@ struct ExportResult {
   double export_s = 0;
   // turnkey's own symbolic functions the graph used (python/turnkeyml/discovery/exporter_fixes.py)
   std::vector<std::string> exporter_fixes;
+  // Only when the outputs carry no signal (empty, all zero, constant): see IntermediateTensor.
+  std::vector<IntermediateTensor> intermediates;
 };
 
 struct ScriptOptions {

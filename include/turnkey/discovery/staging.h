@@ -67,11 +67,12 @@ class Outbox {
   explicit Outbox(Staging* staging);
   // The path to send for the file `dest`.
   std::filesystem::path file(const std::filesystem::path& dest);
-  // The folder to send for `dest_dir`, where the reply names files input_N.pb / output_N.pb.
+  // The folder to send for `dest_dir`, where the reply names files input_N.pb, output_N.pb or
+  // intermediate_N.pb.
   std::filesystem::path folder(const std::filesystem::path& dest_dir);
   // The path the reply named, moved into place: its place in the build (with a Staging, only a
-  // path file() gave or an input_N.pb / output_N.pb in a folder() one, each once; Error(kind)
-  // naming what is wrong otherwise).
+  // path file() gave or an input_N.pb / output_N.pb / intermediate_N.pb in a folder() one, each
+  // once; Error(kind) naming what is wrong otherwise).
   std::filesystem::path take(const std::string& replied, ErrorKind kind);
   // Names of the entries beside the staged file that take() moved to `dest` (what a command
   // wrote besides the files asked for: an ONNX model's external data files, or anything else);

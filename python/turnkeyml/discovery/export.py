@@ -10,7 +10,7 @@ import warnings
 
 import torch
 
-from . import exporter_fixes, inputs
+from . import exporter_fixes, inputs, intermediates
 from .hooks import state_marks
 
 onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
@@ -191,6 +191,31 @@ def _first_call_outputs(entry, flags):
     return outputs if marks == state_marks(entry.module) else None
 
 
+def _intermediates(module, flags, fresh, graph, io_dir, reply):
+    """Outputs that carry no signal (empty, all zero, constant) check nothing: one more eval
+    forward captures an intermediate tensor that does (intermediates.py). Its cost is paid only
+    by such models; a failure here is only a missed check, never a failed export."""
+    log = []
+    try:
+        with _captured_output() as log:
+            try:
+                module.eval()
+                found = intermediates.capture(module, fresh, graph, io_dir, _save_tensor)
+            finally:
+                for m, training in flags:
+                    m.training = training
+    except Exception as error:  # noqa: BLE001 (see the docstring)
+        log.append("no intermediate tensor for the check: %s: %s" % (type(error).__name__, error))
+        found = []
+    if found:
+        log.append("outputs carry no signal: checking the input of %r (ONNX tensor %r) too"
+                   % (found[0]["module"], found[0]["tensor"]))
+    else:
+        log.append("outputs carry no signal, and no intermediate tensor with signal was found")
+    reply["log"] = "\n".join(filter(None, [reply.get("log", "")] + log))
+    return found
+
+
 def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
     """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
     as it goes (so `log` survives a failure).
@@ -274,6 +299,8 @@ def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
         pb = os.path.join(io_dir, "output_%d.pb" % n)
         _save_tensor(pb, name, tensor)
         reply["outputs"].append(pb)
+    if not intermediates.has_signal(outputs):
+        reply["intermediates"] = _intermediates(module, flags, fresh, graph, io_dir, reply)
     reply["exporter_fixes"] = exporter_fixes.used()
     reply["input_names"] = graph_inputs
     reply["output_names"] = graph_outputs

@@ -1,0 +1,107 @@
+"""Intermediate tensors for a correctness check with signal (docs/measurement.md, "Outputs that
+carry no signal").
+
+A model whose outputs are empty, all zero or constant (torchvision's ViTs with their zero-init
+head and random weights; a detector that keeps no box) gives a comparison that compares nothing.
+Then the export also saves the input of the last layer the model ran whose input varies, captured
+from PyTorch, named by the ONNX tensor that holds the same value: torch.onnx names every node by
+the module it comes from (`/heads/head/Gemm`; a module's second call `/layer1/relu_1/Relu`), so
+the tensor is the first input of the module's last call that comes from outside it. The core adds
+that tensor to a copy of the graph as an extra output, for the check only, and compares.
+"""
+
+import collections
+import os
+import re
+
+import torch
+
+from . import inputs
+
+# Leaf calls remembered from the end of the forward: candidates, newest first.
+_WINDOW = 8
+
+
+def has_signal(tensors):
+    """True when some tensor has elements that are not all the same finite value."""
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.numel() == 0:
+            continue
+        values = t.detach()
+        if values.is_floating_point() or values.is_complex():
+            values = values[torch.isfinite(values)] if not values.is_complex() else values
+            if values.numel() == 0:
+                continue
+        flat = values.reshape(-1)
+        if bool((flat != flat[0]).any()):
+            return True
+    return False
+
+
+def _leaf_inputs(module, args, kwargs):
+    """(path, first input tensor) of the last _WINDOW leaf-module calls of one forward, oldest
+    first, each input copied when the call began (an in-place ReLU overwrites its input)."""
+    names = {id(m): name for name, m in module.named_modules() if name}
+    window = collections.deque(maxlen=_WINDOW)
+    handles = []
+
+    def pre_hook(sub, call_args):
+        tensors = inputs.tensors_of(call_args)
+        if tensors:
+            window.append((names[id(sub)], tensors[0].detach().clone()))
+
+    for sub in module.modules():
+        if sub is not module and id(sub) in names and not any(True for _ in sub.children()):
+            handles.append(sub.register_forward_pre_hook(pre_hook))
+    try:
+        with torch.no_grad():
+            module(*args, **kwargs)
+    finally:
+        for h in handles:
+            h.remove()
+    return list(window)
+
+
+def _scope_tensor(graph, path):
+    """The ONNX tensor holding the input of the last call of module `path`: the first input of
+    that call's nodes that neither an initializer, a Constant nor another node of the call
+    makes, and that is not a graph input. None when there is no such value."""
+    segments = "".join("/%s(?:_\\d+)?" % re.escape(s) for s in path.split("."))
+    scope = re.compile("^(%s)/" % segments)
+    calls = {}  # the matched scope text -> [index of its last node, its nodes in graph order]
+    for index, node in enumerate(graph.node):
+        match = scope.match(node.name)
+        if match:
+            call = calls.setdefault(match.group(1), [index, []])
+            call[0] = index
+            call[1].append(node)
+    if not calls:
+        return None
+    last = max(calls.values(), key=lambda call: call[0])[1]
+    # A graph input would compare the input with itself: no computation checked.
+    initializers = {t.name for t in graph.initializer} | {i.name for i in graph.input}
+    constants = {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    made_inside = {o for n in last for o in n.output}
+    for node in last:
+        for name in node.input:
+            if name and name not in initializers and name not in constants \
+                    and name not in made_inside:
+                return name
+    return None
+
+
+def capture(module, fresh, graph, io_dir, save_tensor):
+    """Saves io_dir/intermediate_0.pb for the newest leaf call whose input varies and whose
+    tensor the graph names; returns [{module, tensor, path}] (empty when none qualifies)."""
+    args, kwargs = fresh()
+    for path, value in reversed(_leaf_inputs(module, args, kwargs)):
+        if not has_signal([value]):
+            continue
+        tensor = _scope_tensor(graph, path)
+        if tensor is None:
+            continue
+        pb = os.path.join(io_dir, "intermediate_0.pb")
+        save_tensor(pb, tensor, value)
+        return [{"module": path, "tensor": tensor, "path": pb,
+                 "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", "")}]
+    return []

@@ -1,0 +1,131 @@
+// Outputs that carry no signal, and the check model that lets a comparison use intermediate
+// tensors instead (build_stages.h, docs/measurement.md).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "compare_internal.h"
+#include "model_io.h"
+#include "turnkey/build/build_stages.h"
+
+namespace turnkey::build {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Signal { Empty, Zero, Constant, Varies };
+
+Signal signal_of(const HostTensor& t) {
+  const detail::Output o = detail::from_host(t);
+  if (!o.values.empty()) {
+    bool seen = false;
+    double first = 0;
+    for (double v : o.values) {
+      if (!std::isfinite(v)) continue;
+      if (!seen) {
+        first = v;
+        seen = true;
+      } else if (v != first) {
+        return Signal::Varies;
+      }
+    }
+    if (!seen) return Signal::Empty;  // nothing finite: nothing to compare
+    return first == 0 ? Signal::Zero : Signal::Constant;
+  }
+  const size_t n = o.elem_bytes ? o.bytes.size() / o.elem_bytes : 0;
+  if (n == 0) return Signal::Empty;
+  bool zero = true;
+  for (size_t k = 0; k < n; ++k) {
+    const char* e = o.bytes.data() + k * o.elem_bytes;
+    if (std::memcmp(e, o.bytes.data(), o.elem_bytes) != 0) return Signal::Varies;
+    for (size_t b = 0; b < o.elem_bytes; ++b) zero = zero && e[b] == 0;
+  }
+  return zero ? Signal::Zero : Signal::Constant;
+}
+
+int onnx_elem_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return onnx::TensorProto::FLOAT;
+    case DType::Float16:
+      return onnx::TensorProto::FLOAT16;
+    case DType::Float64:
+      return onnx::TensorProto::DOUBLE;
+    case DType::Int8:
+      return onnx::TensorProto::INT8;
+    case DType::Uint8:
+      return onnx::TensorProto::UINT8;
+    case DType::Int16:
+      return onnx::TensorProto::INT16;
+    case DType::Int32:
+      return onnx::TensorProto::INT32;
+    case DType::Int64:
+      return onnx::TensorProto::INT64;
+    case DType::Bool:
+      return onnx::TensorProto::BOOL;
+    case DType::Unknown:
+      break;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+}  // namespace
+
+std::string no_signal_reason(const std::vector<HostTensor>& reference) {
+  bool all_empty = true, all_zero = true;
+  for (const HostTensor& t : reference) {
+    const Signal s = signal_of(t);
+    if (s == Signal::Varies) return "";
+    all_empty = all_empty && s == Signal::Empty;
+    all_zero = all_zero && s == Signal::Zero;
+  }
+  if (reference.empty() || all_empty) return "every output is empty";
+  if (all_zero) return "every output is all zeros";
+  return "every output is empty or constant";
+}
+
+void add_graph_outputs(const fs::path& model, const fs::path& output,
+                       const std::vector<std::string>& names,
+                       const std::vector<DType>& fallback_types) {
+  detail::LoadedModel loaded;
+  try {
+    loaded = detail::load_model(model, /*load_external_data=*/true);
+  } catch (const Error& e) {
+    throw e.with_context(model.filename().string());
+  }
+  onnx::GraphProto* g = loaded.model.mutable_graph();
+  const auto types = detail::infer_main_graph_types(loaded.model);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    bool made = false;
+    for (const auto& node : g->node()) {
+      for (const auto& o : node.output()) made = made || o == name;
+    }
+    for (const auto& in : g->input()) made = made || in.name() == name;
+    if (!made) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} has no value '{}'", model.filename().string(), name));
+    }
+    for (const auto& o : g->output()) {
+      if (o.name() == name) {
+        throw Error(ErrorKind::InvalidInput, fmt::format("'{}' is already an output of {}", name,
+                                                         model.filename().string()));
+      }
+    }
+    onnx::ValueInfoProto* v = g->add_output();
+    v->set_name(name);
+    if (auto it = types.find(name); it != types.end() && it->second.has_tensor_type() &&
+                                    it->second.tensor_type().elem_type() != 0) {
+      *v->mutable_type() = it->second;
+    } else {
+      const DType fallback = i < fallback_types.size() ? fallback_types[i] : DType::Unknown;
+      v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx_elem_type(fallback));
+    }
+  }
+  std::string data_name;
+  detail::save_model(loaded.model, output, loaded.had_external_data, &data_name);
+}
+
+}  // namespace turnkey::build
