@@ -73,9 +73,16 @@ bool is_plain_name(const std::string& name) {
 Staging::Staging(const fs::path& cache_dir) {
   const fs::path parent = fs::absolute(cache_dir) / ".staging";
   std::error_code ec;
-  fs::create_directories(parent, ec);
-  std::string templ = (parent / fmt::format("{}-XXXXXX", getpid())).string();
-  if (ec || ::mkdtemp(templ.data()) == nullptr) {
+  std::string templ;
+  bool made = false;
+  // Another run's remove() takes `parent` away when it was the last one in it: make it again.
+  for (int tries = 0; tries < 5 && !made; ++tries) {
+    fs::create_directories(parent, ec);
+    templ = (parent / fmt::format("{}-XXXXXX", getpid())).string();
+    made = !ec && ::mkdtemp(templ.data()) != nullptr;
+    if (!made && !ec && errno != ENOENT) break;
+  }
+  if (!made) {
     throw Error(ErrorKind::Io,
                 fmt::format("cannot make a staging folder in {}: {}", parent.string(),
                             ec ? ec.message() : std::string(strerror(errno))));
