@@ -219,8 +219,11 @@ def _attached_run(binary, script, entry, message, options, seq, stages, monitor,
 def benchmark_model(model, inputs, build_name=None, iterations=100, cache_dir=None,
                     device="x86", runtime="ort", rebuild=None, sequence=None, onnx_opset=None,
                     rt_args=None, warmup=None, threads=None, build_only=False,
-                    lean_cache=False, monitor=None):
+                    lean_cache=False, monitor=None, concurrency=None):
     """Builds `model` (a torch.nn.Module) called with `inputs` and benchmarks it.
+
+    `concurrency`: requests in flight (one number; docs/measurement.md). The batch is the one of
+    `inputs`: for a sweep over batch sizes or concurrencies, call it once per point.
 
     `inputs` is a dict of keyword arguments (the model is called as `model(**inputs)`), a
     tuple/list of positional arguments, or a single tensor. `sequence` is a named sequence, a
@@ -233,10 +236,13 @@ def benchmark_model(model, inputs, build_name=None, iterations=100, cache_dir=No
             raise ValueError("runtime=%r: benchmark_model measures on one runtime (call it once "
                              "per runtime, or use benchmark_files)" % (list(runtime),))
         runtime = runtime[0]
+    if isinstance(concurrency, (list, tuple)):
+        raise ValueError("concurrency=%r: benchmark_model measures one point (call it once per "
+                         "value, or use benchmark_files for a sweep)" % (list(concurrency),))
     options = dict(runtime=runtime, device=device, iterations=iterations, warmup=warmup,
                    threads=threads, cache_dir=cache_dir, rebuild=rebuild, sequence=sequence,
                    onnx_opset=onnx_opset, rt_args=rt_args, build_only=build_only,
-                   lean_cache=lean_cache, build_name=build_name)
+                   lean_cache=lean_cache, build_name=build_name, concurrency=concurrency)
     report, stats, _ = _run_attached(model, inputs, options, monitor)
     if build_only:
         return None
@@ -268,12 +274,15 @@ def benchmark_files(input_files, runtime=None, device=None, iterations=None, cac
                     threads=None, build_only=False, analyze_only=False, lean_cache=False,
                     max_depth=None, script_args=None, labels=None, input_shapes=None,
                     python=None, process_isolation=False, use_slurm=False, timeout=None,
-                    monitor=None, sandbox=False, sandbox_allow=None):
+                    monitor=None, sandbox=False, sandbox_allow=None, concurrency=None,
+                    batch_sizes=None):
     """`turnkey INPUT_FILES ...` with the CLI's options: scripts, ONNX files, globs, .txt lists
     (`script.py::HASH` filters too). turnkey prints its results; they land in the cache.
     `sandbox=True` runs the scripts in turnkey's sandbox (docs/sandbox.md), `sandbox_allow` a
     list of paths they may also write.
     `runtime` may be a list: every input is benchmarked on each, one run after the other.
+    Sweeps (docs/measurement.md): `concurrency` (requests in flight) and `batch_sizes` take a
+    number or a list, `input_shapes` a string or a list of them; every point is a result.
 
     Returns the performance results: a list of MeasuredPerformance, one per model benchmarked
     (per runtime), in the order they were built ([] with build_only or analyze_only). When some
@@ -297,7 +306,8 @@ def benchmark_files(input_files, runtime=None, device=None, iterations=None, cac
                               script_args=script_args, labels=labels,
                               input_shapes=input_shapes, python=python,
                               process_isolation=process_isolation, use_slurm=use_slurm,
-                              timeout=timeout, sandbox=sandbox, sandbox_allow=sandbox_allow)
+                              timeout=timeout, sandbox=sandbox, sandbox_allow=sandbox_allow,
+                              concurrency=concurrency, batch_sizes=batch_sizes)
             started = time.time()
             gate = threading.Lock()
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -89,7 +89,7 @@ def flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=N
                build_only=False, analyze_only=False, lean_cache=False, max_depth=None,
                script_args=None, labels=None, input_shapes=None, python=None, build_name=None,
                process_isolation=False, use_slurm=False, timeout=None, sandbox=False,
-               sandbox_allow=None):
+               sandbox_allow=None, concurrency=None, batch_sizes=None):
     """The classic grammar's options for the values given (None = turnkey's default); the
     sequence is sequence_flags'."""
     args = []
@@ -103,12 +103,22 @@ def flag_args(runtime=None, device=None, iterations=None, warmup=None, threads=N
                         ("--threads", threads), ("--cache-dir", cache_dir),
                         ("--rebuild", rebuild),
                         ("--onnx-opset", onnx_opset), ("--max-depth", max_depth),
-                        ("--input-shapes", input_shapes), ("--python", python),
+                        ("--python", python),
                         ("--timeout", timeout)):
         if value is not None:
             args.append("%s=%s" % (flag, os.fspath(value) if flag == "--cache-dir" else value))
     if script_args is not None:
         args.append("--script-args=%s" % script_args)
+    # A list of shapes sweeps them: the option once per item, one result each.
+    if input_shapes is not None:
+        for shapes in input_shapes if isinstance(input_shapes, (list, tuple)) else [input_shapes]:
+            args.append("--input-shapes=%s" % shapes)
+    # Sweeps (docs/measurement.md): a number or a list of numbers, "1,2,4" on the command line.
+    for flag, value in (("--concurrency", concurrency), ("--batch-sizes", batch_sizes)):
+        if value is None:
+            continue
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        args.append("%s=%s" % (flag, ",".join(str(v) for v in values)))
     if rt_args:
         items = rt_args.items() if isinstance(rt_args, dict) else [a.split("=", 1) for a in rt_args]
         args.append("--rt-args")

@@ -42,12 +42,13 @@ class MeasuredPerformance:
     latency_units = LATENCY_UNITS
     throughput_units = THROUGHPUT_UNITS
 
-    def __init__(self, stats, build_name, build_dir):
+    def __init__(self, stats, build_name, build_dir, result=None):
         self.stats = stats
         self.build_name = build_name
         self.build_dir = build_dir
         self.model_name = stats.get("model_name")
-        for key, value in latest_result(stats).items():
+        # `result`: one entry of stats["results"] (a sweep leaves several); else the latest.
+        for key, value in (result if result is not None else latest_result(stats)).items():
             name = attribute_name(key)
             if name.isidentifier() and name not in ("stats", "build_name", "build_dir"):
                 setattr(self, name, value)
@@ -85,10 +86,21 @@ def format_ms(value):
     return "%.*f" % (decimals, value)
 
 
+def _finished_epoch(text):
+    """Seconds since the epoch of a result's `finished` (ISO 8601 UTC), None when unreadable."""
+    import datetime
+    try:
+        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
 def results_since(cache_dir, started, yaml):
     """MeasuredPerformance of the builds in `cache_dir` (None: TURNKEY_CACHE_DIR, else
     ~/.cache/turnkey) that a run started at `started` (time.time()) ended successfully with a
-    benchmark, in the order they were built."""
+    benchmark, in the order they were built: one per result the run made (a sweep over batch
+    sizes or --concurrency makes several in one build)."""
     if cache_dir is None:
         cache_dir = os.environ.get("TURNKEY_CACHE_DIR") or "~/.cache/turnkey"
     cache_dir = os.path.expanduser(os.fspath(cache_dir))
@@ -111,9 +123,23 @@ def results_since(cache_dir, started, yaml):
             continue
         if "benchmark" not in (state.get("sequence") or []):
             continue
-        found.append((state.get("started") or "", modified, name, stats, build_dir))
-    found.sort(key=lambda f: (f[0], f[1]))
-    return [MeasuredPerformance(stats, name, build_dir) for _, _, name, stats, build_dir in found]
+        # This run's results of the build, in the order it finished them.
+        mine = []
+        for result in stats.get("results") or []:
+            if not isinstance(result, dict) or result.get("status") != "successful":
+                continue
+            finished = _finished_epoch(result.get("finished"))
+            if finished is not None and finished + 1e-3 >= started and \
+                    "mean_latency_ms" in result:
+                mine.append((result.get("finished"), result))
+        if not mine:
+            mine = [("", None)]
+        for finished, result in sorted(mine, key=lambda m: m[0]):
+            found.append((state.get("started") or "", modified, finished, name, stats, build_dir,
+                          result))
+    found.sort(key=lambda f: (f[0], f[1], f[2]))
+    return [MeasuredPerformance(stats, name, build_dir, result)
+            for _, _, _, name, stats, build_dir, result in found]
 
 
 def read_build(build_dir, build_name, yaml):

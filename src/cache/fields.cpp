@@ -45,8 +45,7 @@ const std::vector<StatsField>& field_table() {
     {"p95_latency_ms",         Number,  R, "ms",    nullptr,             1, "95th percentile latency, ms"},
     {"p99_latency_ms",         Number,  R, "ms",    "p99_latency_ms",    1, "99th percentile latency, ms"},
     {"std_latency_ms",         Number,  R, "ms",    "std_ms",            1, "sample standard deviation of the latency, ms"},
-    {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second, batch_size * 1000 / mean_latency_ms", "Throughput", 2},
-    {"batch_size",             Integer, R, "",      nullptr,             1, "first dim of the first input when it has rank >= 2, else 1"},
+    {"throughput_ips",         Number,  R, "ips",   "throughput_ips",    1, "inferences per second: batch_size * 1000 / mean_latency_ms at concurrency 1; sustained, completed calls * batch_size / the timed window, above it", "Throughput", 2},
     {"peak_memory_bytes",      Integer, R, "bytes", "peak_memory_bytes", 1, "peak resident memory of the whole process holding the model (its own baseline included), during load or run, bytes"},
     {"peak_memory_load_bytes", Integer, R, "bytes", nullptr,             1, "peak resident memory while loading, bytes"},
     {"peak_memory_run_bytes",  Integer, R, "bytes", nullptr,             1, "peak resident memory while timing, bytes"},
@@ -133,6 +132,14 @@ const std::vector<StatsField>& field_table() {
     {"speed_probe_best_ms",    Number,  R, "ms",    "speed_probe_best_ms", 5, "the fastest probe this machine had shown for the same threads and CPUs, this run's included, ms"},
     {"speed_slowdown",         Number,  R, "",      "speed_slowdown",    5, "speed_probe_ms / speed_probe_best_ms - 1: how much slower the machine ran than its best"},
     {"cpu_throttled_ms",       Number,  R, "ms",    "cpu_throttled_ms",  5, "time the process's cgroups waited for CPU quota during the timed phases, ms (empty: no cgroup cpu.stat readable)"},
+    // Issue 20: the runtime's own per-operator profile (benchmark --profile).
+    {"profile",                Object,  R, "",      "profile_top_ops",   5, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary"},
+    // Issue 20: load time, requests in flight, sweeps.
+    {"load_s",                 Number,  R, "s",     "load_s",            6, "loading the model on the runtime (Runtime::load / load_live: ort session creation; torchscript trace + torch::jit::load; torch-compiled torch.compile and its compiling call), s", "Load time", 3},
+    {"jit_load_s",             Number,  R, "s",     nullptr,             6, "torchscript: torch::jit::load (and freeze/optimize) alone, s; load_s adds the trace"},
+    {"concurrency",            Integer, R, "",      "concurrency",       6, "requests in flight (--concurrency; 1 = one call at a time; a result setting)"},
+    {"sessions",               Integer, R, "",      "sessions",          6, "sessions loaded for the requests in flight: 1 (shared by the callers) or one per request"},
+    {"batch_size",             Integer, R, "",      "batch_size",        6, "first dim of the first input when it has rank >= 2, else 1"},
   };
   // clang-format on
   return kFields;
@@ -146,8 +153,8 @@ const StatsField* find_field(std::string_view key) {
 }
 
 const std::vector<std::string>& result_settings() {
-  static const std::vector<std::string> kSettings = {"runtime",     "device",       "threads",
-                                                     "pinned_cpus", "input_shapes", "sequence"};
+  static const std::vector<std::string> kSettings = {
+      "runtime", "device", "threads", "pinned_cpus", "input_shapes", "sequence", "concurrency"};
   return kSettings;
 }
 

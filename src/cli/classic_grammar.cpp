@@ -161,7 +161,8 @@ void add_classic_options(CLI::App& app, ClassicOptions& o, bool with_choices) {
   app.add_flag("--analyze-only", o.analyze_only,
                "Discover and list the models; no build, no benchmark")
       ->group(kDiscovery);
-  o.discover.bind(app, *find_tool("discover"), with_choices, {}, kDiscovery);
+  // --batch-sizes belongs to both first tools: bound once (load-onnx's), given to both.
+  o.discover.bind(app, *find_tool("discover"), with_choices, {"--batch-sizes"}, kDiscovery);
   std::vector<std::string> sequence_names;
   for (const auto& [name, tools] : named_sequences()) sequence_names.push_back(name);
   app.add_option("--sequence", o.sequence_name,
@@ -230,7 +231,11 @@ std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
   cli::check_tool_options(*find_tool("export-pytorch"), export_options, "");
   cli::check_tool_options(*find_tool("benchmark"), bench.given(), "");
   request.sequence.push_back({"auto", json::object()});
-  request.sequence.push_back({"discover", discover.given()});
+  json discover_options = discover.given();
+  if (load.given().contains("batch_sizes")) {
+    discover_options["batch_sizes"] = load.given()["batch_sizes"];
+  }
+  request.sequence.push_back({"discover", discover_options});
   request.sequence.push_back({"load-onnx", load.given()});
   std::vector<ToolCall> build_tools;
   if (!sequence_file.empty()) {

@@ -88,8 +88,8 @@ void use_grouped_help(CLI::App& app) {
                           CLI::AppFormatMode mode) const override {
       if (mode == CLI::AppFormatMode::Sub) return CLI::Formatter::make_help(app, name, mode);
       std::vector<std::string> order = {help_group::kInputs, help_group::kDiscovery,
-                                        help_group::kBuild, help_group::kBenchmark,
-                                        help_group::kCorpus};
+                                        help_group::kBuild,  help_group::kBenchmark,
+                                        help_group::kCorpus, help_group::kOutput};
       for (const std::string& g : app->get_groups()) {
         if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
       }
@@ -124,6 +124,10 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--lean-cache", g.lean_cache,
                "After each build, delete its artifacts; keep logs and yaml/json")
       ->group(kBuild);
+  app.add_flag("--json", g.json_output,
+               "Print one JSON document of the run's results on stdout (the rows of turnkey "
+               "report); everything else, scripts' output included, goes to stderr")
+      ->group(kOutput);
   app.add_flag("--sandbox", g.sandbox,
                "Run scripts in a sandbox: no network, no home, the cache read-only "
                "(default: TURNKEY_SANDBOX; docs/sandbox.md)")
@@ -202,21 +206,51 @@ void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
       case OptionSpec::Type::List:
         options[o.key] = app.add_option(o.flags, lists[o.key], help)->expected(1, -1);
         break;
+      case OptionSpec::Type::Strings:
+        // One value per use (a positional input after it stays an input), any number of uses.
+        options[o.key] = app.add_option(o.flags, lists[o.key], help)
+                             ->expected(1)
+                             ->allow_extra_args(false)
+                             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        break;
+      case OptionSpec::Type::IntList:
+        options[o.key] = app.add_option(o.flags, strings[o.key], help);
+        int_lists.insert(o.key);
+        break;
       case OptionSpec::Type::Flag: options[o.key] = app.add_flag(o.flags, flags[o.key], help); break;
     }
     if (!group.empty()) options[o.key]->group(group);
   }
 }
 
+OptionSpec::Type BoundTool::spec_type(const std::string& key) const {
+  for (const OptionSpec& o : spec->options) {
+    if (o.key == key) return o.type;
+  }
+  return OptionSpec::Type::String;
+}
+
 json BoundTool::given() const {
   json out = json::object();
   for (const auto& [key, opt] : options) {
     if (opt->count() == 0) continue;
-    if (ints.count(key)) out[key] = ints.at(key);
-    else if (floats.count(key)) out[key] = floats.at(key);
-    else if (strings.count(key)) out[key] = strings.at(key);
-    else if (lists.count(key)) out[key] = lists.at(key);
-    else if (flags.count(key)) out[key] = flags.at(key);
+    if (ints.count(key)) {
+      out[key] = ints.at(key);
+    } else if (floats.count(key)) {
+      out[key] = floats.at(key);
+    } else if (int_lists.count(key)) {
+      // "1,2,4" -> [1, 2, 4]; text that is not stays text, for the table's check to name.
+      out[key] = int_list_from_text(strings.at(key)).value_or(json(strings.at(key)));
+    } else if (strings.count(key)) {
+      out[key] = strings.at(key);
+    } else if (lists.count(key)) {
+      const auto& items = lists.at(key);
+      // A Strings option used once is a string, as it was before it could be repeated.
+      const bool one = spec_type(key) == OptionSpec::Type::Strings && items.size() == 1;
+      out[key] = one ? json(items[0]) : json(items);
+    } else if (flags.count(key)) {
+      out[key] = flags.at(key);
+    }
   }
   return out;
 }

@@ -24,6 +24,7 @@ inline constexpr const char* kDiscovery = "Discovery";
 inline constexpr const char* kBuild = "Build";
 inline constexpr const char* kBenchmark = "Benchmark";
 inline constexpr const char* kCorpus = "Corpus runs";
+inline constexpr const char* kOutput = "Output";
 }  // namespace help_group
 
 // Makes `app`'s help show its option groups in help_group's order (CLI11 alone shows them in the
@@ -64,11 +65,15 @@ struct BoundTool {
   std::map<std::string, double> floats;
   std::map<std::string, bool> flags;
   std::map<std::string, CLI::Option*> options;
+  std::set<std::string> int_lists;  // IntList options (bound as text in `strings`)
 
   // `group`: the help section of these options ("" = CLI11's default "Options").
   void bind(CLI::App& app, const ToolSpec& s, bool with_choices,
             const std::set<std::string>& skip = {}, const std::string& group = "");
   nlohmann::json given() const;
+
+ private:
+  OptionSpec::Type spec_type(const std::string& key) const;
 };
 
 }  // namespace turnkey::cli

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "benchmark_profile.h"
 #include "turnkey/common/error.h"
 #include "turnkey/engine/status.h"
 
@@ -28,8 +29,9 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   const int threads = setup.threads;
   const CpuFacts& cpu = cpu_facts();
 
-  // Inputs, and the PyTorch outputs the runtime's are compared with.
+  // Inputs, and the outputs the runtime's are compared with (PyTorch's, or --input-data's).
   const bool live = runtime->needs_live_model();
+  build.input_data = opts.value("input_data", std::string());
   if (live) {
     if (!build.session || !build.model) {
       throw Error(ErrorKind::InvalidInput,
@@ -82,30 +84,42 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     }
   }
   if (first_shape.size() >= 2 && first_shape.front() > 0) m.batch = first_shape.front();
-  m.throughput_ips = st.mean_ms > 0 ? static_cast<double>(m.batch) * 1000.0 / st.mean_ms : 0;
+  // Requests in flight: sustained, what the timed windows completed (docs/measurement.md).
+  m.throughput_ips = m.concurrency > 1 ? m.calls_per_s * static_cast<double>(m.batch)
+                     : st.mean_ms > 0  ? static_cast<double>(m.batch) * 1000.0 / st.mean_ms
+                                       : 0;
   m.overhead_fraction = st.median_ms > 0 ? loop.overhead_median_ms / st.median_ms : 0;
   m.flags = trust_flags(m);
   const std::vector<std::string>& flags = m.flags;
   record_measurement(build, setup, m);
+  if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
 
   // Correctness against the PyTorch outputs saved at export.
   const Judgement judged = judge_outputs(build, m.outputs, setup);
   const std::string& correctness = judged.line;
 
   log += fmt::format(
-      "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\ncold {} ms, warm-up {} "
+      "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\nload {} s\ncold {} ms, warm-up {} "
       "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
       "harness overhead {} ms\nmodel memory: load {} B, run {} B (process peak {} B, {} B "
       "before loading)\nspeed probe: {} ms (machine's best {} ms)\ncorrectness: {}\n",
       build.stats.text("benchmarked_model", "?"), runtime->display_name(), setup.runtime_version,
       cpu.model, threads,
       ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
-      build.stats.text("input_source", live ? "captured from the script" : "?"), loop.cold_ms,
-      loop.warmup_iterations, loop.warmup_rounds, loop.warmup_steady ? "steady" : "not steady",
-      st.iterations, loop.stop_reason, st.median_ms, st.mean_ms, loop.overhead_median_ms,
-      m.model_memory_load_bytes, m.model_memory_run_bytes,
+      build.stats.text("input_source", live ? "captured from the script" : "?"), m.load_s,
+      loop.cold_ms, loop.warmup_iterations, loop.warmup_rounds,
+      loop.warmup_steady ? "steady" : "not steady", st.iterations, loop.stop_reason, st.median_ms,
+      st.mean_ms, loop.overhead_median_ms, m.model_memory_load_bytes, m.model_memory_run_bytes,
       std::max(loop.peak_rss_load_bytes, loop.peak_rss_run_bytes), loop.rss_before_load_bytes,
       fmt::join(speed_probes_of(m), " "), m.probe_best_ms, correctness);
+  for (const Repetition& rep : m.repetitions) {
+    if (m.concurrency < 2) break;
+    log += fmt::format(
+        "{} requests in flight, {} session(s), {} threads each: {} calls completed in the {} s "
+        "window (per caller: {}), {:.1f} calls/s\n",
+        m.concurrency, rep.requests.sessions, threads, rep.requests.run.completed, rep.loop.timed_s,
+        fmt::join(rep.requests.run.completed_per_caller, " "), rep.requests.run.calls_per_s);
+  }
   for (const auto& [key, value] : m.session_stats.items()) log += key + ": " + value.dump() + "\n";
   for (const std::string& f : flags) log += "warning: " + f + "\n";
 
@@ -114,8 +128,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                          setup.runtime_version);
   b.status_detail = result_block_lines(build.stats.fields(), correctness, flags);
   if (judged.mismatch) {
-    throw Error(ErrorKind::NumericMismatch,
-                fmt::format("{} outputs differ from PyTorch's: {}", runtime_name, correctness));
+    throw Error(
+        ErrorKind::NumericMismatch,
+        fmt::format("{} outputs differ from {}: {}", runtime_name,
+                    build.input_data.empty() ? "PyTorch's" : "--input-data's", correctness));
   }
 }
 

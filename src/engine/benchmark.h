@@ -6,12 +6,15 @@
 
 #include <sched.h>
 
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "build.h"
 #include "turnkey/build/build_stages.h"
+#include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/cpu_budget.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
@@ -29,7 +32,8 @@ struct BenchmarkSetup {
   LoopOptions loop;
   int repetitions = 1;  // --repetitions
   build::Tolerance tolerance;
-  int threads = 0;  // threads the runtime will use
+  int threads = 0;      // threads the runtime will use (per request)
+  int concurrency = 1;  // requests in flight (--concurrency); 1 = run_loop's single request
 };
 
 // Throws Error(InvalidInput) for a bad value, Error(Runtime) for an unavailable runtime/device.
@@ -50,6 +54,25 @@ class ScopedPin {
   bool active_ = false;
 };
 
+// Requests in flight (benchmark_requests.cpp). --concurrency of one run (the sweep gives each
+// run one value), checked against the runtime's ConcurrencySupport: Error(InvalidInput) with the
+// runtime's refusal.
+int requested_concurrency(const Runtime& runtime, const nlohmann::json& opts);
+// The thread budget of a request: max(1, usable_threads / concurrency).
+int threads_per_request(int usable_threads, int concurrency);
+struct Requests {
+  ConcurrentResult run;
+  int sessions = 1;  // 1 shared by the callers, or one per request
+};
+// Times setup.concurrency requests at once: callers of `first` (Session::caller()) or sessions
+// from `load` (which throws a StatusError of its own when loading fails). A failure while timing
+// is a StatusError(RuntimeRunFailed).
+Requests run_requests(Session& first, const BenchmarkSetup& setup,
+                      const std::function<std::unique_ptr<Session>()>& load,
+                      const LoopHooks& hooks);
+// Why a concurrent measurement may not be trusted: more requests than CPUs, a starved caller.
+std::vector<std::string> requests_flags(const Requests& r, int usable_cpus);
+
 struct Judgement {
   std::string line;  // for the block and the log
   bool mismatch = false;
@@ -66,6 +89,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
 struct Repetition {
   LoopResult loop;
   LatencyStats stats;
+  double load_s = 0;  // Runtime::load / load_live of its (first) session
+  Requests requests;  // --concurrency above 1: the requests' numbers (run.loop is `loop`)
   double probe_before_ms = 0, probe_after_ms = 0;  // the machine-speed probe around its timed phase
   ThrottleCounters throttled;                      // CPU quota throttling during its timed phase
 };
@@ -84,6 +109,10 @@ struct Measurement {
   double probe_best_ms = 0;    // the machine's best probe, this run's included
   double probe_slowdown = 0;   // slowest probe of this run / the best known - 1
   ThrottleCounters throttled;  // summed over the repetitions' timed phases
+  double load_s = 0;           // the first repetition's load
+  int concurrency = 1;         // requests in flight
+  int sessions = 1;            // sessions loaded for them
+  double calls_per_s = 0;  // concurrency above 1: calls completed per second of the timed windows
   int64_t batch = 1;
   double throughput_ips = 0;
   double overhead_fraction = 0;

@@ -45,6 +45,11 @@ struct IntermediateCheck {
 IntermediateCheck check_intermediates(Build& build, const BenchmarkSetup& setup,
                                       size_t output_count) {
   IntermediateCheck check;
+  if (!build.input_data.empty()) {
+    check.why_not = "the export's intermediate tensors are PyTorch's for the captured inputs, "
+                    "not for --input-data";
+    return check;
+  }
   if (setup.runtime->needs_live_model() || build.onnx_path.empty()) {
     check.why_not = setup.runtime_name +
                     " runs the PyTorch model, whose intermediate tensors "
@@ -103,7 +108,14 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const BenchmarkSetup& setup) {
   const build::Tolerance& tol = setup.tolerance;
   BuildStats& s = build.stats;
-  if (build.output_pbs.empty()) {
+  // --input-data: its expected outputs, when it has them, are the reference (docs/measurement.md).
+  const bool data = !build.input_data.empty();
+  if (data && build.expected_outputs.empty()) {
+    s.set("correctness", {{"reference", "none (--input-data has no expected outputs)"},
+                          {"verdict", "not_checked"}});
+    return {"not checked (--input-data has no expected outputs)", false};
+  }
+  if (!data && build.output_pbs.empty()) {
     s.set("correctness",
           {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
@@ -112,7 +124,7 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   std::string compare_error;
   std::vector<HostTensor> reference;
   try {
-    reference = read_outputs(build.output_pbs);
+    reference = data ? build.expected_outputs : read_outputs(build.output_pbs);
     c = build::compare_outputs(reference, outputs, tol);
   } catch (const Error& err) {
     compare_error = err.what();
@@ -149,7 +161,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         : c.inconclusive ? "inconclusive"
                         : ties.empty()   ? "within_tolerance"
                                          : "within_tolerance_up_to_ties";
-  json correctness = {{"reference", "PyTorch outputs saved at export"},
+  json correctness = {{"reference", data ? "the expected outputs of --input-data"
+                                         : "PyTorch outputs saved at export"},
                       {"tolerance_max_rel_error", tol.max_rel_error},
                       {"tolerance_min_cosine", tol.min_cosine},
                       {"outputs", per_output},
@@ -200,8 +213,9 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   }
   // The verdict word first (the README and docs/measurement.md name it), then the numbers.
   if (!within) return {"outside tolerance: " + errors, true};
-  return {ties.empty() ? "within tolerance: " + errors
-                       : "within tolerance up to ties: " + errors + "; " + ties,
+  const std::string against = data ? " (against --input-data's outputs)" : "";
+  return {ties.empty() ? "within tolerance: " + errors + against
+                       : "within tolerance up to ties: " + errors + "; " + ties + against,
           false};
 }
 

@@ -75,7 +75,12 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
     // just before is the model's (plus the runtime's per-session state), not the process's.
     const bool rss_ok = reset_peak_rss(holder);
     const int64_t before = current_rss_bytes(holder);
+    // The runtime's one-time start (initialize above; torchscript's LibTorch module, loaded by
+    // its probe) is not in load_s: the model's load alone.
+    const auto load_start = std::chrono::steady_clock::now();
     std::unique_ptr<Session> session = load_session(build, setup, live);
+    rep.load_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
     ThrottleCounters throttle_start;
     LoopHooks hooks;
@@ -87,8 +92,14 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       rep.throttled = minus(read_throttle_counters(), throttle_start);
       rep.probe_after_ms = run_speed_probe(setup.threads);
     };
+    if (setup.concurrency > 1) {
+      // Requests in flight (benchmark_requests.cpp); the single request below stays run_loop.
+      rep.requests = run_requests(
+          *session, setup, [&] { return load_session(build, setup, live); }, hooks);
+      rep.loop = rep.requests.run.loop;
+    }
     try {
-      rep.loop = run_loop(*session, setup.loop, hooks);
+      if (setup.concurrency == 1) rep.loop = run_loop(*session, setup.loop, hooks);
       if (r + 1 == setup.repetitions) {
         m.outputs = session->outputs();
         m.session_stats = session->stats();
@@ -113,7 +124,20 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   }
   finish_fingerprint(m.env);
 
-  // Pooled: every repetition's samples; the first repetition's cold call and warm-up.
+  // Pooled: every repetition's samples; the first repetition's cold call, warm-up and load.
+  m.load_s = m.repetitions.front().load_s;
+  m.concurrency = setup.concurrency;
+  m.sessions = m.repetitions.front().requests.sessions;
+  if (setup.concurrency > 1) {
+    // Sustained over all repetitions' windows: their calls over their time.
+    int64_t calls = 0;
+    double window_s = 0;
+    for (const Repetition& rep : m.repetitions) {
+      calls += rep.requests.run.completed;
+      window_s += rep.loop.timed_s;
+    }
+    m.calls_per_s = window_s > 0 ? static_cast<double>(calls) / window_s : 0;
+  }
   m.loop = m.repetitions.front().loop;
   m.loop.samples_ms.clear();
   m.loop.timed_s = 0;
@@ -168,6 +192,13 @@ std::vector<double> speed_probes_of(const Measurement& m) {
 
 std::vector<std::string> trust_flags(const Measurement& m) {
   std::vector<std::string> flags = m.env.warnings;
+  if (m.concurrency > 1) {
+    for (const Repetition& rep : m.repetitions) {
+      for (std::string& f : requests_flags(rep.requests, static_cast<int>(m.budget.cpus.size()))) {
+        if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(std::move(f));
+      }
+    }
+  }
   const LatencyStats& st = m.stats;
   if (m.overhead_fraction > 0.01) {
     flags.push_back(fmt::format("harness overhead {:.2f}% of the median (> 1%): {} ms per call",

@@ -152,15 +152,20 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   if (auto it = ro.runtime_args.find("threads"); it != ro.runtime_args.end()) {
     threads = std::atoi(it->second.c_str());
   }
-  if (threads <= 0) threads = default_threads(ro.cpus);
+  // Requests in flight share the default budget (benchmark_requests.cpp); --threads is per request.
+  const int concurrency = requested_concurrency(*runtime, opts);
+  if (concurrency > 1) validate_concurrent_options(lo, concurrency);
+  if (threads <= 0) threads = threads_per_request(default_threads(ro.cpus), concurrency);
   if (ro.threads == 0) ro.threads = threads;
   const int repetitions = opts.value("repetitions", 1);
   if (repetitions < 1 || repetitions > 1000) {
     throw Error(ErrorKind::InvalidInput,
                 fmt::format("--repetitions {}: expected 1 to 1000", repetitions));
   }
-  return {runtime, runtime_name, device, ro,     runtime->version_for(python_side),
-          lo,      repetitions,  tol,    threads};
+  BenchmarkSetup setup{runtime, runtime_name, device, ro,     runtime->version_for(python_side),
+                       lo,      repetitions,  tol,    threads};
+  setup.concurrency = concurrency;
+  return setup;
 }
 
 }  // namespace turnkey::engine_internal

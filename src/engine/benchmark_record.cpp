@@ -6,6 +6,7 @@
 #include <map>
 
 #include "benchmark.h"
+#include "benchmark_profile.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
@@ -85,6 +86,7 @@ void record_settings(Build& build, const BenchmarkSetup& setup) {
   s.set("pinned_cpus", fmt::format("{}", fmt::join(setup.ro.cpus, ",")));
   s.set("input_shapes", shapes_text(build));
   s.set("sequence", sequence_text(build.state));
+  s.set("concurrency", setup.concurrency);
   show_fed_shapes(build);
 }
 
@@ -149,7 +151,12 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s.set("speed_slowdown", m.probe_slowdown);
   if (m.throttled.readable) s.set("cpu_throttled_ms", m.throttled.throttled_ms);
   s.set("percentile_method", "linear interpolation between closest ranks (type 7)");
-  s.set("throughput_definition", "batch_size * 1000 / mean_latency_ms");
+  s.set("throughput_definition",
+        m.concurrency > 1 ? "calls completed in the timed window * batch_size / its wall time "
+                            "(sustained, with concurrency requests in flight)"
+                          : "batch_size * 1000 / mean_latency_ms");
+  s.set("load_s", m.load_s);
+  s.set("sessions", m.sessions);
   s.set("benchmarked_model", m.live ? std::string("live PyTorch model") : build.onnx_path.string());
   json e = {{"cpu_model", m.env.cpu_model},
             {"physical_cores", m.env.physical_cores},
@@ -186,7 +193,7 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
 std::vector<std::string> result_block_lines(const json& s, const std::string& correctness_line,
                                             const std::vector<std::string>& flags) {
   // Fields whose line shows more than their own value.
-  const std::map<std::string, std::string> composite = {
+  std::map<std::string, std::string> composite = {
       {"median_latency_ms",
        fmt::format(
            "median {} [95% CI {}, {}], min {}, max {}, std {}, p90 {}, p99 {} ({} "
@@ -204,6 +211,17 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
                    format_bytes(num(s, "memory_before_load_bytes")),
                    format_bytes(num(s, "peak_memory_bytes")))},
       {"correctness", correctness_line}};
+  // Under requests in flight the throughput is sustained: say under what load.
+  if (const int64_t n = s.value("concurrency", int64_t{1}); n > 1) {
+    const int64_t sessions = s.value("sessions", int64_t{1});
+    const int64_t threads = s.value("threads", int64_t{0});
+    composite["throughput_ips"] = fmt::format(
+        "{:.1f}\tinferences per second (IPS), sustained with {} requests in flight ({}, {} "
+        "thread{} each)",
+        num(s, "throughput_ips"), n,
+        sessions > 1 ? fmt::format("{} sessions", sessions) : std::string("1 shared session"),
+        threads, threads == 1 ? "" : "s");
+  }
   std::vector<const turnkey::StatsField*> labelled;
   for (const turnkey::StatsField& f : field_table()) {
     if (f.label) labelled.push_back(&f);
@@ -213,12 +231,22 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
   std::vector<std::string> lines;
   for (const turnkey::StatsField* f : labelled) {
     std::string value;
+    if (std::string_view(f->key) == "profile") {  // --profile only: a heading and its rows
+      const std::vector<std::string> rows = profile_block_lines(s.value("profile", json()));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        lines.push_back((i == 0 ? padded(f->label) : std::string(16, ' ')) + rows[i]);
+      }
+      continue;
+    }
     if (auto it = composite.find(f->key); it != composite.end()) {
       value = it->second;
     } else if (std::string_view(f->unit) == "ms") {
       value = format_latency(num(s, f->key)) + "\tmilliseconds (ms)";
     } else if (std::string_view(f->unit) == "ips") {
       value = fmt::format("{:.1f}\tinferences per second (IPS)", num(s, f->key));
+    } else if (std::string_view(f->unit) == "s") {
+      if (!s.contains(f->key)) continue;  // a field this run did not measure
+      value = fmt::format("{:.4g}\tseconds (s)", num(s, f->key));
     } else {
       value = s.contains(f->key) ? s[f->key].dump() : "";
     }

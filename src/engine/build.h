@@ -34,6 +34,10 @@ struct Build {
   std::string input_shapes;            // --input-shapes of load-onnx
   std::vector<HostTensor> inputs;      // prepared for the runtime
   std::string ones_note;               // symbolic dims prepare_inputs set to 1 ("" if none)
+  // benchmark --input-data (docs/measurement.md): the data prepare_inputs feeds ("" = none), and
+  // the outputs it says the model gives (the correctness reference when not empty).
+  std::string input_data;
+  std::vector<HostTensor> expected_outputs;
 
   // Discovery: the live model in the Python process (export-pytorch needs both).
   const DiscoveredModel* model = nullptr;
@@ -43,10 +47,17 @@ struct Build {
   bool sandbox = false;
   std::vector<std::filesystem::path> sandbox_allow;
 
+  // A sweep point's options (sweep.h), by tool, put over the request's: {"benchmark":
+  // {"concurrency": 2}}.
+  nlohmann::json point_options = nlohmann::json::object();
+
   std::string chain_key;  // cache key of what the tools so far produced
   bool failed = false;  // a tool body that knows its failure's status throws a StatusError
   ModelBlock block;
 };
+
+// Facts already read for build.onnx_path (a sweep reads an input's once), recorded in stats.
+void use_facts(Build& build, const onnx_model::ModelFacts& facts);
 
 // Loads facts for build.onnx_path (if not loaded for that path yet) and records them in stats.
 const onnx_model::ModelFacts& ensure_facts(Build& build);
@@ -56,10 +67,12 @@ const onnx_model::ModelFacts& ensure_facts(Build& build);
 std::vector<HostTensor> matching_inputs(const std::vector<std::filesystem::path>& files,
                                         const onnx_model::ModelFacts& facts);
 
-// Inputs for the runtime: captured from the script, shipped beside an ONNX file
-// (test_data_set_0/), or generated from the fixed seed, in that order of preference. Records
-// `input_source` in stats. Symbolic dims without --input-shapes become 1 (named in ones_note).
-// Throws Error(InvalidInput) (an input without a shape, a dtype turnkey cannot generate, ...).
+// Inputs for the runtime: benchmark --input-data (checked against the graph; it also replaces
+// the PyTorch outputs as the correctness reference), captured from the script, shipped beside an
+// ONNX file (test_data_set_0/), or generated from the fixed seed, in that order of preference.
+// Records `input_source` in stats. Symbolic dims without --input-shapes become 1 (named in
+// ones_note). Throws Error(InvalidInput) (an input without a shape, a dtype turnkey cannot
+// generate, data that does not fit the graph, ...).
 void prepare_inputs(Build& build);
 
 // The block's "Input Shape" (ONNX-file blocks) set to the shapes of build.inputs, in the block's

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <new>
@@ -132,8 +133,10 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   step.duration_s = first_s;
   s.tools = {std::move(step)};
   if (ctx_.outcome.is_object() && ctx_.outcome.contains("builds")) {
-    ctx_.outcome["builds"].push_back(
-        {{"build", build.build_name}, {"dir", build.dir->path().string()}});
+    // A sweep opens a build once per point: the input's outcome names it once.
+    const json entry = {{"build", build.build_name}, {"dir", build.dir->path().string()}};
+    json& builds = ctx_.outcome["builds"];
+    if (std::find(builds.begin(), builds.end(), entry) == builds.end()) builds.push_back(entry);
   }
   save_state(build);
   ctx_.progress({{"e", "build"}, {"build", build.build_name}, {"dir", build.dir->path().string()}});
@@ -187,7 +190,9 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
   size_t index = 1;
   for (const ToolCall* call : sequence_after(ctx_.request.sequence, first)) {
     const ToolSpec& spec = *find_tool(call->name);
-    const json options = resolve_options(spec.name, call_options(*call));
+    json given = call_options(*call);
+    given.update(build.point_options.value(spec.name, json::object()));  // a sweep's point
+    const json options = resolve_options(spec.name, given);
     const std::string label = call_label(*call);
     const std::string versions = tool_versions(spec.name, build, options);
     const std::string key =

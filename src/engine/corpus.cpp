@@ -37,7 +37,28 @@ void on_corpus_stop_signal(int sig) { g_corpus_stop_signal = sig; }
 
 }  // namespace engine_internal
 
-int run_corpus(const RunRequest& request) {
+namespace {
+
+// --json: what each input came to, for the run's one document (json_output.h).
+void append_input_outcomes(const std::vector<InputResult>& results, const fs::path& cache,
+                           nlohmann::json& inputs) {
+  for (const InputResult& r : results) {
+    nlohmann::json builds = nlohmann::json::array();
+    for (const std::string& b : r.builds) {
+      builds.push_back({{"build", b}, {"dir", (cache / b).string()}});
+    }
+    inputs.push_back({{"input", r.given},
+                      {"status", r.status},
+                      {"stage", r.stage},
+                      {"error", r.error},
+                      {"builds", builds},
+                      {"earlier", r.earlier}});
+  }
+}
+
+}  // namespace
+
+int run_corpus(const RunRequest& request, nlohmann::json* inputs) {
   validate_environment();
   for (const ToolCall& call : request.sequence) {
     if (const ToolSpec* spec = find_tool(call.name)) validate_tool_options(*spec, call.options);
@@ -110,6 +131,7 @@ int run_corpus(const RunRequest& request) {
   sigaction(SIGTERM, &old_term, nullptr);
   results.insert(results.end(), ran.begin(), ran.end());
   int code = print_summary(results, corpus.inputs_dir(), seconds_since(t0));
+  if (inputs) append_input_outcomes(results, corpus.cache_dir(), *inputs);
   if (sandbox_requested(g.sandbox)) std::cout << kSandboxedLine << "\n";
   std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
   if (g_corpus_stop_signal) return 128 + g_corpus_stop_signal;

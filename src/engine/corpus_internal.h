@@ -32,6 +32,7 @@ struct InputResult {
   std::string stage, error;
   std::filesystem::path log;
   bool earlier = false;  // taken from an earlier run's record (resume)
+  std::vector<std::string> builds;  // the builds the input started (names in the cache dir)
 };
 
 class Corpus {

@@ -67,6 +67,12 @@ namespace engine_internal {
 Corpus::Corpus(const RunRequest& request, bool write_request)
     : request_(request), cache_dir_(fs::absolute(resolve_cache_dir(request.global.cache_dir))) {
   request_.global.cache_dir = cache_dir_.string();  // workers elsewhere (Slurm) use the same
+  for (ToolCall& call : request_.sequence) {        // and the same --input-data
+    auto it = call.options.find("input_data");
+    if (it != call.options.end() && it->is_string() && !it->get<std::string>().empty()) {
+      *it = fs::absolute(it->get<std::string>()).lexically_normal().string();
+    }
+  }
   inputs_dir_ = cache_dir_ / "inputs";
   limits_.timeout_s = corpus_timeout_s(request.global);
   limits_.memory_bytes =
@@ -140,6 +146,9 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   r.error = record.value("error", "");
   r.log = record.value("failure_log", in.log.string());
   r.earlier = true;
+  for (const json& b : record.value("builds", json::array())) {
+    if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
+  }
   if (!find_status(r.status) || r.status == "cancelled") return std::nullopt;
   if (is_failure_status(r.status)) {
     if (request_.global.retry_failed) return std::nullopt;
@@ -181,6 +190,7 @@ InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double d
   InputResult r;
   r.given = in.item.given;
   r.log = in.log;
+  r.builds = builds;
   if (!ended.status.empty()) {
     r.status = ended.status;
     r.signal = ended.signal;

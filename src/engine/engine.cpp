@@ -1,16 +1,17 @@
 // The engine's entry points: a run over every input (input_loop.h), or a corpus run that hands
 // each input to a supervised worker (corpus.h).
-#include "turnkey/discovery/sandbox.h"
 #include "turnkey/engine/engine.h"
 
 #include <cstdlib>
 
 #include "build.h"
-#include "tool_checks.h"
 #include "input_loop.h"
+#include "json_output.h"
+#include "tool_checks.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/engine/corpus.h"
 #include "turnkey/engine/tools.h"
 #include "worker_link.h"
@@ -26,10 +27,11 @@ bool env_bool_set(const char* name) {
 
 }  // namespace
 
-int run_sequence(const RunRequest& request) {
-  if (request.sequence.empty()) throw Error(ErrorKind::InvalidInput, "no tool given");
+namespace {
+
+int run_request(const RunRequest& request, nlohmann::json& inputs) {
   if (sandbox_requested(request.global.sandbox)) check_sandbox(request.global.sandbox_allow);
-  if (is_corpus_run(request.global)) return run_corpus(request);
+  if (is_corpus_run(request.global)) return run_corpus(request, &inputs);
   validate_environment();
   // Option values are checked before anything runs, so a bad one is one usage error, not a
   // failure of every model.
@@ -43,7 +45,26 @@ int run_sequence(const RunRequest& request) {
   }
   tool_checks::check_export_opset(request);
   engine_internal::InputLoop loop(request);
-  return loop.run();
+  const int code = loop.run();
+  inputs = loop.input_outcomes();
+  return code;
+}
+
+}  // namespace
+
+int run_sequence(const RunRequest& request) {
+  if (request.sequence.empty()) throw Error(ErrorKind::InvalidInput, "no tool given");
+  engine_internal::JsonOutput json_output(request);  // --json: stdout to stderr until the end
+  nlohmann::json inputs = nlohmann::json::array();
+  try {
+    const int code = run_request(request, inputs);
+    json_output.finish(inputs, code);
+    return code;
+  } catch (const Error& e) {
+    // A run refused before its inputs (exit 2) prints no document; one stopped later says why.
+    if (e.kind() != ErrorKind::InvalidInput) json_output.finish(inputs, 1, e.what());
+    throw;
+  }
 }
 
 }  // namespace turnkey

@@ -2,18 +2,21 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <optional>
 
 #include "first_tool.h"
 #include "reuse_policy.h"
-#include "turnkey/discovery/sandbox.h"
+#include "sweep.h"
+#include "turnkey/build/batch_variant.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
+#include "turnkey/discovery/sandbox.h"
 #include "turnkey/onnx/model_facts.h"
 #include "worker_link.h"
 
@@ -22,8 +25,9 @@ namespace turnkey::engine_internal {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-int InputLoop::run_one(const InputItem& item) {
+json InputLoop::run_item(const InputItem& item) {
   ctx_.outcome = {{"status", ""}, {"stage", ""}, {"error", ""}, {"builds", json::array()}};
+  models_seen_ = false;
   run_contained(item);
   std::string status = ctx_.outcome.value("status", "");
   if (status.empty()) {
@@ -31,7 +35,11 @@ int InputLoop::run_one(const InputItem& item) {
                                                                          : Status::Successful);
   }
   ctx_.outcome["status"] = status;
-  ctx_.progress({{"e", "done"}, {"outcome", ctx_.outcome}});
+  return ctx_.outcome;
+}
+
+int InputLoop::run_one(const InputItem& item) {
+  ctx_.progress({{"e", "done"}, {"outcome", run_item(item)}});
   return ctx_.any_failed ? 1 : 0;
 }
 
@@ -54,7 +62,11 @@ int InputLoop::run() {
                                                          : "--attach serves one script",
                                                      items.size()));
   }
-  for (const InputItem& item : items) run_contained(item);
+  for (const InputItem& item : items) {
+    json outcome = run_item(item);
+    outcome["input"] = item.given;
+    input_outcomes_.push_back(std::move(outcome));
+  }
   if (!global.labels.empty() && labelled_scripts_ == 0) {
     ctx_.notice(fmt::format("no script matched --labels {}", fmt::join(global.labels, " ")));
   }
@@ -117,19 +129,61 @@ void InputLoop::waiting_for(const std::string& build_name) const {
 // ----------------------------------------------------------------------------------
 
 void InputLoop::run_onnx_file(const InputItem& item) {
-  auto t0 = std::chrono::steady_clock::now();
-  Build build;
-  build.onnx_path = fs::absolute(item.path).lexically_normal();
-  build.source_input = build.onnx_path;
+  const fs::path path = fs::absolute(item.path).lexically_normal();
+  onnx_model::ModelFacts facts;
   try {
-    ensure_facts(build);
+    facts = onnx_model::load_facts(path);
   } catch (const std::exception& e) {
     input_error(item.given, Status::InvalidInput, e.what());
     return;
   }
-  const onnx_model::ModelFacts facts = *build.facts;
+  SweepPlan plan = sweep_plan(ctx_.request.sequence, "load-onnx");
+  if (!plan.batches.empty() &&
+      std::none_of(facts.inputs.begin(), facts.inputs.end(), onnx_model::has_batch_dim)) {
+    ctx_.notice(
+        fmt::format("{}: --batch-sizes: no input has a batch dim (rank >= 2, or a "
+                    "symbolic first dim): benchmarked at the model's own shapes",
+                    item.given));
+    plan.batches.clear();
+  }
+  const std::vector<SweepPoint> points = plan.onnx_points();
+  SweepTable table;
+  std::optional<ModelBlock> first_block;
+  for (const SweepPoint& point : points) {
+    ModelBlock block = run_onnx_point(item, facts, point, plan, table);
+    if (!first_block) first_block = std::move(block);
+  }
+  printer_.print(item.path.filename().string(),
+                 {points.size() > 1 ? table.block(*first_block) : *first_block});
+}
+
+ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::ModelFacts& facts,
+                                     const SweepPoint& point, const SweepPlan& plan,
+                                     SweepTable& table) {
+  auto t0 = std::chrono::steady_clock::now();
+  Build build;
+  build.onnx_path = facts.path;
+  build.source_input = build.onnx_path;
+  use_facts(build, facts);
+  apply_point(build, point);
+  const std::string label = plan.label(point);
   const std::vector<ToolCall>& sequence = ctx_.request.sequence;
-  build.input_shapes = tool_options(sequence, "load-onnx").value("input_shapes", "");
+  build.input_shapes = point.input_shapes;
+  // A batch point: every batched input's shape at that batch (and a rewritten model when the
+  // file fixes another batch, made once the build dir is open).
+  std::optional<onnx_model::BatchShapes> batch;
+  std::string batch_error;
+  if (point.batch) {
+    try {
+      batch = onnx_model::batch_input_shapes(
+          facts, onnx_model::parse_input_shapes(point.input_shapes), *point.batch);
+      build.input_shapes = onnx_model::input_shapes_text(batch->shapes);
+    } catch (const Error& e) {
+      batch_error = e.what();
+    }
+  }
+  // --input-data is checked against the graph here, before any tool runs (prepare_inputs).
+  build.input_data = tool_options(sequence, "benchmark").value("input_data", "");
   const std::string forced_name = tool_options(sequence, "discover").value("build_name", "");
   build.build_name = forced_name.empty()
                          ? runner_.claim_build_name(item.path, facts.sha256.substr(0, 8))
@@ -158,6 +212,8 @@ void InputLoop::run_onnx_file(const InputItem& item) {
     // Inputs are checked now so that a model that cannot be fed fails at load-onnx, where the
     // user's --input-shapes belongs.
     try {
+      if (!batch_error.empty()) throw Error(ErrorKind::InvalidInput, batch_error);
+      if (batch) log += batch_model(build, *batch, *point.batch);
       prepare_inputs(build);
     } catch (const std::exception& e) {
       runner_.write_log(build, "load-onnx", log + "error: " + e.what() + "\n");
@@ -165,17 +221,66 @@ void InputLoop::run_onnx_file(const InputItem& item) {
       throw;
     }
     log += "inputs: " + build.stats.text("input_source", "?") + "\n";
-    if (!build.ones_note.empty()) {
-      log += build.ones_note + "\n";
-      ctx_.notice(item.given + ": " + build.ones_note);
+    const std::string ones =
+        batch && !batch->ones_note.empty() ? batch->ones_note : build.ones_note;
+    if (!ones.empty()) {
+      log += ones + "\n";
+      // Once per run of the input, not once per point.
+      if (ones != last_ones_note_) ctx_.notice(item.given + ": " + ones);
+      last_ones_note_ = ones;
     }
     show_fed_shapes(build);
     runner_.write_log(build, "load-onnx", log);
     runner_.run_tools(build, "load-onnx");
   });
+  if (plan.onnx_sweep()) {
+    table.add(build, point, label);
+    if (build.failed) {
+      std::string why;
+      if (batch && !batch->fixed.empty() && build.state.failed_tool == "benchmark") {
+        // The rewritten model loaded but its graph keeps the file's batch (a Reshape to
+        // constant dims): say that before the runtime's words.
+        why = fmt::format(
+            "the file fixes the batch of {} at another size and its graph does not "
+            "run at batch {}: ",
+            fmt::join(batch->fixed, ", "), *point.batch);
+      }
+      ctx_.notice(fmt::format("{}: {}: {}{}", item.given, label, why, build.state.error));
+    }
+  }
   runner_.finish_build(build);
   lock.reset();
-  printer_.print(item.path.filename().string(), {build.block});
+  return std::move(build.block);
+}
+
+std::string InputLoop::batch_model(Build& build, const onnx_model::BatchShapes& batch,
+                                   int64_t size) const {
+  std::string log =
+      fmt::format("batch {}: inputs {} carry the batch\n", size, fmt::join(batch.batched, ", "));
+  if (batch.fixed.empty()) return log;
+  // The file fixes another batch: a copy with a symbolic batch dim, made once per model and
+  // inputs (the key file says which).
+  const fs::path dir = build.dir->path() / "batch";
+  const fs::path variant = dir / build.onnx_path.filename();
+  const fs::path key_file = dir / (build.onnx_path.filename().string() + ".key");
+  const std::string key = fmt::format("{} {}", build.facts->sha256, fmt::join(batch.fixed, ","));
+  std::string old_key;
+  try {
+    old_key = read_file(key_file);
+  } catch (const Error&) {
+  }
+  std::error_code ec;
+  if (old_key != key || !fs::is_regular_file(variant, ec)) {
+    fs::create_directories(dir);
+    build::write_batch_variant(build.onnx_path, variant, batch.fixed);
+    write_file_atomic(key_file, key);
+  }
+  build.onnx_path = variant;
+  ensure_facts(build);
+  return log + fmt::format(
+                   "the file fixes the batch of {} at another size: benchmarking {}, a copy with "
+                   "a symbolic batch dim (whether the graph runs at batch {} shows when it runs)\n",
+                   fmt::join(batch.fixed, ", "), variant.string(), size);
 }
 
 // ---- cached builds
@@ -200,19 +305,43 @@ void InputLoop::run_load_build(const InputItem& item) {
     input_error(item.given, Status::InvalidInput, "damaged build state: " + damage);
     return;
   }
-  Build build;
-  build.build_name = previous["build_name"].get<std::string>();
-  if (!is_safe_build_name(build.build_name) ||
-      state_path.filename() != build.build_name + "_state.yaml") {
+  const std::string build_name = previous["build_name"].get<std::string>();
+  if (!is_safe_build_name(build_name) || state_path.filename() != build_name + "_state.yaml") {
     input_error(item.given, Status::InvalidInput, "build state does not match its file name");
     return;
   }
   if (!is_success(previous.value("build_status", "")) || !previous.contains("onnx_path")) {
     input_error(item.given, Status::InvalidInput,
                 fmt::format("build {} has no finished ONNX model to continue from (status {})",
-                            build.build_name, previous.value("build_status", "?")));
+                            build_name, previous.value("build_status", "?")));
     return;
   }
+  // A cached build has its inputs: only the benchmark's requests in flight can be swept.
+  SweepPlan plan = sweep_plan(ctx_.request.sequence, "load-build");
+  if (!tool_options(ctx_.request.sequence, "load-onnx").value("batch_sizes", json()).is_null()) {
+    ctx_.notice(
+        fmt::format("{}: --batch-sizes does not apply to a cached build (its model has "
+                    "its inputs): ignored",
+                    item.given));
+  }
+  SweepTable table;
+  std::optional<ModelBlock> first_block;
+  for (const int c : plan.concurrency) {
+    const SweepPoint point{"", std::nullopt, c};
+    ModelBlock block = run_load_build_point(item, previous, point, plan, table);
+    if (!first_block) first_block = std::move(block);
+  }
+  printer_.print(build_name,
+                 {plan.concurrency.size() > 1 ? table.block(*first_block) : *first_block});
+}
+
+ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& previous,
+                                           const SweepPoint& point, const SweepPlan& plan,
+                                           SweepTable& table) {
+  const fs::path state_path = fs::absolute(item.path).lexically_normal();
+  Build build;
+  build.build_name = previous["build_name"].get<std::string>();
+  apply_point(build, point);
   const fs::path cache = state_path.parent_path().parent_path();
   std::optional<BuildLock> lock;
   runner_.contain(build, "load-build", [&] {
@@ -255,10 +384,17 @@ void InputLoop::run_load_build(const InputItem& item) {
         fmt::format("continuing {} from {}\n", build.build_name, build.onnx_path.string()));
     runner_.run_tools(build, "load-build");
   });
+  if (plan.concurrency.size() > 1) {
+    const std::string label = plan.label(point);
+    table.add(build, point, label);
+    if (build.failed) {
+      ctx_.notice(fmt::format("{}: {}: {}", item.given, label, build.state.error));
+    }
+  }
   runner_.finish_build(build);
   lock.reset();
   if (build.block.title.empty()) build.block.title = build.build_name;
-  printer_.print(build.build_name, {build.block});
+  return std::move(build.block);
 }
 
 }  // namespace turnkey::engine_internal

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <tuple>
 
 #include "first_tool.h"
 #include "input_loop.h"
+#include "sweep.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -47,6 +49,40 @@ void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult
 }  // namespace
 
 void InputLoop::run_script(const InputItem& item) {
+  const SweepPlan plan = sweep_plan(ctx_.request.sequence, "discover");
+  if (plan.batches.empty()) {
+    run_script_once(item, plan, std::nullopt, nullptr);
+    return;
+  }
+  // A batch sweep: one run of the script per batch size, with --batch_size B (what parse()
+  // reads). A model the same as at an earlier size (its hash) is not built again.
+  ScriptSweep sweep;
+  for (const int64_t b : plan.batches) {
+    const size_t built_before = sweep.built.size();
+    const int repeated_before = sweep.repeated;
+    const bool ran = run_script_once(item, plan, b, &sweep);
+    if (!ran) break;  // no interpreter: the other sizes would not run either
+    if (sweep.built.size() == built_before && sweep.repeated > repeated_before) {
+      ctx_.notice(fmt::format(
+          "{}: --batch_size {} gave the same models as --batch_size {}: the script does not "
+          "read --batch_size (turnkey.parse([\"batch_size\"])); benchmarked once",
+          item.given, b, plan.batches.front()));
+      break;
+    }
+  }
+  if (!sweep.tables.empty()) {
+    std::vector<ModelBlock> blocks;
+    for (auto& [name, entry] : sweep.tables) {
+      if (entry.second.size() > 1) blocks.push_back(entry.second.block(entry.first));
+    }
+    if (!blocks.empty()) {
+      printer_.print(item.path.filename().string() + " (batch sweep)", blocks);
+    }
+  }
+}
+
+bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
+                                std::optional<int64_t> batch, ScriptSweep* sweep) {
   const std::string script_name = item.path.filename().string();
   const std::vector<ToolCall>& sequence = ctx_.request.sequence;
   json discover_opts = tool_options(sequence, "discover");
@@ -60,13 +96,13 @@ void InputLoop::run_script(const InputItem& item) {
     } catch (const Error& e) {
       python_error_ = e.what();
       input_error(item.given, Status::DiscoveryFailed, python_error_);
-      return;
+      return false;
     }
   }
   if (attach.empty() && !python_error_.empty()) {
     input_error(item.given, Status::DiscoveryFailed,
                 "skipped: no Python interpreter with torch (see above)");
-    return;
+    return false;
   }
   const std::string python = attach.empty() ? python_ : "the calling Python process";
   ctx_.progress({{"e", "stage"}, {"stage", "discover"}});
@@ -77,6 +113,8 @@ void InputLoop::run_script(const InputItem& item) {
   so.python = python;
   so.script = fs::absolute(item.path).lexically_normal();
   so.script_args = discover_opts.value("script_args", "");
+  if (batch)
+    so.script_args += fmt::format("{}--batch_size {}", so.script_args.empty() ? "" : " ", *batch);
   so.max_depth = discover_opts.value("max_depth", 0);
   so.bind_paths = {ctx_.cache_dir};
   so.sandbox = ctx_.sandbox;
@@ -114,10 +152,18 @@ void InputLoop::run_script(const InputItem& item) {
 
   std::vector<ModelBlock> blocks;
   int builds_started = 0;
+  const std::vector<int>& concurrency = plan.concurrency;
   for (const DiscoveredModel& m : disc.models) {
     Build build;
     build.block = discovered_model_block(m);
-    if (build_anything && selected(m) && !forced_name.empty() && builds_started > 0) {
+    const bool repeated = sweep && sweep->built.count(m.hash) > 0;
+    if (build_anything && selected(m) && repeated) {
+      ++sweep->repeated;
+      build.block.status = fmt::format(
+          "Not built again: the same model as at --batch_size {} (the script does not pass "
+          "--batch_size to it)",
+          sweep->built[m.hash]);
+    } else if (build_anything && selected(m) && !forced_name.empty() && builds_started > 0) {
       // --build-name names one build: a second model would overwrite the first.
       ctx_.any_failed = true;
       build.block.status = fmt::format(
@@ -126,32 +172,36 @@ void InputLoop::run_script(const InputItem& item) {
           forced_name, script_name, script_name);
     } else if (build_anything && selected(m)) {
       ++builds_started;
-      build.model = &m;
-      build.session = disc.ready ? &session : nullptr;
-      build.build_name =
-          forced_name.empty() ? runner_.claim_build_name(item.path, m.hash8()) : forced_name;
-      const std::string first_key =
-          sha256_hex(fmt::format("discover|{}|torch {}", m.hash, disc.torch_version));
-      std::optional<BuildLock> lock;
-      runner_.contain(build, "discover", [&] {
-        lock.emplace(ctx_.cache_dir / build.build_name, [&] { waiting_for(build.build_name); });
-        runner_.open_build(build, ctx_.cache_dir, item.path, "discover", first_key, discover_s);
-        build.state.model_name = m.name;
-        build.state.hash_full = m.hash;
-        record_model(build.stats, m, disc, so.script.string(), labels_to_string(labels));
-        runner_.write_log(build, "discover", discover_log);
-        build.block.sig_fields.push_back({"Build dir", build.dir->path().string()});
-        if (!disc.ready) {
-          runner_.fail(build, "discover", ended_status,
-                       "the script's process ended before its models could be built (" +
-                           one_line(disc.error) + ")",
-                       disc.signal);
-        } else {
-          runner_.run_tools(build, "discover");
-        }
-      });
-      runner_.finish_build(build);
-      lock.reset();
+      if (sweep) sweep->built[m.hash] = batch.value_or(0);
+      // One pass of the build per concurrency (sweep.h); a batch sweep's points are the runs.
+      SweepTable table;
+      SweepTable* batch_table = nullptr;
+      if (sweep) {
+        auto& entry = sweep->tables[m.name + " " + m.class_name];
+        if (entry.second.size() == 0) entry.first = discovered_model_block(m);
+        batch_table = &entry.second;
+      }
+      std::optional<ModelBlock> first_block;
+      for (const int c : concurrency) {
+        const SweepPoint point{"", batch, c};
+        build = Build{};
+        build.block = discovered_model_block(m);
+        const std::string label = plan.label(point);
+        ModelSource source{m,          disc,         session,    so.script.string(),
+                           labels,     discover_log, discover_s, ended_status,
+                           forced_name};
+        build_model(item, source, point, build, [&](Build& b) {
+          if (concurrency.size() > 1) {
+            table.add(b, point, label);
+            if (b.failed) {
+              ctx_.notice(fmt::format("{}: {}: {}: {}", item.given, m.name, label,
+                                      one_line(b.state.error)));
+            }
+          }
+          if (batch_table) batch_table->add(b, point, label);
+        });
+        if (!first_block) first_block = build.block;
+      }
       session.report_built(
           m.id, {{"build_name", build.build_name},
                  {"build_dir", build.dir ? build.dir->path().string() : ""},
@@ -159,6 +209,7 @@ void InputLoop::run_script(const InputItem& item) {
                                                              : build.state.build_status},
                  {"error", build.state.error},
                  {"failed_tool", build.state.failed_tool}});
+      if (concurrency.size() > 1) build.block = table.block(*first_block);
     }
     blocks.push_back(std::move(build.block));
   }
@@ -194,7 +245,41 @@ void InputLoop::run_script(const InputItem& item) {
     footer.status =
         fmt::format("No model matches the hash filter ::{}", fmt::join(item.hashes, ","));
   }
-  printer_.print(script_name, blocks, footer);
+  printer_.print(batch ? fmt::format("{} (--batch_size {})", script_name, *batch) : script_name,
+                 blocks, footer);
+  return true;
+}
+
+void InputLoop::build_model(const InputItem& item, const ModelSource& src, const SweepPoint& point,
+                            Build& build, const std::function<void(Build&)>& before_finish) {
+  const DiscoveredModel& m = src.model;
+  build.model = &m;
+  build.session = src.disc.ready ? &src.session : nullptr;
+  apply_point(build, point);
+  build.build_name =
+      src.forced_name.empty() ? runner_.claim_build_name(item.path, m.hash8()) : src.forced_name;
+  const std::string first_key =
+      sha256_hex(fmt::format("discover|{}|torch {}", m.hash, src.disc.torch_version));
+  std::optional<BuildLock> lock;
+  runner_.contain(build, "discover", [&] {
+    lock.emplace(ctx_.cache_dir / build.build_name, [&] { waiting_for(build.build_name); });
+    runner_.open_build(build, ctx_.cache_dir, item.path, "discover", first_key, src.discover_s);
+    build.state.model_name = m.name;
+    build.state.hash_full = m.hash;
+    record_model(build.stats, m, src.disc, src.script, labels_to_string(src.labels));
+    runner_.write_log(build, "discover", src.discover_log);
+    build.block.sig_fields.push_back({"Build dir", build.dir->path().string()});
+    if (!src.disc.ready) {
+      runner_.fail(build, "discover", src.ended_status,
+                   "the script's process ended before its models could be built (" +
+                       one_line(src.disc.error) + ")",
+                   src.disc.signal);
+    } else {
+      runner_.run_tools(build, "discover");
+    }
+  });
+  before_finish(build);
+  runner_.finish_build(build);
 }
 
 fs::path InputLoop::write_script_log(const InputItem& item, const std::string& text) const {

@@ -13,6 +13,7 @@
 #include "turnkey/common/files.h"
 #include "turnkey/engine/status.h"
 #include "turnkey/engine/tools.h"
+#include "turnkey/onnx/input_data.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey::engine_internal {
@@ -87,6 +88,11 @@ std::vector<HostTensor> shipped_inputs(const fs::path& model, const onnx_model::
 
 }  // namespace
 
+void use_facts(Build& build, const onnx_model::ModelFacts& facts) {
+  build.facts = facts;
+  record_facts(build.stats, facts);
+}
+
 const onnx_model::ModelFacts& ensure_facts(Build& build) {
   if (!build.facts || build.facts->path != build.onnx_path) {
     build.facts = onnx_model::load_facts(build.onnx_path);
@@ -120,6 +126,21 @@ std::vector<HostTensor> matching_inputs(const std::vector<fs::path>& files,
 void prepare_inputs(Build& build) {
   const onnx_model::ModelFacts& facts = ensure_facts(build);
   auto overrides = onnx_model::parse_input_shapes(build.input_shapes);
+  if (!build.input_data.empty()) {
+    onnx_model::InputData data;
+    try {
+      data = onnx_model::read_input_data(build.input_data, facts, overrides);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("--input-data {}: {}", build.input_data, e.what()));
+    }
+    build.inputs = std::move(data.inputs);
+    build.expected_outputs = std::move(data.expected_outputs);
+    build.output_pbs.clear();  // PyTorch's outputs were for the captured inputs, not these
+    build.ones_note.clear();
+    build.stats.set("input_source", "--input-data: " + data.description);
+    return;
+  }
   if (overrides.empty()) {
     // An fp16 model with kept io types, or an optimized one, has the same inputs as the export.
     build.inputs = matching_inputs(build.input_pbs, facts);

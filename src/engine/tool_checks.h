@@ -23,9 +23,18 @@ void check_build_name(const nlohmann::json& value);
 void check_attach(const nlohmann::json& value);
 void check_input_shapes(const nlohmann::json& value);
 void check_cpu_list(const nlohmann::json& value);
+void check_input_data(const nlohmann::json& value);    // a folder or an .npz file that exists
 void check_runtime_args(const nlohmann::json& value);  // key=value items
 
-// benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations.
+// Bounds of the sweep options (far above what a machine runs, below what overflows).
+inline constexpr double kMaxBatchSize = 1e6;
+inline constexpr double kMaxConcurrency = 1024;
+
+// discover: --batch-sizes and a --batch_size in --script-args exclude each other.
+void check_discover_together(const nlohmann::json& options);
+// benchmark: --adaptive excludes --duration; --min-iterations <= --max-iterations; --concurrency
+// above 1 needs a runtime that serves concurrent requests and a stop rule other than --adaptive;
+// --profile needs a runtime with a profiler, --input-data one that runs ONNX models.
 void check_benchmark_together(const nlohmann::json& options);
 // python-stage: --stage given and a usable name; --file, when given, a Python file that exists
 // (defined in python_stage.cpp).

@@ -1,14 +1,16 @@
 // Validation and help of tool options, derived from the tool table (tools.cpp): one place says
 // what values an option takes, so the command line, sequence files and help all agree.
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 
 #include "tool_checks.h"
 #include "turnkey/build/build_stages.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/engine/tools.h"
 #include "turnkey/measure/system_info.h"
@@ -22,6 +24,15 @@ using nlohmann::json;
 namespace {
 
 Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
+
+// The runtimes whose sessions profile (Runtime::profiler()), for the message that refuses one.
+std::vector<std::string> profiling_runtimes() {
+  std::vector<std::string> names;
+  for (const Runtime* r : runtime_registry()) {
+    if (r->profiler().available) names.push_back(r->name());
+  }
+  return names;
+}
 
 std::string number_text(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
@@ -53,6 +64,10 @@ const char* type_text(OptionSpec::Type type) {
     case OptionSpec::Type::String: return "a string";
     case OptionSpec::Type::Flag: return "true or false";
     case OptionSpec::Type::List: return "a list of strings";
+    case OptionSpec::Type::Strings:
+      return "a string (or a list of them)";
+    case OptionSpec::Type::IntList:
+      return "whole numbers separated by commas";
   }
   return "a value";
 }
@@ -69,8 +84,30 @@ bool has_type(const json& value, OptionSpec::Type type) {
         if (!item.is_string()) return false;
       }
       return true;
+    case OptionSpec::Type::Strings:
+      return value.is_string() || has_type(value, OptionSpec::Type::List);
+    case OptionSpec::Type::IntList:
+      if (value.is_number_integer()) return true;
+      if (!value.is_array() || value.empty()) return false;
+      for (const json& item : value) {
+        if (!item.is_number_integer()) return false;
+      }
+      return true;
   }
   return false;
+}
+
+// The items of a value to check one by one: a list's items, else the value itself.
+std::vector<json> items_of(const json& value) {
+  if (value.is_array()) return std::vector<json>(value.begin(), value.end());
+  return {value};
+}
+
+// An IntList as typed: "1,2,4".
+std::string shown_list(const json& value) {
+  std::vector<std::string> parts;
+  for (const json& item : items_of(value)) parts.push_back(shown(item));
+  return fmt::format("{}", fmt::join(parts, ","));
 }
 
 void check_choice(const OptionSpec& option, const std::string& value) {
@@ -89,13 +126,26 @@ void check_value(const OptionSpec& option, const json& value) {
                               type_text(option.type)));
   }
   const OptionLimits& l = option.limits;
-  if (value.is_number() && (l.low || l.high)) {
-    const double v = value.get<double>();
+  for (const json& item : items_of(value)) {
+    if (!item.is_number() || !(l.low || l.high)) continue;
+    const double v = item.get<double>();
     const bool ok = std::isfinite(v) && (!l.low || (l.low_open ? v > *l.low : v >= *l.low)) &&
                     (!l.high || (l.high_open ? v < *l.high : v <= *l.high));
     if (!ok) {
-      throw invalid(fmt::format("{} {}: expected {} {}", option.long_flag(), shown(value),
-                                type_text(option.type), range_text(l)));
+      throw invalid(fmt::format(
+          "{} {}: expected {} {}", option.long_flag(), shown(item),
+          option.type == OptionSpec::Type::IntList ? "whole numbers" : type_text(option.type),
+          range_text(l)));
+    }
+  }
+  if (option.type == OptionSpec::Type::IntList && value.is_array()) {
+    std::vector<json> seen;
+    for (const json& item : value) {
+      if (std::find(seen.begin(), seen.end(), item) != seen.end()) {
+        throw invalid(fmt::format("{} {}: {} is given twice", option.long_flag(), shown_list(value),
+                                  shown(item)));
+      }
+      seen.push_back(item);
     }
   }
   if (l.choices) {
@@ -104,10 +154,48 @@ void check_value(const OptionSpec& option, const json& value) {
       for (const json& item : value) check_choice(option, item.get<std::string>());
     }
   }
-  if (l.check) l.check(value);
+  if (l.check) {
+    // A Strings option's check sees each use on its own.
+    if (option.type == OptionSpec::Type::Strings) {
+      for (const json& item : items_of(value)) l.check(item);
+    } else {
+      l.check(value);
+    }
+  }
 }
 
 }  // namespace
+
+std::optional<json> int_list_from_text(const std::string& text) {
+  json out = json::array();
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = text.find(',', begin);
+    const std::string part = trim(
+        std::string_view(text).substr(begin, comma == std::string::npos ? comma : comma - begin));
+    long long v = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size()) return std::nullopt;
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
+std::vector<long long> int_list_values(const json& value) {
+  std::vector<long long> out;
+  if (value.is_null()) return out;
+  for (const json& item : items_of(value)) out.push_back(item.get<long long>());
+  return out;
+}
+
+std::vector<std::string> strings_values(const json& value) {
+  std::vector<std::string> out;
+  if (value.is_null()) return out;
+  for (const json& item : items_of(value)) out.push_back(item.get<std::string>());
+  return out;
+}
 
 std::string OptionSpec::long_flag() const {
   const size_t comma = flags.rfind(',');
@@ -232,7 +320,21 @@ void check_attach(const json& value) {
 }
 
 void check_input_shapes(const json& value) {
-  onnx_model::parse_input_shapes(value.get<std::string>());
+  onnx_model::parse_input_shapes(value.get<std::string>());  // each use on its own
+}
+
+void check_input_data(const json& value) {
+  const std::string path = value.get<std::string>();
+  if (path.empty())
+    throw invalid("--input-data: give a folder of input_N.pb files or an .npz file");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    throw invalid(fmt::format("--input-data {}: not found", path));
+  if (!std::filesystem::is_directory(status) && std::filesystem::path(path).extension() != ".npz") {
+    throw invalid(fmt::format(
+        "--input-data {}: expected a folder of input_N.pb files or an .npz file", path));
+  }
 }
 
 void check_cpu_list(const json& value) {
@@ -249,10 +351,67 @@ void check_runtime_args(const json& value) {
   }
 }
 
+void check_discover_together(const json& options) {
+  if (int_list_values(options.value("batch_sizes", json())).empty()) return;
+  if (!options.value("attach", "").empty()) {
+    throw invalid(
+        "--batch-sizes runs the script once per size; with --attach (the Python API's live "
+        "model) give the inputs at each batch instead");
+  }
+  const std::string args = options.value("script_args", "");
+  for (const char* flag : {"--batch_size ", "--batch_size="}) {
+    if ((" " + args + " ").find(std::string(" ") + flag) != std::string::npos) {
+      throw invalid(
+          fmt::format("--batch-sizes and --script-args '{}' both set the batch size: "
+                      "give one of them",
+                      args));
+    }
+  }
+}
+
 void check_benchmark_together(const json& options) {
   const bool adaptive = options.value("adaptive", false);
   if (adaptive && options.contains("duration_s") && !options["duration_s"].is_null()) {
     throw invalid("--adaptive and --duration exclude each other");
+  }
+  // --profile and --input-data need what the runtime has: a profiler, an ONNX model to feed.
+  const std::string name = options.value("runtime", std::string("ort"));
+  const bool profile = options.value("profile", false);
+  const bool input_data = !options.value("input_data", std::string()).empty();
+  if (profile || input_data) {
+    if (const Runtime* runtime = find_runtime(name)) {
+      if (Availability a = runtime->profiler(); profile && !a.available) {
+        throw invalid(
+            fmt::format("--profile: {} (--profile works with the runtimes that have one: "
+                        "{})",
+                        a.reason, fmt::join(profiling_runtimes(), ", ")));
+      }
+      if (input_data && runtime->needs_live_model()) {
+        throw invalid(fmt::format(
+            "--input-data feeds ONNX models; {} runs the live PyTorch model on the inputs the "
+            "script called it with",
+            name));
+      }
+    }
+  }
+  long long most = 1;
+  for (long long c : int_list_values(options.value("concurrency", json(1)))) {
+    most = std::max(most, c);
+  }
+  if (most > 1) {
+    if (adaptive) {
+      throw invalid(fmt::format(
+          "--concurrency {}: --adaptive stops on one request's median; with requests in "
+          "flight use --iterations or --duration",
+          most));
+    }
+    if (const Runtime* runtime = find_runtime(name)) {
+      const ConcurrencySupport support = runtime->concurrency();
+      if (!support.any()) {
+        throw invalid(fmt::format("--concurrency {}: {} cannot serve concurrent requests: {}", most,
+                                  name, support.refusal));
+      }
+    }
   }
   const int64_t low = options.value("min_iterations", int64_t{1});
   const int64_t high = options.value("max_iterations", low);

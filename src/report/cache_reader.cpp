@@ -237,6 +237,12 @@ void take_state(Row& row, const json& state, bool stats_exists,
   take_text(row, "error", state, "error", "state", problems);
 }
 
+// The result's --profile object, whole (the column holds only its summary).
+void take_profile(Row& row, const json& source) {
+  if (!source.is_object()) return;
+  if (auto it = source.find("profile"); it != source.end() && it->is_object()) row.profile = *it;
+}
+
 // One result's columns (schema >= 4): its settings, numbers, status and run history.
 void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& problems) {
   take_scope(row, FieldScope::Result, r.fields, "result", problems);
@@ -250,6 +256,7 @@ void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& prob
   for (const RunSummary& h : r.history) medians += cell_text(h.median_latency_ms) + " ";
   row.cells["median_history_ms"] = medians + cell_text(r.fields.value("median_latency_ms", json()));
   row.samples_file = r.samples_file;
+  take_profile(row, r.fields);
 }
 
 void finish_row(Row& row, const std::vector<std::string>& problems) {
@@ -340,6 +347,7 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
   if (!has_results) {
     take_scope(row, FieldScope::Result, stats, "stats", problems);
     legacy_correctness(row, stats);
+    take_profile(row, stats);
   }
   finish_row(row, problems);
   rows.push_back(std::move(row));

@@ -120,6 +120,7 @@ std::string to_json(const Report& report, const Provenance& provenance) {
     o["hash_full"] = hf == r.cells.end() ? ordered_json() : ordered_json(hf->get<std::string>());
     o["samples_ms"] = r.samples_ms.empty() ? ordered_json() : ordered_json(r.samples_ms);
     o["samples_note"] = r.samples_note.empty() ? ordered_json() : ordered_json(r.samples_note);
+    o["profile"] = r.profile.is_object() ? ordered_json::parse(r.profile.dump()) : ordered_json();
     rows.push_back(std::move(o));
   }
   out["rows"] = rows;
@@ -172,6 +173,7 @@ Report report_from_json(const std::string& text, const std::string& label) {
     if (r.contains("samples_note") && r["samples_note"].is_string()) {
       row.samples_note = r["samples_note"].get<std::string>();
     }
+    if (r.contains("profile") && r["profile"].is_object()) row.profile = r["profile"];
     report.rows.push_back(std::move(row));
   }
   report.duplicate_rows = mark_duplicates(report.rows);

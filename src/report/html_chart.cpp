@@ -75,65 +75,6 @@ std::string model_title(const Row& r) {
   return build.empty() ? name : name + " (" + build + ")";
 }
 
-}  // namespace html
-
-namespace {
-
-using namespace html;
-
-// Colour-blind-friendly categorical palette (Observable 10).
-constexpr const char* kPalette[] = {"#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951",
-                                    "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0"};
-
-// A short name per cache for chart labels: the last path component, or the whole label when two
-// caches share it.
-std::map<std::string, std::string> short_cache_names(const std::vector<Row>& rows) {
-  std::map<std::string, std::set<std::string>> by_short;
-  for (const Row& r : rows) {
-    std::string label = r.text("cache");
-    std::string s = fs::path(label).filename().string();
-    by_short[s.empty() ? label : s].insert(label);
-  }
-  std::map<std::string, std::string> out;
-  for (const auto& [s, labels] : by_short) {
-    for (const std::string& l : labels) out[l] = labels.size() == 1 ? s : l;
-  }
-  return out;
-}
-
-struct Scale {
-  bool log = false;
-  double lo = 0, hi = 1;
-  double x0 = 0, x1 = 1;
-  double x(double v) const {
-    if (log) {
-      v = std::max(v, lo);
-      return x0 + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (x1 - x0);
-    }
-    return x0 + (std::max(v, 0.0) - lo) / (hi - lo) * (x1 - x0);
-  }
-  std::vector<double> ticks() const {
-    std::vector<double> t;
-    if (log) {
-      for (double v = lo; v <= hi * 1.0001; v *= 10) t.push_back(v);
-      return t;
-    }
-    double raw = (hi - lo) / 5;
-    double mag = std::pow(10, std::floor(std::log10(raw)));
-    double step = raw / mag <= 1   ? mag
-                  : raw / mag <= 2 ? 2 * mag
-                  : raw / mag <= 5 ? 5 * mag
-                                   : 10 * mag;
-    for (double v = 0; v <= hi * 1.0001; v += step) t.push_back(v);
-    return t;
-  }
-};
-
-struct ChartUnit {
-  const char* name;
-  double per_ms;  // values in this unit = milliseconds * per_ms
-};
-
 // µs below 1 ms, s from 10 s, else ms: the largest value drawn has 1-4 digits before the point.
 ChartUnit chart_unit(double vmax_ms) {
   if (vmax_ms < 1) return {"\u00b5s", 1000};
@@ -163,6 +104,28 @@ Scale make_scale(double vmin, double vmax, double x0, double x1) {
   s.hi = std::ceil(vmax / step - 1e-9) * step;
   if (s.hi <= 0) s.hi = step;
   return s;
+}
+
+}  // namespace html
+
+namespace {
+
+using namespace html;
+
+// A short name per cache for chart labels: the last path component, or the whole label when two
+// caches share it.
+std::map<std::string, std::string> short_cache_names(const std::vector<Row>& rows) {
+  std::map<std::string, std::set<std::string>> by_short;
+  for (const Row& r : rows) {
+    std::string label = r.text("cache");
+    std::string s = fs::path(label).filename().string();
+    by_short[s.empty() ? label : s].insert(label);
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [s, labels] : by_short) {
+    for (const std::string& l : labels) out[l] = labels.size() == 1 ? s : l;
+  }
+  return out;
 }
 
 // Rows with a median, grouped by model (first appearance order), then runtime, then cache order.

@@ -25,6 +25,7 @@ const char* kStyle = R"CSS(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
        margin: 0 auto; padding: 20px 28px 40px; max-width: 1240px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
+h3 { font-size: 14px; margin: 18px 0 2px; }
 h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 p.meta, .note { color: var(--muted); margin: 2px 0; }
 code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; background: var(--bg-alt);
@@ -61,6 +62,9 @@ td.error { white-space: normal; min-width: 300px; max-width: 520px; overflow-wra
 .dup { font-size: 10.5px; background: #eceff4; color: var(--muted); border-radius: 6px; padding: 0 5px;
        margin-left: 4px; }
 table.matrix td.cell { text-align: right; font-variant-numeric: tabular-nums; }
+h3 { font-size: 14.5px; margin: 18px 0 2px; }
+.share-bar { display: inline-block; height: 9px; background: #4f7cac; margin-right: 6px;
+             vertical-align: middle; }
 .faster { background: #e3f4e8; } .slower { background: #fbe4e1; }
 )CSS";
 
@@ -170,6 +174,10 @@ std::string to_html(const Report& report, const Provenance& provenance) {
   }
   h += "</section>\n";
 
+  if (const std::string sweeps = sweeps_section(rows); !sweeps.empty()) {
+    h += "<section id=\"sweeps\">\n<h2>Sweeps: batch sizes and requests in flight</h2>\n" + sweeps +
+         "</section>\n";
+  }
   h += "<section id=\"speedup\">\n<h2>Runtime versus runtime</h2>\n" + speedup_section(rows) +
        "</section>\n";
   h += "<section id=\"failures\">\n<h2>Failures by stage</h2>\n" + failures_section(rows) +
@@ -178,6 +186,7 @@ std::string to_html(const Report& report, const Provenance& provenance) {
        "sort. Columns and units: docs/report.md.</p>\n";
   h += results_table(rows);
   h += "</section>\n";
+  h += profiles_section(rows);
   h += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return h;
 }

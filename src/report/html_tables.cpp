@@ -45,7 +45,8 @@ constexpr const char* kResultColumns[] = {
     "build_name", "runtime", "status", "correctness", "median_latency_ms", "measurement_flags",
     "sequence", "threads",
     "median_ci", "model_name", "device", "input_shapes", "iterations", "mean_latency_ms",
-    "p90_latency_ms", "p99_latency_ms", "throughput_ips", "parameters", "runs", "class",
+    "p90_latency_ms", "p99_latency_ms", "throughput_ips", "concurrency", "batch_size", "load_s",
+    "parameters", "runs", "class",
     "last_stage", "error", "cache"};
 // clang-format on
 

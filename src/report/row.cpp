@@ -76,6 +76,9 @@ std::string Row::settings() const {
   add("threads", "threads");
   add("pin", "pinned_cpus");
   add("shapes", "input_shapes");
+  if (const std::string c = cell_text(cells.value("concurrency", json())); !c.empty() && c != "1") {
+    s += fmt::format("{}concurrency={}", s.empty() ? "" : " ", c);
+  }
   return s;
 }
 
@@ -87,6 +90,10 @@ std::string Row::measurement_key() const {
   for (const char* setting : {"threads", "pinned_cpus", "input_shapes", "sequence"}) {
     key += '|';
     key += cell_text(cells.value(setting, json()));
+  }
+  // As result_key: concurrency 1 keys as before it existed.
+  if (const std::string c = cell_text(cells.value("concurrency", json())); !c.empty() && c != "1") {
+    key += "|concurrency=" + c;
   }
   return key;
 }

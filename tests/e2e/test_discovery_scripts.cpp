@@ -339,11 +339,11 @@ TEST(DiscoveryScripts, ScriptOutputReachesTheTerminalUnchangedAndFirst) {
     expected += line;
   }
   const std::string fake =
-      "{\"v\": 2, \"type\": \"model\", \"id\": 7, \"name\": \"fake_model\", \"hash\": \"" +
+      "{\"v\": 3, \"type\": \"model\", \"id\": 7, \"name\": \"fake_model\", \"hash\": \"" +
       std::string(64, '0') + "\"}\n";
   expected += fake;
   expected +=
-      "{\"v\": 2, \"type\": \"script_end\", \"status\": \"exception\", \"error\": \"fake "
+      "{\"v\": 3, \"type\": \"script_end\", \"status\": \"exception\", \"error\": \"fake "
       "error\"}\n";
   expected += "noisy last line";
   ASSERT_GE(r.out.size(), expected.size());

@@ -74,10 +74,23 @@ TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
                        .model_name = nasty,
                        .hash_full = std::string(64, 'a'),
                        .samples_ms = fake_latencies(4, 60, 1)});
+  // A --profile table (docs/measurement.md), one op type named like markup.
+  const nlohmann::json profile = {
+      {"profiler", "ONNX Runtime profiler"},
+      {"calls", 10},
+      {"raw_file", "profile_ort_x86_12345678.json"},
+      {"node_time_ms", 80.0},
+      {"by_op_type",
+       {{{"op_type", "Conv"}, {"total_ms", 70.0}, {"share", 0.875}, {"nodes", 20}},
+        {{"op_type", "<b>Gemm</b>"}, {"total_ms", 10.0}, {"share", 0.125}, {"nodes", 1}}}},
+      {"by_node",
+       {{{"node", "/conv1/Conv"}, {"op_type", "Conv"}, {"total_ms", 9.0}, {"share", 0.1125}}}},
+      {"summary", "Conv 87.5%, <b>Gemm</b> 12.5%"}};
   write_fake_build(a, {.build_name = "m2_bbbbbbbb",
                        .model_name = "resnet",
                        .hash_full = std::string(64, 'b'),
-                       .samples_ms = fake_latencies(9, 60, 2)});
+                       .samples_ms = fake_latencies(9, 60, 2),
+                       .extra_stats = {{"profile", profile}}});
   write_fake_build(a, {.build_name = "m3_cccccccc",
                        .model_name = "tiny",
                        .hash_full = std::string(64, 'c'),
@@ -141,6 +154,12 @@ TEST_F(HtmlReport, LoadsInChromiumWithoutErrorsAndDrawsEveryBar) {
   EXPECT_EQ(dom.find("<img"), std::string::npos);
   EXPECT_NE(dom.find("&lt;img src=x onerror="), std::string::npos);
   EXPECT_EQ(dom.find("pwned</title>"), std::string::npos);
+  // The profiled result's tables, its op type as text.
+  EXPECT_NE(dom.find("<section id=\"profiles\">"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"profile-ops-1\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"profile-nodes-1\""), std::string::npos);
+  EXPECT_NE(dom.find("&lt;b&gt;Gemm&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(dom.find("<b>Gemm</b>"), std::string::npos);
 
   // The script sorted the results table by build name on load (the file lists it by cache).
   size_t table = dom.find("id=\"results-table\"");

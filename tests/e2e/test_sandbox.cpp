@@ -216,6 +216,22 @@ TEST_F(Sandbox, IntermediateTensorsComeThroughTheStagingFolder) {
   EXPECT_FALSE(fs::exists(cache() / ".staging"));
 }
 
+// torch.profiler's trace (benchmark --profile on torch-eager) is written by the Python side: it,
+// too, comes through the staging folder.
+TEST_F(Sandbox, TheTorchProfilersTraceComesThroughTheStagingFolder) {
+  RunResult r = run_turnkey({(dir.path() / "scripts" / "good.py").string(), "--sandbox",
+                             "--runtime", "torch-eager", "--profile", "--iterations", "5"},
+                            cache(), {{"HOME", home().string()}}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  int traces = 0;
+  for (const auto& e : fs::recursive_directory_iterator(cache())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("profile_torch-eager_", 0) == 0 && fs::file_size(e.path()) > 0) ++traces;
+  }
+  EXPECT_EQ(traces, 1) << r.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
 // A worker killed on its timeout never removes its staging folder itself: its supervisor does,
 // once everything it ran is gone.
 TEST_F(Sandbox, AWorkerKilledOnItsTimeoutLeavesNoStagingFolder) {

@@ -211,6 +211,25 @@ class Api(unittest.TestCase):
         self.assertIn("missing.onnx", str(caught.exception))
         self.assertEqual(caught.exception.exit_code, 1)
 
+    def test_sweeps_give_one_result_per_point(self):
+        state = build_model(tiny(), torch.ones(1, 8), build_name="swept", cache_dir=self.cache)
+        onnx_file = os.path.join(self.cache, "swept.onnx")
+        shutil.copy(state["onnx_path"], onnx_file)
+        results = benchmark_files([onnx_file], iterations=20, batch_sizes=[1, 2],
+                                  concurrency=[1, 2], cache_dir=os.path.join(self.cache, "s"))
+        self.assertEqual(sorted((r.batch_size, r.concurrency) for r in results),
+                         [(1, 1), (1, 2), (2, 1), (2, 2)])
+        self.assertEqual({r.build_name for r in results}, {results[0].build_name})
+        for r in results:
+            self.assertGreater(r.load, 0)
+            self.assertGreater(r.throughput, 0)
+        perf = benchmark_model(tiny(), torch.ones(1, 8), iterations=20, concurrency=2,
+                               cache_dir=self.cache)
+        self.assertEqual(perf.concurrency, 2)
+        self.assertIn(perf.sessions, (1, 2))
+        with self.assertRaises(ValueError):
+            benchmark_model(tiny(), torch.ones(1, 8), concurrency=[1, 2], cache_dir=self.cache)
+
     def test_benchmark_files_can_sandbox_the_scripts(self):
         # On every runtime of this interpreter: each writes through the sandbox's staging folder
         # (ONNX export and reference outputs, eager outputs, the traced module).

@@ -196,6 +196,75 @@ TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
   }
 }
 
+// Issue 20: sweeps in both grammars. --concurrency and --batch-sizes read as lists of numbers,
+// --input-shapes once per use (a positional input after it stays an input), and each refused
+// with one line when the command line is read.
+TEST(Sweeps, BothGrammarsReadTheSweepOptions) {
+  RunRequest r = classic({"m.onnx", "--concurrency", "1,2", "--batch-sizes", "1, 4",
+                          "--input-shapes", "x:1x16", "--input-shapes", "x:2x16", "n.onnx"});
+  EXPECT_EQ(r.global.inputs, (std::vector<std::string>{"m.onnx", "n.onnx"}));
+  EXPECT_EQ(r.sequence[4].options["concurrency"], json({1, 2}));
+  // --batch-sizes goes to both first tools: the input's kind picks which applies.
+  EXPECT_EQ(r.sequence[1].options["batch_sizes"], json({1, 4}));
+  EXPECT_EQ(r.sequence[2].options["batch_sizes"], json({1, 4}));
+  EXPECT_EQ(r.sequence[2].options["input_shapes"], json({"x:1x16", "x:2x16"}));
+  // One use stays a string, as before the option could be repeated.
+  EXPECT_EQ(classic({"m.onnx", "--input-shapes", "x:1x16"}).sequence[2].options["input_shapes"],
+            "x:1x16");
+  RunRequest t = tool_grammar(
+      {"-i", "m.onnx", "load-onnx", "--batch-sizes", "2", "benchmark", "--concurrency", "4"});
+  EXPECT_EQ(t.sequence[0].options["batch_sizes"], json({2}));
+  EXPECT_EQ(t.sequence[1].options["concurrency"], json({4}));
+  EXPECT_EQ(tool_grammar(
+                {"-i", "a.py", "discover", "--batch-sizes", "1,8", "export-pytorch", "benchmark"})
+                .sequence[0]
+                .options["batch_sizes"],
+            json({1, 8}));
+  // The default: one request at a time.
+  EXPECT_EQ(default_tool_options(*find_tool("benchmark"))["concurrency"], 1);
+}
+
+TEST(Sweeps, RefusesBadValuesWithOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--concurrency", "0"}, "--concurrency 0: expected whole numbers from 1 to 1024"},
+      {{"--concurrency", "2000"}, "--concurrency 2000: expected whole numbers from 1 to 1024"},
+      {{"--concurrency", "1,1"}, "--concurrency 1,1: 1 is given twice"},
+      {{"--concurrency", "two"}, "--concurrency two: expected whole numbers separated by commas"},
+      {{"--concurrency", "1,,2"}, "--concurrency 1,,2: expected whole numbers separated by commas"},
+      {{"--concurrency", "2", "--adaptive"},
+       "--concurrency 2: --adaptive stops on one request's median"},
+      {{"--concurrency", "1,2", "--runtime", "torch-eager"},
+       "--concurrency 2: torch-eager cannot serve concurrent requests: it times its calls in one "
+       "loop of the script's Python process"},
+      {{"--concurrency", "2", "--runtime", "torch-compiled"},
+       "--concurrency 2: torch-compiled cannot serve concurrent requests"},
+      {{"--batch-sizes", "0"}, "--batch-sizes 0: expected whole numbers from 1 to 1000000"},
+      {{"--batch-sizes", "4,2,4"}, "--batch-sizes 4,2,4: 4 is given twice"},
+      {{"--batch-sizes", "2", "--script-args", "--batch_size 3"},
+       "--batch-sizes and --script-args '--batch_size 3' both set the batch size"},
+      {{"--input-shapes", "x:1x16", "--input-shapes", "x:0x16"}, "--input-shapes 'x:0x16'"},
+  };
+  for (const auto& [options, message] : cases) {
+    std::vector<std::string> args = {"a.py"};
+    args.insert(args.end(), options.begin(), options.end());
+    const std::string error = classic_error(args);
+    EXPECT_EQ(error.rfind(message, 0), 0u)
+        << "args: " << ::testing::PrintToString(args) << "\nerror: " << error;
+  }
+  // A concurrency of 1 is the single-request loop: every runtime serves it.
+  EXPECT_EQ(classic_error({"a.py", "--concurrency", "1", "--runtime", "torch-eager"}), "");
+  EXPECT_EQ(
+      tool_error({"-i", "a.py", "discover", "--batch-sizes", "1", "--attach", "0,1", "benchmark"})
+          .rfind("--batch-sizes runs the script once per size", 0),
+      0u);
+  // The values of a sequence file: a number or a list.
+  EXPECT_NO_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", 2}}));
+  EXPECT_NO_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", {1, 2}}}));
+  EXPECT_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", json::array()}}),
+               Error);
+  EXPECT_THROW(validate_tool_options(*find_tool("benchmark"), {{"concurrency", "1,2"}}), Error);
+}
+
 TEST(ToolTable, DefaultsAndHelpComeFromTheTable) {
   const ToolSpec& bench = *find_tool("benchmark");
   const json defaults = default_tool_options(bench);

@@ -51,8 +51,10 @@ TEST(ClassicHelp, EveryToolOptionIsInItsToolsSection) {
     const std::string text = section(help, title);
     ASSERT_FALSE(text.empty()) << title << "\n" << help;
     for (const OptionSpec& o : find_tool(tool)->options) {
+      // --batch-sizes belongs to both first tools: the classic grammar shows it once, in Inputs.
+      const std::string& where = o.key == "batch_sizes" ? section(help, "Inputs") : text;
       // export-pytorch's --opset is the classic --onnx-opset,--opset.
-      EXPECT_NE(text.find(o.long_flag()), std::string::npos) << o.long_flag() << "\n" << text;
+      EXPECT_NE(where.find(o.long_flag()), std::string::npos) << o.long_flag() << "\n" << where;
     }
   }
   EXPECT_NE(section(help, "Build").find("--onnx-opset,--opset"), std::string::npos);

@@ -1,11 +1,19 @@
 // The measurement driver on a real ONNX Runtime session: stop rules, warm-up accounting, the
-// empty-call overhead loop, peak RSS, and the option checks users hit first.
+// empty-call overhead loop, peak RSS, and the option checks users hit first. Then the concurrent
+// driver (src/measure/concurrent_loop.cpp) on real sessions and on sessions made to show what it
+// does: callers really run at once, the window's numbers add up, a failing caller stops everyone,
+// and what it cannot run is refused. No timing claims (those are bench/concurrency's).
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
+#include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
 #include "turnkey/measure/system_info.h"
@@ -138,6 +146,144 @@ TEST(CpuList, ParsesRangesAndRefusesUnavailableCpus) {
     FAIL() << "CPU 4095 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not available"), std::string::npos) << e.what();
+  }
+}
+
+// ---- requests in flight ------------------------------------------------------------------
+
+TEST_F(MeasureLoop, ConcurrentCallersOfASharedOrtSessionAndTheWindowAddsUp) {
+  ASSERT_TRUE(find_runtime("ort")->concurrency().shared_session);
+  std::unique_ptr<Session> other = session->caller();
+  ASSERT_NE(other, nullptr);
+  LoopOptions o;
+  o.iterations = 200;
+  ConcurrentResult r = run_concurrent_loop({session.get(), other.get()}, o);
+  EXPECT_EQ(r.callers, 2);
+  // The window holds every caller's share (100 calls each begun and ended in it); the first to
+  // finish its share goes on until the last does.
+  EXPECT_GE(r.loop.samples_ms.size(), 200u);
+  EXPECT_GE(r.completed, 200);
+  ASSERT_EQ(r.completed_per_caller.size(), 2u);
+  EXPECT_EQ(r.completed_per_caller[0] + r.completed_per_caller[1], r.completed);
+  EXPECT_GE(r.completed_per_caller[0], 100);
+  EXPECT_GE(r.completed_per_caller[1], 100);
+  EXPECT_GT(r.loop.timed_s, 0);
+  EXPECT_DOUBLE_EQ(r.calls_per_s, static_cast<double>(r.completed) / r.loop.timed_s);
+  EXPECT_GT(r.loop.cold_ms, 0);
+  EXPECT_GE(r.loop.warmup_rounds, 1);
+  EXPECT_GT(r.loop.overhead_median_ms, 0);
+  EXPECT_EQ(r.loop.stop_reason, "200 iterations over 2 requests in flight (at least 100 each)");
+  for (double s : r.loop.samples_ms) EXPECT_GT(s, 0);
+  // Each caller's outputs are its own and the model's: the same numbers from both.
+  const std::vector<HostTensor> a = session->outputs(), b = other->outputs();
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].shape, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(a[0].data, b[0].data);
+}
+
+TEST_F(MeasureLoop, ConcurrentDurationWindowIsAtLeastTheDuration) {
+  std::unique_ptr<Session> other = session->caller();
+  LoopOptions o;
+  o.rule = StopRule::Duration;
+  o.duration_s = 0.2;
+  o.warmup_iterations = 0;
+  o.min_warmup_s = 0;
+  ConcurrentResult r = run_concurrent_loop({session.get(), other.get()}, o);
+  EXPECT_GE(r.loop.timed_s, 0.2);
+  EXPECT_EQ(r.loop.warmup_rounds, 0);
+  EXPECT_GT(r.completed, 0);
+  EXPECT_FALSE(r.loop.samples_ms.empty());
+  EXPECT_EQ(r.loop.stop_reason, "duration 0.2 s with 2 requests in flight");
+}
+
+// A session that counts how many of its kind are inside run() at once.
+class OverlapSession final : public Session {
+ public:
+  OverlapSession(std::atomic<int>& inside, std::atomic<int>& most) : inside_(inside), most_(most) {}
+  void run() override {
+    const int now = ++inside_;
+    int seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    --inside_;
+  }
+
+ private:
+  std::atomic<int>& inside_;
+  std::atomic<int>& most_;
+};
+
+TEST(ConcurrentDriver, CallersAreInsideRunAtTheSameTime) {
+  std::atomic<int> inside{0}, most{0};
+  OverlapSession a(inside, most), b(inside, most), c(inside, most);
+  LoopOptions o;
+  o.iterations = 60;
+  o.warmup_iterations = 3;
+  o.overhead_iterations = 10;
+  ConcurrentResult r = run_concurrent_loop({&a, &b, &c}, o);
+  EXPECT_EQ(r.callers, 3);
+  EXPECT_EQ(most.load(), 3);  // a sleeping call needs no CPU: all three overlap
+  EXPECT_GE(r.loop.samples_ms.size(), 60u);
+}
+
+class FailingSession final : public Session {
+ public:
+  explicit FailingSession(int calls_before_failing) : left_(calls_before_failing) {}
+  void run() override {
+    if (left_-- <= 0) throw Error(ErrorKind::Runtime, "the runtime gave up");
+  }
+
+ private:
+  int left_;
+};
+
+TEST(ConcurrentDriver, AFailingCallerStopsEveryoneAndItsErrorComesBack) {
+  FailingSession ok(1 << 30), failing(50);
+  LoopOptions o;
+  o.rule = StopRule::Duration;
+  o.duration_s = 30;  // the failure ends it long before
+  try {
+    run_concurrent_loop({&ok, &failing}, o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+    EXPECT_STREQ(e.what(), "the runtime gave up");
+  }
+}
+
+class SelfTimingSession final : public Session {
+ public:
+  void run() override {}
+  bool times_itself() const override { return true; }
+};
+
+TEST(ConcurrentDriver, RefusesWhatItCannotRun) {
+  FailingSession a(1000), b(1000);
+  LoopOptions adaptive;
+  adaptive.rule = StopRule::Adaptive;
+  EXPECT_THROW(run_concurrent_loop({&a, &b}, adaptive), Error);
+  EXPECT_THROW(run_concurrent_loop({&a}, LoopOptions{}), Error);
+  SelfTimingSession s1, s2;
+  try {
+    run_concurrent_loop({&s1, &s2}, LoopOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+  }
+}
+
+TEST(ConcurrencySupport, EachBuiltInRuntimeSaysWhatItCanDo) {
+  EXPECT_TRUE(find_runtime("ort")->concurrency().shared_session);
+  EXPECT_TRUE(find_runtime("ort")->concurrency().session_per_request);
+  EXPECT_TRUE(find_runtime("torchscript")->concurrency().shared_session);
+  EXPECT_FALSE(find_runtime("torchscript")->concurrency().session_per_request);
+  for (const char* name : {"torch-eager", "torch-compiled"}) {
+    const ConcurrencySupport c = find_runtime(name)->concurrency();
+    EXPECT_FALSE(c.any()) << name;
+    EXPECT_NE(c.refusal.find("one loop of the script's Python process"), std::string::npos)
+        << c.refusal;
   }
 }
 

@@ -134,6 +134,27 @@ TEST(ResultRecords, SettingsChangeTheKeyAndTheSamplesFile) {
   EXPECT_EQ(samples_file_name(a).rfind("samples_ort_x86_", 0), 0u);
 }
 
+// Issue 20: requests in flight are a setting; one request keys as results did before it existed
+// (their keys and samples files stay), two make another result.
+TEST(ResultRecords, ConcurrencyIsASettingAndOneKeysAsBefore) {
+  json before = result_fields("ort", 2, 1.0);
+  json one = before, two = before;
+  one["concurrency"] = 1;
+  two["concurrency"] = 2;
+  EXPECT_EQ(result_key(one), result_key(before));
+  EXPECT_EQ(samples_file_name(one), samples_file_name(before));
+  EXPECT_NE(result_key(two), result_key(one));
+  EXPECT_EQ(merge_result({record("ort", 2, 1.0, "t1")},
+                         [&] {
+                           ResultRecord r;
+                           r.fields = two;
+                           r.key = result_key(two);
+                           return r;
+                         }())
+                .size(),
+            2u);
+}
+
 TEST(ResultRecords, SchemaThreeStatsReadAsOneResult) {
   json stats = {{"runtime", "ort"},         {"device", "x86"},
                 {"median_latency_ms", 0.5}, {"build_status", "successful"},

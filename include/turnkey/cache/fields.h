@@ -15,10 +15,11 @@ namespace turnkey {
 
 // Versions of the files in a build dir; written as `schema_version` in both.
 // 4: turnkey_stats.yaml keeps every result (`results`), each with its settings and run history.
-// 5: fields added (model memory, repetitions, machine-speed probe: fields.cpp "since 5"); a
-//    schema 4 file reads as before.
-inline constexpr int kStateSchemaVersion = 5;
-inline constexpr int kStatsSchemaVersion = 5;
+// 5: fields added (model memory, repetitions, machine-speed probe, profile: fields.cpp "since
+//    5"); 6: load time, concurrency (a result setting), sessions, batch_size as a column. Files of
+//    schema 4 and 5 read as before.
+inline constexpr int kStateSchemaVersion = 6;
+inline constexpr int kStatsSchemaVersion = 6;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)

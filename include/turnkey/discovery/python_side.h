@@ -21,7 +21,8 @@
 namespace turnkey {
 
 // 2: errors carry `error_type` and `error_status` apart from their one line (docs/protocol.md).
-inline constexpr int kProtocolVersion = 2;
+// 3: `bench_profile` (benchmark --profile on torch-eager and torch-compiled).
+inline constexpr int kProtocolVersion = 3;
 
 // The path of find_interpreter(override_path) (interpreter.h): --python, TURNKEY_PYTHON, `python3`
 // on PATH, /usr/bin/python3, the first that has torch. Throws Error(InvalidInput).

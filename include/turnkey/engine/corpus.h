@@ -15,8 +15,9 @@ namespace turnkey {
 // --process-isolation, --use-slurm or -j above 1.
 bool is_corpus_run(const GlobalOptions& global);
 
-// Runs the request as a corpus run. Exit code as run_sequence.
-int run_corpus(const RunRequest& request);
+// Runs the request as a corpus run. Exit code as run_sequence. With `inputs`, appends what each
+// input came to: {input, status, stage, error, builds: [{build, dir}], earlier} (--json).
+int run_corpus(const RunRequest& request, nlohmann::json* inputs = nullptr);
 
 // "512M", "4G", "1.5GiB", "1000000" (bytes) -> bytes; K/M/G/T are powers of 1024.
 // Throws Error(InvalidInput) naming the value.

@@ -21,6 +21,9 @@ struct GlobalOptions {
   std::vector<std::string> labels;   // key::value filters
   std::string rebuild = "if_needed";
   bool lean_cache = false;
+  // --json (docs/report.md): one JSON document of the run's results on stdout; everything else,
+  // what scripts print included, on stderr.
+  bool json_output = false;
   std::string python;                // interpreter override
   std::string search_dir;            // classic -s: inputs relative to it
   // --sandbox (docs/sandbox.md): scripts run with no network, writing only to a staging folder and

@@ -26,7 +26,11 @@ struct OptionLimits {
 };
 
 struct OptionSpec {
-  enum class Type { Int, Float, String, Flag, List };
+  // List: one or more strings after the flag (--rt-args a=1 b=2). Strings: one string per use,
+  // the option may be used several times (a list then; one use stays a string). IntList: whole
+  // numbers separated by commas on the command line (1,2,4), a number or a list in options; the
+  // range applies to each.
+  enum class Type { Int, Float, String, Flag, List, Strings, IntList };
   std::string flags;  // CLI11 style: "--iterations" or "-i,--iterations"
   std::string key;    // key in the tool's options JSON: "iterations"
   Type type = Type::String;
@@ -88,6 +92,15 @@ void validate_tool_options(const ToolSpec& spec, const nlohmann::json& given);
 
 // default_tool_options with `given` on top, validated.
 nlohmann::json tool_options_with_defaults(const ToolSpec& spec, const nlohmann::json& given);
+
+// The values of an IntList option typed as text, "1,2,4" -> [1, 2, 4]; nullopt when the text is
+// not whole numbers separated by commas (validate_tool_options then names it).
+std::optional<nlohmann::json> int_list_from_text(const std::string& text);
+
+// The values an IntList (or Strings) option holds: a single value as a one-item list; an absent
+// (null) one as an empty list. Expects a value validate_tool_options accepted.
+std::vector<long long> int_list_values(const nlohmann::json& value);
+std::vector<std::string> strings_values(const nlohmann::json& value);
 
 // The help text of an option with what the table says about its values appended:
 // "Timed iterations ... (from 1 to 1e+08; default: 100)". Choices are listed only when

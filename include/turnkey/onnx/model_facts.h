@@ -87,6 +87,26 @@ std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
                                                        const InputShapes& overrides,
                                                        std::string* ones_note = nullptr);
 
+// --batch-sizes (docs/measurement.md): an input carries the batch in its first dim when it has
+// rank >= 2, or rank 1 with a symbolic dim (a fixed vector (10,) is one sample of 10 features).
+bool has_batch_dim(const ValueInfo& input);
+
+struct BatchShapes {
+  // `given` (the user's --input-shapes) with every batched input's whole shape at the batch: its
+  // other dims from `given`, else the model's fixed ones, else 1 (named in ones_note).
+  InputShapes shapes;
+  std::vector<std::string> batched;  // inputs whose first dim is the batch
+  // Of those, the ones the file fixes at another batch: the model must be rewritten to take this
+  // one (build/batch_variant.h).
+  std::vector<std::string> fixed;
+  std::string ones_note;  // "symbolic dims set to 1: input 'x' [seq] (...)"; "" when none
+};
+// Throws Error(InvalidInput) for a batch below 1 and a model none of whose inputs has a batch dim.
+BatchShapes batch_input_shapes(const ModelFacts& facts, const InputShapes& given, int64_t batch);
+
+// "x:4x16,y:4": shapes as --input-shapes takes them (inputs in name order).
+std::string input_shapes_text(const InputShapes& shapes);
+
 // Largest single generated input; beyond it a shape is almost surely a typo (or hostile).
 inline constexpr int64_t kMaxInputBytes = int64_t{4} << 30;
 

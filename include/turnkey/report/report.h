@@ -17,8 +17,9 @@ namespace turnkey::report {
 
 // 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
 // runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
-// repetitions, the machine-speed probe and CPU throttling (issue 18).
-inline constexpr int kSchemaVersion = 5;
+// repetitions, the machine-speed probe and CPU throttling (issue 18); profile_top_ops and each
+// row's profile (benchmark --profile); 6: load_s, concurrency, sessions, batch_size (issue 20).
+inline constexpr int kSchemaVersion = 6;
 
 enum class CellType { Text, Integer, Number };
 
@@ -45,6 +46,9 @@ struct Row {
   std::vector<double> samples_ms;
   std::string samples_note;  // why samples are missing or unusable; "" when present or n/a
   std::string samples_file;  // the result's samples file in build_dir; "" = the schema-3 name
+  // The result's benchmark --profile object (fields.h `profile`: by_op_type, by_node, ...); null
+  // when it has none.
+  nlohmann::json profile;
   std::filesystem::path build_dir;
 
   // A text cell ("" when missing or not text); a numeric cell (NaN when missing).
@@ -111,7 +115,7 @@ struct Provenance {
 // This machine's facts plus a short stable fingerprint (sha256 of the stable facts, 16 hex).
 nlohmann::json machine_fingerprint();
 // The JSON report as text: columns in CSV order, every column present in every row (null when
-// missing), plus hash_full, samples_ms and samples_note per row.
+// missing), plus hash_full, samples_ms, samples_note and profile per row.
 std::string to_json(const Report& report, const Provenance& provenance);
 // Reads rows back from a JSON report (for compare). Throws Error(InvalidInput) when the text is
 // not a turnkey report or its schema_version is newer than this build understands.

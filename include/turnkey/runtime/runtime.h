@@ -1,7 +1,8 @@
 // Runtime registry: every runtime is one entry in one table (runtime_registry.cpp), looked up by
 // name, with a probe() that says why it is unavailable. A Session holds a loaded model with its
 // inputs bound; run() performs exactly one inference and nothing else, so the measurement loop
-// can time it. Sessions are not thread-safe.
+// can time it. Sessions are not thread-safe; a runtime that serves several requests at once says
+// how (Runtime::concurrency(): callers of one session, or one session per request).
 #pragma once
 
 #include <sys/types.h>
@@ -11,13 +12,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "turnkey/common/error.h"
 #include "turnkey/common/tensor.h"
+#include "turnkey/runtime/profile.h"
 
 namespace turnkey {
 
@@ -31,6 +32,9 @@ struct RuntimeOptions {
   int threads = 0;                                  // intra-op threads; 0 = physical cores
   std::map<std::string, std::string> runtime_args;  // runtime-specific (--rt-args key=value)
   std::vector<int> cpus;  // --pin: the CPUs the runtime's threads may use; empty = any
+  // --profile: non-empty turns the runtime's profiler on for the whole session (runtimes whose
+  // profiler writes files name them with this prefix). Never set for a timed session.
+  std::filesystem::path profile_prefix;
 };
 
 class ScriptSession;  // discovery/python_side.h: the live Python process of a script
@@ -62,6 +66,28 @@ class Session {
   // Facts of this session for turnkey_stats.yaml beside the latency statistics, each with its
   // unit in its name (torch-compiled: compile_s, graph_breaks, ...). Read after the timed phase.
   virtual nlohmann::json stats() const { return nlohmann::json::object(); }
+
+  // --profile (Runtime::profiler()): one warm-up call, then `calls` calls under the runtime's
+  // profiler, whose own output is left at `raw_file`; returns the time per node (profile.h).
+  // Sessions of runtimes with a profiler implement it; others throw Error(Runtime).
+  virtual OpProfile profile(int /*calls*/, const std::filesystem::path& /*raw_file*/) {
+    throw Error(ErrorKind::Runtime, "this runtime has no profiler turnkey reads");
+  }
+  // Another caller of this loaded model, for another thread (runtimes whose concurrency() has
+  // shared_session): its run() may run at the same time as this session's and other callers',
+  // on the same inputs, with outputs of its own. Owned by the caller of caller(); must not
+  // outlive this session. nullptr when the session cannot be shared.
+  virtual std::unique_ptr<Session> caller() { return nullptr; }
+};
+
+// How a runtime serves several requests in flight (--concurrency N > 1, docs/measurement.md).
+// When both are possible, the driver shares one session when each request gets one intra-op
+// thread, and loads one session per request otherwise (each with its own thread pool).
+struct ConcurrencySupport {
+  bool shared_session = false;       // Session::caller() gives callers of one loaded session
+  bool session_per_request = false;  // several sessions of one model may run at once
+  std::string refusal;               // why neither, one line (when both are false)
+  bool any() const { return shared_session || session_per_request; }
 };
 
 // A PyTorch model alive in the script's Python process (torch runtimes start from it).
@@ -83,6 +109,11 @@ class Runtime {
   // probe() and version() for the run's Python side; runtimes that do not use Python keep theirs.
   virtual Availability probe_for(const PythonSide& /*side*/) const { return probe(); }
   virtual std::string version_for(const PythonSide& /*side*/) const { return version(); }
+  // Whether benchmark --profile works with this runtime (its sessions implement profile()); the
+  // reason names what is missing when not.
+  virtual Availability profiler() const {
+    return {false, name() + " has no profiler turnkey reads"};
+  }
   // Creates the runtime's one-time, process-wide state (environment, kernel registries) before
   // the benchmark reads the memory baseline, so that a model's memory is what loading it adds
   // (docs/measurement.md, "Memory"). Idempotent and cheap after the first call; throws Error.
@@ -97,6 +128,10 @@ class Runtime {
                                              const std::vector<HostTensor>& /*inputs*/,
                                              const RuntimeOptions& /*options*/) const {
     throw Error(ErrorKind::InvalidInput, name() + " runs ONNX models, not live PyTorch models");
+  }
+  // Whether and how it serves concurrent requests; a runtime that does not say cannot.
+  virtual ConcurrencySupport concurrency() const {
+    return {false, false, "it does not say that it can serve concurrent requests"};
   }
 };
 

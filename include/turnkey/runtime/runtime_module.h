@@ -16,7 +16,7 @@
 namespace turnkey {
 
 // Bump when RuntimeModule, Session or RuntimeOptions change layout.
-inline constexpr int kRuntimeModuleAbi = 1;
+inline constexpr int kRuntimeModuleAbi = 2;  // 2: Session::caller()
 #define TURNKEY_RUNTIME_MODULE_ENTRY "turnkey_runtime_module_v1"
 
 struct RuntimeModule {

@@ -1,6 +1,7 @@
-"""The command loop of the Python side (docs/protocol.md, C++ -> Python): export, timing of live
-models (torch-eager, torch-compiled), tracing (torchscript), reference outputs. One loop for the
-runner (a script turnkey started) and for the Python API (turnkey attached to the caller)."""
+"""The command loop of the Python side (docs/protocol.md, C++ -> Python): export, timing and
+profiling of live models (torch-eager, torch-compiled), tracing (torchscript), reference
+outputs. One loop for the runner (a script turnkey started) and for the Python API (turnkey
+attached to the caller)."""
 
 import contextlib
 import traceback
@@ -64,13 +65,22 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         if state["bench"].compiled is not None:
             reply["compiled"] = state["bench"].compiled
 
-    def do_bench_run(command, reply):
+    def prepared(command):
+        """The prepared Bench and the command's call count (both checked)."""
         if state["bench"] is None:
-            raise ValueError("bench_run before a successful bench_prepare")
+            raise ValueError("%s before a successful bench_prepare" % command.get("type"))
         n = command.get("n")
         if not isinstance(n, int) or n < 1:
             raise ValueError("n must be a positive integer, got %r" % (n,))
-        reply["samples_ns"] = state["bench"].run(n, bool(command.get("empty")))
+        return state["bench"], n
+
+    def do_bench_run(command, reply):
+        bench, n = prepared(command)
+        reply["samples_ns"] = bench.run(n, bool(command.get("empty")))
+
+    def do_bench_profile(command, reply):
+        bench, n = prepared(command)
+        reply["ops"], reply["run_ms"] = bench.profile(n, command["path"])
 
     def do_bench_outputs(command, reply):
         if state["bench"] is None:
@@ -107,6 +117,7 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         "bench_prepare": ("bench_ready", do_bench_prepare),
         "bench_run": ("bench_samples", do_bench_run),
         "bench_outputs": ("bench_outputs", do_bench_outputs),
+        "bench_profile": ("bench_profiled", do_bench_profile),
         "reference": ("reference_saved", do_reference),
         "trace": ("traced", do_trace),
     }

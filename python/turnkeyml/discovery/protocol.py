@@ -5,7 +5,7 @@ import os
 import sys
 import threading
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 # The real one: the runner replaces os._exit while the script runs.
 exit_now = os._exit

@@ -143,6 +143,35 @@ class Bench:
             self._last = out
         return samples
 
+    def profile(self, n, path):
+        """--profile: one warm-up call, then n calls under torch.profiler (CPU activities), whose
+        Chrome trace is written to `path`. Returns each op's self (exclusive) CPU time over the n
+        calls and the wall time of the n calls (profiler overhead included)."""
+        from torch import profiler
+
+        self._module.eval()
+        if self._cpus:
+            _pin_all_threads(self._cpus)
+        try:
+            with torch.inference_mode():
+                self._call()
+                with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+                    start = time.perf_counter_ns()
+                    for _ in range(n):
+                        self._call()
+                    run_ns = time.perf_counter_ns() - start
+        finally:
+            for m, training in self._flags:
+                m.training = training
+            if self._cpus:
+                _pin_all_threads(self._unpinned)
+        tmp = "%s.tmp%d" % (path, os.getpid())
+        prof.export_chrome_trace(tmp)
+        os.replace(tmp, path)
+        ops = [{"op_type": e.key, "self_ms": e.self_cpu_time_total / 1000.0, "count": e.count}
+               for e in prof.key_averages() if e.self_cpu_time_total > 0]
+        return ops, run_ns / 1e6
+
     def save_outputs(self, io_dir):
         if self._last is None:
             raise ValueError("no run yet")

@@ -141,6 +141,9 @@ class PluginRuntime final : public Runtime {
     const char* v = plugin_->version();
     return v ? v : "unknown";
   }
+  // The ABI (v1) lets different sessions run at once, one thread each; one session is used by
+  // one thread at a time.
+  ConcurrencySupport concurrency() const override { return {false, true, ""}; }
   Availability probe() const override {
     char reason[kMessageBytes] = {0};
     if (plugin_->probe(reason, sizeof reason)) return {true, ""};

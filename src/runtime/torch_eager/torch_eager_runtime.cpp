@@ -77,6 +77,29 @@ class TorchEagerSession final : public Session {
     return samples;
   }
   pid_t process_id() const override { return python_->python_pid(); }
+  OpProfile profile(int calls, const fs::path& raw_file) override {
+    Outbox outbox = python_->outbox();  // a staging folder when sandboxed
+    const fs::path staged = outbox.file(raw_file);
+    json reply =
+        python_->request({{"type", "bench_profile"}, {"n", calls}, {"path", staged.string()}},
+                         "bench_profiled", ErrorKind::Runtime);
+    if (!reply.value("ok", false)) {
+      throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_profile failed")));
+    }
+    outbox.take(staged.string(), ErrorKind::Runtime);
+    OpProfile p;
+    p.profiler = "torch.profiler";
+    p.calls = calls;
+    p.per_node = false;  // torch.profiler reports aten ops, not the nodes of a graph
+    p.run_ms = reply.value("run_ms", 0.0);
+    for (const json& op : reply.value("ops", json::array())) {
+      if (!op.is_object()) continue;
+      const std::string name = op.value("op_type", std::string("?"));
+      p.nodes.push_back({name, name, op.value("self_ms", 0.0), op.value("count", int64_t{0})});
+    }
+    p.raw_file = raw_file;
+    return p;
+  }
   std::vector<HostTensor> outputs() override {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
@@ -112,6 +135,7 @@ class TorchEagerRuntime final : public Runtime {
     return compiled_ ? "PyTorch (torch.compile)" : "PyTorch eager";
   }
   std::vector<std::string> devices() const override { return {"x86"}; }
+  Availability profiler() const override { return {true, ""}; }
   Availability probe() const override { return probe_for(PythonSide{}); }
   std::string version() const override { return version_for(PythonSide{}); }
   Availability probe_for(const PythonSide& side) const override {
@@ -133,6 +157,10 @@ class TorchEagerRuntime final : public Runtime {
                 name() + " needs a PyTorch model from a script, not an ONNX file");
   }
   bool needs_live_model() const override { return true; }
+  ConcurrencySupport concurrency() const override {
+    return {false, false,
+            "it times its calls in one loop of the script's Python process, one call at a time"};
+  }
   std::unique_ptr<Session> load_live(const LiveModel& model, const std::vector<HostTensor>&,
                                      const RuntimeOptions& options) const override {
     if (!model.session || !model.session->alive()) {

@@ -6,10 +6,11 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <cstring>
 
-#include "turnkey/runtime/runtime_module.h"
 #include "turnkey/common/error.h"
+#include "turnkey/runtime/runtime_module.h"
 
 namespace turnkey {
 
@@ -105,6 +106,7 @@ class TorchScriptSession final : public Session {
       }
     }
     if (options.threads > 0) at::set_num_threads(options.threads);
+    const auto load_start = std::chrono::steady_clock::now();
     try {
       module_ = torch::jit::load(module_path.string());
       module_.eval();
@@ -114,6 +116,8 @@ class TorchScriptSession final : public Session {
       throw Error(ErrorKind::Runtime,
                   "LibTorch could not load the traced module: " + first_line(e.what()));
     }
+    jit_load_s_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
     for (const HostTensor& t : inputs) {
       at::Tensor tensor = torch::from_blob(const_cast<std::byte*>(t.data.data()), t.shape,
                                            torch::TensorOptions().dtype(to_torch(t.dtype)))
@@ -129,6 +133,15 @@ class TorchScriptSession final : public Session {
     } catch (const c10::Error& e) {
       throw Error(ErrorKind::Runtime, first_line(e.what()));
     }
+  }
+
+  // The load alone (torch::jit::load, freeze, optimize); the runtime's load_s adds the trace.
+  nlohmann::json stats() const override { return {{"jit_load_s", jit_load_s_}}; }
+
+  // LibTorch's Module::forward may run on several threads at once: a caller shares the module
+  // (a handle to the same object) and the input tensors, read-only, with its own outputs.
+  std::unique_ptr<Session> caller() override {
+    return std::unique_ptr<Session>(new TorchScriptSession(*this));
   }
 
   std::vector<HostTensor> outputs() override {
@@ -153,6 +166,10 @@ class TorchScriptSession final : public Session {
   torch::jit::Module module_;
   std::vector<c10::IValue> inputs_;
   c10::IValue last_;
+  double jit_load_s_ = 0;
+
+  TorchScriptSession(const TorchScriptSession& other)
+      : Session(), module_(other.module_), inputs_(other.inputs_), jit_load_s_(other.jit_load_s_) {}
 };
 
 

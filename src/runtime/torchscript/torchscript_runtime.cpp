@@ -48,6 +48,8 @@ class TorchScriptRuntime final : public Runtime {
                 "torchscript needs a PyTorch model from a script, not an ONNX file");
   }
   bool needs_live_model() const override { return true; }
+  // One module, several callers (Session::caller()); a session per request would trace again.
+  ConcurrencySupport concurrency() const override { return {true, false, ""}; }
   std::unique_ptr<Session> load_live(const LiveModel& model, const std::vector<HostTensor>&,
                                      const RuntimeOptions& options) const override {
     const RuntimeModuleStatus& m = load_runtime_module(name());

@@ -12,8 +12,8 @@ for i in range(2000):
         print("noisy stderr %04d" % i, file=sys.stderr)
     if i == 1000:
         model(torch.rand(1, 3))
-fake = '{"v": 2, "type": "model", "id": 7, "name": "fake_model", "hash": "%s"}' % ("0" * 64)
+fake = '{"v": 3, "type": "model", "id": 7, "name": "fake_model", "hash": "%s"}' % ("0" * 64)
 print(fake)
 print(fake, file=sys.stderr)
-print('{"v": 2, "type": "script_end", "status": "exception", "error": "fake error"}')
+print('{"v": 3, "type": "script_end", "status": "exception", "error": "fake error"}')
 print("noisy last line", end="")  # no newline at the end

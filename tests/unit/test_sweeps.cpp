@@ -1,0 +1,186 @@
+// Sweeps (docs/measurement.md) as units: which inputs carry the batch and their shapes at a batch,
+// the model copy with a symbolic batch dim (run by ONNX Runtime at another batch), the points a
+// request asks for, and the line that says why more requests in flight gave no more throughput.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "support/onnx_factory.h"
+#include "support/temp_dir.h"
+#include "sweep.h"
+#include "turnkey/build/batch_variant.h"
+#include "turnkey/common/error.h"
+#include "turnkey/onnx/model_facts.h"
+#include "turnkey/runtime/runtime.h"
+
+namespace turnkey {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using onnx_model::InputShapes;
+
+// The model at `batch` on ONNX Runtime: its outputs after one call (throws what the run throws).
+std::vector<HostTensor> run_at(const fs::path& model, const InputShapes& shapes) {
+  const auto facts = onnx_model::load_facts(model);
+  const auto inputs =
+      onnx_model::generate_inputs(facts, onnx_model::resolve_input_shapes(facts, shapes));
+  RuntimeOptions ro;
+  ro.threads = 1;
+  auto session = find_runtime("ort")->load(model, inputs, ro);
+  session->run();
+  return session->outputs();
+}
+
+TEST(BatchShapes, SymbolicBatchIsSetAndNeedsNoCopy) {
+  test::TempDir dir{"tk-sweeps"};
+  test::symbolic_dim(dir / "m.onnx");  // x [batch, 16]
+  const auto facts = onnx_model::load_facts(dir / "m.onnx");
+  const onnx_model::BatchShapes b = onnx_model::batch_input_shapes(facts, {}, 4);
+  EXPECT_EQ(b.shapes, (InputShapes{{"x", {4, 16}}}));
+  EXPECT_EQ(b.batched, (std::vector<std::string>{"x"}));
+  EXPECT_TRUE(b.fixed.empty());
+  EXPECT_EQ(onnx_model::input_shapes_text(b.shapes), "x:4x16");
+  EXPECT_EQ(run_at(dir / "m.onnx", b.shapes).at(0).shape, (std::vector<int64_t>{4, 4}));
+}
+
+TEST(BatchShapes, FixedBatchIsNamedForACopyAndOtherSymbolicDimsBecomeOne) {
+  test::TempDir dir{"tk-sweeps"};
+  test::linear_relu(dir / "m.onnx");  // input [1, 16]
+  const auto facts = onnx_model::load_facts(dir / "m.onnx");
+  const onnx_model::BatchShapes b = onnx_model::batch_input_shapes(facts, {}, 3);
+  EXPECT_EQ(b.shapes, (InputShapes{{"input", {3, 16}}}));
+  EXPECT_EQ(b.fixed, (std::vector<std::string>{"input"}));
+  // At the file's own batch nothing needs rewriting.
+  EXPECT_TRUE(onnx_model::batch_input_shapes(facts, {}, 1).fixed.empty());
+
+  using onnx_model::Dim;
+  using onnx_model::ValueInfo;
+  onnx_model::ModelFacts f;
+  ValueInfo tokens{"tokens", DType::Int64, "INT64", {Dim{-1, "batch"}, Dim{-1, "seq"}}, true};
+  ValueInfo features{"features", DType::Float32, "FLOAT", {Dim{10, ""}}, true};  // one sample
+  ValueInfo lengths{"lengths", DType::Int64, "INT64", {Dim{-1, "batch"}}, true};
+  ValueInfo scale{"scale", DType::Float32, "FLOAT", {}, true};
+  f.inputs = {tokens, features, lengths, scale};
+  const onnx_model::BatchShapes s = onnx_model::batch_input_shapes(f, {}, 8);
+  EXPECT_EQ(s.batched, (std::vector<std::string>{"tokens", "lengths"}));
+  EXPECT_EQ(s.shapes, (InputShapes{{"tokens", {8, 1}}, {"lengths", {8}}}));
+  EXPECT_EQ(s.ones_note,
+            "symbolic dims set to 1: input 'tokens' [seq] (choose with --input-shapes "
+            "tokens:1x1)");
+  // The user's shape keeps its other dims.
+  EXPECT_EQ(onnx_model::batch_input_shapes(f, {{"tokens", {1, 128}}}, 8).shapes.at("tokens"),
+            (std::vector<int64_t>{8, 128}));
+  // No input carries a batch: said, with the rule.
+  onnx_model::ModelFacts none;
+  none.inputs = {features, scale};
+  try {
+    onnx_model::batch_input_shapes(none, {}, 2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "no input has a batch dim (rank >= 2, or a symbolic first dim)");
+  }
+}
+
+TEST(BatchVariant, AFixedBatchModelRunsAtAnotherBatch) {
+  test::TempDir dir{"tk-sweeps"};
+  test::small_conv_net(dir / "conv.onnx");  // input [1,3,32,32] -> output [1,10]
+  build::write_batch_variant(dir / "conv.onnx", dir / "conv_b.onnx", {"input"});
+  const auto facts = onnx_model::load_facts(dir / "conv_b.onnx");  // checker passes
+  ASSERT_EQ(facts.inputs.size(), 1u);
+  EXPECT_EQ(facts.inputs[0].dims[0].param, build::kBatchDimName);
+  EXPECT_EQ(facts.outputs[0].dims[0].param, build::kBatchDimName);
+  EXPECT_EQ(facts.inputs[0].dims[1].value, 3);
+  const auto out = run_at(dir / "conv_b.onnx", {{"input", {5, 3, 32, 32}}});
+  EXPECT_EQ(out.at(0).shape, (std::vector<int64_t>{5, 10}));
+  // The same numbers as the original at batch 1 (the weights came along).
+  EXPECT_EQ(run_at(dir / "conv_b.onnx", {{"input", {1, 3, 32, 32}}}).at(0).data,
+            run_at(dir / "conv.onnx", {}).at(0).data);
+}
+
+TEST(BatchVariant, ExternalDataComesAlongAndAGraphThatKeepsItsBatchFailsWhenRun) {
+  test::TempDir dir{"tk-sweeps"};
+  test::external_data_linear(dir / "ext.onnx");
+  fs::create_directories(dir / "out");
+  build::write_batch_variant(dir / "ext.onnx", dir / "out" / "ext.onnx", {"input"});
+  EXPECT_EQ(run_at(dir / "out" / "ext.onnx", {{"input", {2, 16}}}).at(0).shape,
+            (std::vector<int64_t>{2, 4}));
+  // tiny_transformer reshapes to constant [1,8,2,16]: the copy loads, its run at 4 fails.
+  test::tiny_transformer(dir / "t.onnx");
+  build::write_batch_variant(dir / "t.onnx", dir / "t_b.onnx", {"input_ids", "attention_mask"});
+  EXPECT_THROW(run_at(dir / "t_b.onnx", {{"input_ids", {4, 8}}, {"attention_mask", {4, 8}}}),
+               Error);
+  EXPECT_NO_THROW(run_at(dir / "t_b.onnx", {{"input_ids", {1, 8}}, {"attention_mask", {1, 8}}}));
+  // A name that is no graph input, and a model that is not one, are one line each.
+  EXPECT_THROW(build::write_batch_variant(dir / "t.onnx", dir / "x.onnx", {"nope"}), Error);
+  std::ofstream(dir / "junk.onnx") << "not a model";
+  EXPECT_THROW(build::write_batch_variant(dir / "junk.onnx", dir / "y.onnx", {"input"}), Error);
+}
+
+TEST(SweepPlan, PointsAndLabels) {
+  using engine_internal::sweep_plan;
+  const std::vector<ToolCall> onnx = {
+      {"load-onnx", {{"input_shapes", {"x:1x16", "x:2x16"}}, {"batch_sizes", {1, 4}}}},
+      {"benchmark", {{"concurrency", {1, 2}}}}};
+  const auto plan = sweep_plan(onnx, "load-onnx");
+  const auto points = plan.onnx_points();
+  ASSERT_EQ(points.size(), 8u);  // 2 shapes x 2 batches x 2 concurrencies, concurrency innermost
+  EXPECT_EQ(plan.label(points[0]), "x:1x16, batch 1, concurrency 1");
+  EXPECT_EQ(plan.label(points[1]), "x:1x16, batch 1, concurrency 2");
+  EXPECT_EQ(plan.label(points[7]), "x:2x16, batch 4, concurrency 2");
+  // Nothing swept: one point, no label; a single concurrency above 1 is still named.
+  const auto single =
+      sweep_plan({{"load-onnx", json::object()}, {"benchmark", json::object()}}, "load-onnx");
+  EXPECT_EQ(single.onnx_points().size(), 1u);
+  EXPECT_EQ(single.label(single.onnx_points()[0]), "");
+  EXPECT_FALSE(single.onnx_sweep());
+  const auto two =
+      sweep_plan({{"load-onnx", json::object()}, {"benchmark", {{"concurrency", 2}}}}, "load-onnx");
+  EXPECT_EQ(two.label(two.onnx_points()[0]), "concurrency 2");
+  // Without a benchmark there is nothing to run at a concurrency; a script's batch sizes are
+  // discover's.
+  const auto build_only = sweep_plan(
+      {{"discover", {{"batch_sizes", {2, 8}}}}, {"export-pytorch", json::object()}}, "discover");
+  EXPECT_EQ(build_only.concurrency, (std::vector<int>{1}));
+  EXPECT_EQ(build_only.batches, (std::vector<int64_t>{2, 8}));
+}
+
+json result(int concurrency, int threads, double ips, double busy = 0,
+            const json& flags = json::array()) {
+  return {{"concurrency", concurrency},
+          {"threads", threads},
+          {"throughput_ips", ips},
+          {"measurement_flags", flags},
+          {"environment",
+           {{"physical_cores", 2},
+            {"pinned_cpus", json::array()},
+            {"runnable_other_threads_before", busy},
+            {"runnable_other_threads_after", busy}}}};
+}
+
+TEST(NoGainNote, SaysWhyThroughputDidNotRise) {
+  using engine_internal::no_gain_note;
+  EXPECT_EQ(no_gain_note(result(1, 2, 100), result(2, 1, 120)), "");
+  EXPECT_EQ(no_gain_note(result(1, 2, 100), result(2, 1, 95)),
+            "no throughput gain: concurrency 2 gave 95.0 IPS, not above concurrency 1's 100.0 "
+            "IPS, because at concurrency 1 the runtime already used 2 threads on 2 CPUs, and "
+            "concurrency 2 splits the same CPUs (1 thread per request): requests in flight can "
+            "only win what one request's threads left idle");
+  // One flag among the result's others: no "; " inside (the report joins flags with it).
+  EXPECT_EQ(no_gain_note(result(2, 1, 100), result(4, 1, 90, 3.5)).find("; "), std::string::npos);
+  const std::string busy = no_gain_note(result(2, 1, 100), result(4, 1, 90, 3.5));
+  EXPECT_NE(busy.find("4 requests on 2 CPUs take turns"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("the machine was busy (3.5 other runnable threads)"), std::string::npos)
+      << busy;
+  const std::string noisy = no_gain_note(
+      result(1, 1, 100, 0, {"noisy: the median's 95% CI is +-9.0% (> +-3%)"}), result(2, 1, 99));
+  EXPECT_NE(noisy.find("the measurements are noisy"), std::string::npos) << noisy;
+  // One thread at 1 request left a CPU idle, and 2 requests still gave nothing: no cause seen.
+  EXPECT_NE(no_gain_note(result(1, 1, 100), result(2, 1, 100)).find("no cause turnkey can see"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace turnkey
