@@ -70,7 +70,7 @@ const std::vector<StatsField>& field_table() {
     {"warmup_iterations",      Integer, R, "",      nullptr,             2, "warm-up calls made"},
     {"warmup_rounds",          Integer, R, "",      nullptr,             2, "warm-up rounds until steady"},
     {"warmup_steady",          Boolean, R, "",      nullptr,             2, "the warm-up reached a steady state"},
-    {"environment",            Object,  R, "",      nullptr,             2, "machine state around the run (load, governor, other runnable threads)"},
+    {"environment",            Object,  R, "",      nullptr,             2, "machine state around the run (load, governor, other runnable threads, usable CPUs and threads, host, Slurm job and node)"},
     {"benchmarked_model",      Text,    R, "",      nullptr,             2, "the ONNX file timed, or 'live PyTorch model'"},
     {"input_source",           Text,    R, "",      nullptr,             2, "captured from the script, test_data_set_0 beside the model, or generated (seeded)"},
     {"percentile_method",      Text,    R, "",      nullptr,             2, "how percentiles are computed"},

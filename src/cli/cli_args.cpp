@@ -175,8 +175,28 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
       ->group(kCorpus);
   app.add_option("--slurm-partition", g.slurm_partition, "sbatch --partition for --use-slurm")
       ->group(kCorpus);
+  app.add_option("--slurm-account", g.slurm_account, "sbatch --account for --use-slurm")
+      ->group(kCorpus);
+  app.add_option("--slurm-constraint", g.slurm_constraint,
+                 "sbatch --constraint for --use-slurm: node features, e.g. one CPU model")
+      ->group(kCorpus);
   app.add_option("--slurm-mem", g.slurm_memory,
                  "sbatch --mem for --use-slurm (default: --memory-limit plus 256M)")
+      ->group(kCorpus);
+  app.add_option("--slurm-exclusive", g.slurm_exclusive,
+                 "Jobs that get a whole node: benchmark (default: jobs that benchmark), always, "
+                 "never")
+      ->check(CLI::IsMember({"benchmark", "always", "never"}))
+      ->group(kCorpus);
+  app.add_option("--slurm-nodes", g.slurm_nodes,
+                 "Slurm jobs at once, so whole nodes at once for jobs that benchmark (default: "
+                 "all inputs)")
+      ->check(CLI::Range(1, 1000000))
+      ->group(kCorpus);
+  app.add_option("--slurm-retries", g.slurm_retries,
+                 "Times an input whose Slurm job's node failed runs again on another node "
+                 "(default 2)")
+      ->check(CLI::Range(0, 100))
       ->group(kCorpus);
 }
 

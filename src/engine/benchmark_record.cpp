@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "allocation.h"
 #include "benchmark.h"
 #include "benchmark_profile.h"
 #include "turnkey/cache/build_records.h"
@@ -181,6 +182,9 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
             {"cpufreq_hardware_max_mhz", m.env.frequency.hardware_max_mhz},
             {"cpu_throttled_periods", m.throttled.throttled},
             {"cpu_quota_periods", m.throttled.periods}};
+  // Which host and Slurm job measured this: results of many nodes share a cache
+  // (docs/corpus_runs.md).
+  e.update(where_running());
   s.set("environment", e);
   s.set("measurement_flags", m.flags);
   s.set("noisy", !m.flags.empty());

@@ -54,8 +54,13 @@ class Corpus {
   std::optional<InputResult> earlier_result(const CorpusInput& in) const;
 
   // Reads the worker's progress, decides the input's status, marks builds the worker left
-  // unfinished with it (and the last stage reached), and writes the input record.
-  InputResult finalize(const CorpusInput& in, const Ended& ended, double duration_s) const;
+  // unfinished with it (and the last stage reached), and writes the input record, with the keys
+  // of `extra` (an object: where it ran, its Slurm jobs) added.
+  InputResult finalize(const CorpusInput& in, const Ended& ended, double duration_s,
+                       const nlohmann::json& extra = nlohmann::json::object()) const;
+  // Adds the keys of `extra` to the input's record (one a job wrote); false when there is no
+  // record to add them to.
+  bool annotate_record(const CorpusInput& in, const nlohmann::json& extra) const;
 
  private:
   RunRequest request_;

@@ -149,7 +149,12 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   for (const json& b : record.value("builds", json::array())) {
     if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
   }
-  if (!find_status(r.status) || r.status == "cancelled") return std::nullopt;
+  // Inputs that never had a fair run (interrupted, or every node they were sent to failed) run
+  // again without --retry-failed.
+  if (!find_status(r.status) || r.status == status_name(Status::Cancelled) ||
+      r.status == status_name(Status::NodeFailed)) {
+    return std::nullopt;
+  }
   if (is_failure_status(r.status)) {
     if (request_.global.retry_failed) return std::nullopt;
     return r;
@@ -167,7 +172,8 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   return r;
 }
 
-InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double duration_s) const {
+InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double duration_s,
+                             const json& extra) const {
   std::vector<json> events = read_progress(in.progress);
   json outcome;
   std::string last_stage = "start";
@@ -266,12 +272,25 @@ InputResult Corpus::finalize(const CorpusInput& in, const Ended& ended, double d
                  {"finished", utc_timestamp_now()}};
   if (r.signal > 0) record["signal"] = r.signal;
   if (r.log != in.log) record["failure_log"] = r.log.string();
+  for (const auto& [key, value] : extra.items()) record[key] = value;
   try {
     write_file_atomic(in.record, yaml_from_json(record));
   } catch (const Error& e) {
     std::cerr << "turnkey: " << in.item.given << ": cannot write its record: " << e.what() << "\n";
   }
   return r;
+}
+
+bool Corpus::annotate_record(const CorpusInput& in, const json& extra) const {
+  try {
+    json record = json_from_yaml(read_file(in.record));
+    if (!record.is_object()) return false;
+    for (const auto& [key, value] : extra.items()) record[key] = value;
+    write_file_atomic(in.record, yaml_from_json(record));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace engine_internal

@@ -2,18 +2,24 @@
 // the body of one Slurm job that supervises such a worker.
 #include "turnkey/engine/corpus.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "allocation.h"
 #include "corpus_internal.h"
 #include "isolation.h"
+#include "slurm_jobs.h"
+#include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/discovery/staging.h"
@@ -57,6 +63,21 @@ HiddenArgs parse_hidden(const std::vector<std::string>& args) {
   return h;
 }
 
+// Why this process cannot create a file in `dir` ("" when it can): a node whose view of a shared
+// cache dir is missing, read-only or full.
+std::string write_problem(const fs::path& dir) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const fs::path probe = dir / fmt::format(".write-probe-{}-{}", host, getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return strerror(errno);
+  const bool written = ::write(fd, "x", 1) == 1;
+  const int err = written ? 0 : errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return written ? "" : strerror(err);
+}
+
 }  // namespace
 
 int corpus_worker_main(const std::vector<std::string>& args) {
@@ -76,6 +97,18 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
   CorpusInput in = corpus.input_for(item);
   std::error_code ec;
   fs::create_directories(corpus.inputs_dir(), ec);
+  json allocation = current_allocation();
+  allocation["started"] = utc_timestamp_now();
+  // A node that cannot write the cache dir cannot take part: say so, and exit with the code
+  // that makes the parent run the input on another node and send no more jobs here.
+  if (const std::string problem = write_problem(corpus.inputs_dir()); !problem.empty()) {
+    std::cerr << fmt::format(
+        "turnkey: node {}: cannot write the cache dir {}: {} (--use-slurm needs a cache dir "
+        "every node can write)\n",
+        allocation.value("slurm_node", allocation.value("host", "?")), corpus.cache_dir().string(),
+        problem);
+    return kJobExitNoCache;
+  }
   fs::remove(in.progress, ec);
   become_subreaper();
   struct sigaction sa {};
@@ -95,7 +128,8 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
     ::poll(&p, proc.output_fd() >= 0 ? 1 : 0, 50);
     reap_orphans({proc.pid()});
   }
-  InputResult r = corpus.finalize(in, proc.ended(), proc.elapsed_s());
+  allocation["finished"] = utc_timestamp_now();
+  InputResult r = corpus.finalize(in, proc.ended(), proc.elapsed_s(), {{"allocation", allocation}});
   remove_staging_of(corpus.cache_dir(), proc.pid());  // a killed worker's (staging.h)
   std::cout << fmt::format("{}: {}\n", item.given, status_display(r.status, r.signal));
   return is_failure_status(r.status) ? 1 : 0;

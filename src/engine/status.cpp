@@ -53,6 +53,10 @@ const std::vector<StatusInfo>& status_table() {
        "its process ended by a signal or without a result (crashed (signal N))", G::Failure, true},
       {Status::Cancelled, "cancelled", "its Slurm job was cancelled, or the run was interrupted",
        G::Failure, true},
+      {Status::NodeFailed, "node_failed",
+       "its Slurm job's node failed or could not use the cache dir, on every attempt (NODE_FAIL, "
+       "lost slurmd, launch failure)",
+       G::Failure, true},
       {Status::Failed, "failed",
        "build_status / tool step: a tool failed (the build's status says which way)", G::Failure,
        true},

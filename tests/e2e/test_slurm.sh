@@ -18,18 +18,6 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "FAIL: the Slurm test starts munged and slurmd, which needs root" >&2
   exit 1
 fi
-failures=0
-check() {  # check DESCRIPTION COMMAND...
-  local what="$1"
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what" >&2
-    failures=$((failures + 1))
-  fi
-}
-
 work="$(mktemp -d)"
 chmod 0755 "$work"
 cleanup() {

@@ -36,8 +36,8 @@ TEST(StatusTable, SaysWhatFailsAndKeepsTheNamesUsersSee) {
   for (const char* n :
        {"discovery_failed", "export_failed", "optimization_failed", "fp16_failed", "check_failed",
         "runtime_load_failed", "runtime_run_failed", "numeric_mismatch", "timeout", "out_of_memory",
-        "crashed", "process_limit", "cancelled", "invalid_input", "failed", "incomplete", "running",
-        "unreadable"}) {
+        "crashed", "process_limit", "cancelled", "node_failed", "invalid_input", "failed",
+        "incomplete", "running", "unreadable"}) {
     EXPECT_TRUE(find_status(n)) << n;
     EXPECT_TRUE(is_failure_status(n)) << n;
   }

@@ -39,7 +39,13 @@ struct GlobalOptions {
   std::string memory_limit;          // "4G", "512M", ... ("" = none)
   int max_processes = 0;             // per input; 0 = default (512)
   bool retry_failed = false;         // resume: run inputs whose earlier result was a failure
-  std::string slurm_partition, slurm_memory;  // sbatch --partition / --mem
+  // --use-slurm (docs/corpus_runs.md#slurm---use-slurm): where jobs go, how they hold nodes.
+  std::string slurm_partition, slurm_memory;    // sbatch --partition / --mem
+  std::string slurm_account, slurm_constraint;  // sbatch --account / --constraint
+  std::string slurm_exclusive = "benchmark";    // whole node for: benchmark (jobs that
+                                                // benchmark), always, never
+  int slurm_nodes = 0;    // jobs queued or running at once (whole nodes when exclusive); 0 = all
+  int slurm_retries = 2;  // times an input whose job's node failed is run again elsewhere
 };
 
 struct RunRequest {

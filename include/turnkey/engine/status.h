@@ -33,6 +33,7 @@ enum class Status {
   ProcessLimit,
   Crashed,
   Cancelled,
+  NodeFailed,
   // Recorded states of a build or a tool step (build_status, tools[].status), and the report's
   // row for a build dir it cannot read.
   Failed,
