@@ -215,7 +215,20 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
   d.name = ref.name;
   d.dtype = type_name(cand.type);
   const double inf = std::numeric_limits<double>::infinity();
-  if (ref.shape != cand.shape || is_float_type(ref.type) != is_float_type(cand.type)) {
+  auto without_ones = [](const std::vector<int64_t>& shape) {
+    std::vector<int64_t> out;
+    for (int64_t dim : shape) {
+      if (dim != 1) out.push_back(dim);
+    }
+    return out;
+  };
+  if (ref.shape != cand.shape) {
+    d.shape_mismatch = without_ones(ref.shape) != without_ones(cand.shape);
+    d.shape_note = fmt::format("output '{}' has shape {} where the reference has {}{}", ref.name,
+                               shape_to_string(cand.shape), shape_to_string(ref.shape),
+                               d.shape_mismatch ? "" : ": the same elements, compared in order");
+  }
+  if (d.shape_mismatch || is_float_type(ref.type) != is_float_type(cand.type)) {
     d.max_abs_error = inf;
     d.rel_error = inf;
     d.cosine = 0;

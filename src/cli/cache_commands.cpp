@@ -42,9 +42,10 @@ void add_cache_commands(CLI::App& app, CacheArgs& a) {
   a.print = add("print", "Alias of stats", true);
   a.del = add("delete", "Delete builds (their whole build dirs)", true);
   a.clean = add("clean", "Delete builds' artifacts, keeping logs, yaml and json", true);
-  a.report = app.add_subcommand("report",
-                                "Write CSV, JSON and (--html) HTML reports: turnkey report "
-                                "(see turnkey report -h)");
+  a.report = app.add_subcommand(
+      "report", fmt::format("Write CSV, JSON and (--html) HTML reports: {0} report (see {0} "
+                            "report -h)",
+                            program_name()));
   a.report->prefix_command();  // everything after it is report's
 }
 
@@ -113,7 +114,7 @@ int cmd_cache(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "report") {
     return report_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
-  CLI::App app("Manage the turnkey cache", "turnkey cache");
+  CLI::App app("Manage the turnkey cache", program_name() + " cache");
   CacheArgs a;
   add_cache_commands(app, a);
   if (!cli::parse_args(app, args, "cache")) return 0;
@@ -179,7 +180,7 @@ int cmd_cache(const std::vector<std::string>& args) {
 
 // Where the bundled corpora are: <install>/models, found beside the Python package folder.
 int cmd_models(const std::vector<std::string>& args) {
-  CLI::App app("The bundled model corpora", "turnkey models");
+  CLI::App app("The bundled model corpora", program_name() + " models");
   bool quiet = false;
   CLI::App* location = app.add_subcommand("location", "Print the folder of the model corpora");
   location->add_flag("--quiet", quiet, "Print only the path");

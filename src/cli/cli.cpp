@@ -22,7 +22,7 @@ namespace turnkey {
 namespace {
 
 int cmd_version(const std::vector<std::string>& args) {
-  CLI::App app("Print the turnkey version", "turnkey version");
+  CLI::App app("Print the turnkey version", cli::program_name() + " version");
   if (!cli::parse_args(app, args, "version")) return 0;
   std::cout << kVersion << "\n";
   return 0;
@@ -136,6 +136,7 @@ int cli_main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   const std::string program =
       argc > 0 && std::filesystem::path(argv[0]).filename() == "benchit" ? "benchit" : "turnkey";
+  cli::set_program_name(program);
   try {
     return run(args, command_line, program);
   } catch (const Error& e) {

@@ -10,6 +10,16 @@
 
 namespace turnkey::cli {
 
+namespace {
+std::string& program_name_storage() {
+  static std::string name = "turnkey";
+  return name;
+}
+}  // namespace
+
+const std::string& program_name() { return program_name_storage(); }
+void set_program_name(const std::string& name) { program_name_storage() = name; }
+
 using nlohmann::json;
 
 namespace {
@@ -119,7 +129,7 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                "report); everything else, scripts' output included, goes to stderr")
       ->group(kOutput);
   app.add_flag("--sandbox", g.sandbox,
-               "Run scripts in a sandbox: no network, no home, writes only to the cache "
+               "Run scripts in a sandbox: no network, no home, the cache read-only "
                "(default: TURNKEY_SANDBOX; docs/sandbox.md)")
       ->group(kDiscovery);
   app.add_option("--sandbox-allow", g.sandbox_allow,

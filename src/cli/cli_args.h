@@ -36,6 +36,12 @@ void use_grouped_help(CLI::App& app);
 // `context` is empty).
 bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context);
 
+// The name this process was started under, as help and usage lines show it: "benchit" when
+// started through build/benchit (the older documents' name), else "turnkey". Set once by
+// cli_main before any command runs.
+const std::string& program_name();
+void set_program_name(const std::string& name);
+
 // Names of every tool in the table, for did-you-mean hints.
 std::vector<std::string> all_tool_names();
 

@@ -31,7 +31,7 @@ std::string command_line(const char* command, const std::vector<std::string>& ar
 
 int fail(const char* command, const std::string& message, int code) {
   std::cout << std::flush;
-  std::cerr << fmt::format("turnkey {}: error: {}\n", command, one_line(message));
+  std::cerr << fmt::format("{} {}: error: {}\n", program_name(), command, one_line(message));
   return code;
 }
 
@@ -65,7 +65,7 @@ int report_main(const std::vector<std::string>& args) {
   CLI::App app(
       "Write a report of one or more turnkey caches: CSV and JSON, and HTML with --html. "
       "Columns: docs/report.md.",
-      "turnkey report");
+      program_name() + " report");
   std::vector<std::string> caches;
   std::string report_dir = ".";
   bool html = false;
@@ -131,7 +131,7 @@ int compare_main(const std::vector<std::string>& args) {
       "Compare two caches or JSON reports: per model, runtime and device, the ratio of "
       "medians B/A and a one-sided Mann-Whitney U test on the raw samples. Exit code 1 "
       "when B is significantly slower than A by more than the threshold.",
-      "turnkey compare");
+      program_name() + " compare");
   std::string a, b, threshold = "5";
   double alpha = 0.01;
   app.add_option("A", a, "Baseline: a cache dir or a JSON report")->required();

@@ -88,7 +88,7 @@ void print_plugins(std::ostream& out) {
 
 int cmd_system_info(const std::vector<std::string>& args) {
   CLI::App app("Print facts about this machine and the software turnkey found",
-               "turnkey system-info");
+               program_name() + " system-info");
   std::string python;
   app.add_option("--python", python, "Python interpreter with torch");
   if (!cli::parse_args(app, args, "system-info")) return 0;

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -190,6 +192,27 @@ std::string find_on_path(const std::string& name) {
     start = colon + 1;
   }
   return "";
+}
+
+pid_t find_namespaced_descendant(pid_t ancestor, pid_t ns_pid) {
+  std::vector<pid_t> level = {ancestor};
+  for (int depth = 0; depth < 8 && !level.empty(); ++depth) {
+    std::vector<pid_t> next;
+    for (pid_t p : level) {
+      std::ifstream status(fmt::format("/proc/{}/status", p));
+      for (std::string line; std::getline(status, line);) {
+        if (line.rfind("NSpid:", 0) != 0) continue;
+        std::istringstream ids(line.substr(6));
+        std::vector<pid_t> chain;
+        for (pid_t id; ids >> id;) chain.push_back(id);
+        if (chain.size() >= 2 && chain.back() == ns_pid) return p;
+      }
+      std::ifstream children(fmt::format("/proc/{}/task/{}/children", p, p));
+      for (pid_t c; children >> c;) next.push_back(c);
+    }
+    level = std::move(next);
+  }
+  return -1;
 }
 
 }  // namespace turnkey

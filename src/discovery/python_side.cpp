@@ -55,6 +55,19 @@ fs::path python_package_dir() {
   return TURNKEY_SOURCE_PYTHON_DIR;
 }
 
+std::vector<std::string> reply_strings(const json& reply, const char* key, ErrorKind kind) {
+  std::vector<std::string> out;
+  if (!reply.is_object() || !reply.contains(key)) return out;
+  const json& list = reply[key];
+  bool ok = list.is_array();
+  for (size_t i = 0; ok && i < list.size(); ++i) {
+    ok = list[i].is_string();
+    if (ok) out.push_back(list[i].get<std::string>());
+  }
+  if (!ok) throw Error(kind, fmt::format("the Python side's '{}' is not a list of paths", key));
+  return out;
+}
+
 std::pair<int, int> parse_attach_fds(const std::string& value) {
   int e = -1, c = -1;
   char extra = 0;
@@ -124,14 +137,21 @@ ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.pyt
     argv.push_back("--script-args=" + options.script_args);
   }
   SpawnOptions spawn;
-  // bind_paths() makes the folders the Python side writes into (only existing ones can be bound).
-  spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", bind_paths(options)}};
+  std::string binds = bind_paths(options);
   if (options.sandbox) {
-    std::vector<fs::path> writable = options.bind_paths;
+    // The cache is read-only inside; what the Python side writes for a build goes to a staging
+    // folder of this input, from which the core takes what it asked for (staging.h).
+    sandboxed_ = true;
+    staging_ =
+        std::make_unique<Staging>(options.cache_dir.empty() ? fs::path(".") : options.cache_dir);
+    binds += ":" + staging_->root().string();  // for an interpreter wrapper that nests
+    std::vector<fs::path> writable = {staging_->root()};
     writable.insert(writable.end(), options.sandbox_allow.begin(), options.sandbox_allow.end());
     std::vector<std::string> command = sandbox_command(writable, options.script.parent_path());
     argv.insert(argv.begin(), command.begin(), command.end());
   }
+  // bind_paths() makes the folders the Python side uses (only existing ones can be bound).
+  spawn.env = {{"PYTHONPATH", pythonpath}, {"TURNKEY_BIND_PATHS", binds}};
   spawn.inherit_fds = {events[1], commands[0]};
   // bwrap-run re-executes itself under setpriv to die with its caller unless told that the
   // caller has seen to it: die_with_parent below does (one process start less per input).
@@ -162,6 +182,8 @@ ScriptSession::~ScriptSession() {
     } catch (...) {
     }
   }
+  reap();
+  staging_.reset();
 }
 
 std::optional<json> ScriptSession::read_event() {
@@ -221,6 +243,11 @@ DiscoveryResult ScriptSession::discover() {
         result.onnx_version = str("onnx");
         torch_version_ = result.torch_version;
         python_pid_ = e.value("pid", -1);
+        // The sandbox has a process-id namespace of its own: the pid the Python side knows is
+        // not ours; the process is found below the one we started.
+        if (sandboxed_ && python_pid_ > 0) {
+          python_pid_ = find_namespaced_descendant(pid_, python_pid_);
+        }
       } else if (type == "model") {
         DiscoveredModel m;
         m.id = e.value("id", -1);
@@ -411,6 +438,7 @@ std::string ScriptSession::close() {
   event_fd_ = -1;
   if (attached_) return "detached from the calling Python process";
   reap();
+  if (reaped_) staging_.reset();  // nothing in the sandbox is left to race the removal
   return describe_wait_status(wait_status_);
 }
 

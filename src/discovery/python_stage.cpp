@@ -9,6 +9,7 @@
 #include "turnkey/common/process.h"
 #include "turnkey/common/text.h"
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/discovery/sandbox.h"
 
 namespace turnkey {
 
@@ -78,11 +79,21 @@ json describe_python_sequence(const fs::path& file, const std::string& python) {
 
 PythonStageRun run_python_stage(const std::string& python, const fs::path& file,
                                 const std::string& stage, const fs::path& input,
-                                const fs::path& output, double timeout_s) {
-  CaptureResult r = run_capture(
-      {python, "-m", "turnkeyml.build", "run", file.string(), stage, input.string(),
-       output.string()},
-      timeout_s, python_env({file.parent_path(), input.parent_path(), output.parent_path()}));
+                                const fs::path& output, double timeout_s,
+                                const std::vector<fs::path>* sandbox_writable) {
+  std::vector<std::string> argv = {python,        "-m",  "turnkeyml.build", "run",
+                                   file.string(), stage, input.string(),    output.string()};
+  // Sandboxed, the output's folder is bound with the writable ones (a folder named in
+  // TURNKEY_BIND_PATHS is read-only there).
+  std::vector<fs::path> folders = {file.parent_path(), input.parent_path()};
+  if (sandbox_writable) {
+    folders.insert(folders.end(), sandbox_writable->begin(), sandbox_writable->end());
+    std::vector<std::string> prefix = sandbox_command(*sandbox_writable, file.parent_path());
+    argv.insert(argv.begin(), prefix.begin(), prefix.end());
+  } else {
+    folders.push_back(output.parent_path());
+  }
+  CaptureResult r = run_capture(argv, timeout_s, python_env(folders));
   PythonStageRun run;
   run.output = r.out;
   run.ok = succeeded(r);

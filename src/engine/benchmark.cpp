@@ -41,14 +41,21 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
     if (build.output_pbs.empty()) {
       const fs::path io_dir = build.dir->path() / "io";
       fs::create_directories(io_dir);
-      json reply = build.session->request(
-          {{"type", "reference"}, {"id", build.model->id}, {"io_dir", io_dir.string()}},
-          "reference_saved", ErrorKind::Runtime);
+      Outbox outbox = build.session->outbox();
+      json reply = build.session->request({{"type", "reference"},
+                                           {"id", build.model->id},
+                                           {"io_dir", outbox.folder(io_dir).string()}},
+                                          "reference_saved", ErrorKind::Runtime);
       if (!reply.value("ok", false)) {
         throw Error(ErrorKind::Runtime, "running the PyTorch model for reference outputs: " +
                                             reply.value("error", std::string("?")));
       }
-      for (const auto& p : reply["outputs"]) build.output_pbs.push_back(p.get<std::string>());
+      for (const std::string& p : reply_strings(reply, "inputs", ErrorKind::Runtime)) {
+        outbox.take(p, ErrorKind::Runtime);
+      }
+      for (const std::string& p : reply_strings(reply, "outputs", ErrorKind::Runtime)) {
+        build.output_pbs.push_back(outbox.take(p, ErrorKind::Runtime));
+      }
     }
   } else {
     if (build.onnx_path.empty()) {

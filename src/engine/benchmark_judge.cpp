@@ -141,10 +141,12 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
     if (d.mismatches > 0) per_output.back()["mismatched_elements"] = d.mismatches;
     if (d.reordered_rows > 0) per_output.back()["reordered_rows"] = d.reordered_rows;
     if (d.substituted_rows > 0) per_output.back()["substituted_rows"] = d.substituted_rows;
+    if (!d.shape_note.empty()) per_output.back()["shape_note"] = d.shape_note;
     worst_abs = std::max(worst_abs, d.max_abs_error);
     if (!d.within && d.mismatches > 0) {
       int_mismatches += fmt::format("; '{}': {} elements differ", d.name, d.mismatches);
     }
+    if (!d.shape_note.empty()) int_mismatches += "; " + d.shape_note;
   }
   const bool within = compare_error.empty() && c.within;
   const std::string ties = build::describe_ties(c);

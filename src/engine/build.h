@@ -43,6 +43,9 @@ struct Build {
   const DiscoveredModel* model = nullptr;
   ScriptSession* session = nullptr;
   std::string python_override;  // --python: the interpreter of custom stages without a session
+  // --sandbox: custom stages with a file run sandboxed too, writing through a staging folder.
+  bool sandbox = false;
+  std::vector<std::filesystem::path> sandbox_allow;
 
   // A sweep point's options (sweep.h), by tool, put over the request's: {"benchmark":
   // {"concurrency": 2}}.
@@ -78,6 +81,10 @@ void show_fed_shapes(Build& build);
 
 // 'x': (1, 16), 'mask': (batch, 16): the model's declared shapes
 std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts);
+
+// The ONNX file `replied` (a path Outbox::file gave), taken into place with the external data
+// files it names (staging.h). Throws Error(kind).
+std::filesystem::path take_onnx(Outbox& outbox, const std::string& replied, ErrorKind kind);
 
 // Tool bodies. Each appends what it did to `log` and throws Error on failure.
 void tool_export_pytorch(Build& build, const nlohmann::json& options, std::string& log);

@@ -249,6 +249,9 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
   ctx_.monitor.tool_started(build.build_name, label);
   ctx_.progress({{"e", "stage"}, {"stage", label}, {"build", build.build_name}});
   build.python_override = ctx_.request.global.python;
+  build.sandbox = ctx_.sandbox;
+  build.sandbox_allow.assign(ctx_.request.global.sandbox_allow.begin(),
+                             ctx_.request.global.sandbox_allow.end());
   auto t0 = std::chrono::steady_clock::now();
   std::string log;
   std::string error;

@@ -22,6 +22,7 @@
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/text.h"
+#include "turnkey/discovery/staging.h"
 #include "turnkey/engine/status.h"
 #include "turnkey/measure/system_info.h"
 
@@ -156,6 +157,8 @@ std::vector<InputResult> run_local(const Corpus& corpus, const std::vector<Corpu
     if (s.control_fd >= 0) ::close(s.control_fd);
     s.control_fd = -1;
     InputResult r = corpus.finalize(s.in, s.proc->ended(), s.proc->elapsed_s());
+    // A worker killed on a limit left its sandbox's staging folder (its processes are gone).
+    remove_staging_of(corpus.cache_dir(), s.proc->pid());
     if (!live_echo) {
       std::cout << fmt::format("\n==== [{}/{}] {} ====\n", s.number, total, s.in.item.given);
       print_log_excerpt(s.in.log);

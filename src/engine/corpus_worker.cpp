@@ -22,6 +22,7 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/discovery/staging.h"
 #include "turnkey/engine/status.h"
 #include "worker_link.h"
 
@@ -129,6 +130,7 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
   }
   allocation["finished"] = utc_timestamp_now();
   InputResult r = corpus.finalize(in, proc.ended(), proc.elapsed_s(), {{"allocation", allocation}});
+  remove_staging_of(corpus.cache_dir(), proc.pid());  // a killed worker's (staging.h)
   std::cout << fmt::format("{}: {}\n", item.given, status_display(r.status, r.signal));
   return is_failure_status(r.status) ? 1 : 0;
 }

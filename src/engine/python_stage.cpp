@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "build.h"
 #include "tool_checks.h"
@@ -90,14 +91,27 @@ void tool_python_stage(Build& build, const json& options, std::string& log) {
     const std::string python = build.session && !build.session->attached()
                                    ? build.session->python()
                                    : find_python(build.python_override);
-    PythonStageRun run =
-        run_python_stage(python, file, stage, build.onnx_path, output, kStageTimeoutS);
+    // --sandbox: the stage runs sandboxed too, writing to a staging folder of its own (gone with
+    // it: its processes end with the sandbox's first one, which run_python_stage reaps).
+    std::optional<Staging> staging;
+    std::vector<fs::path> writable;
+    if (build.sandbox) {
+      staging.emplace(build.dir->path().parent_path());
+      writable.push_back(staging->root());
+      writable.insert(writable.end(), build.sandbox_allow.begin(), build.sandbox_allow.end());
+    }
+    Outbox outbox(staging ? &*staging : nullptr);
+    const fs::path staged = outbox.file(output);
+    PythonStageRun run = run_python_stage(python, file, stage, build.onnx_path, staged,
+                                          kStageTimeoutS, staging ? &writable : nullptr);
     log += run.output;
     if (!run.ok) {
       // As for export-pytorch (stages.cpp): the traceback on screen unless TURNKEY_TRACEBACK=False.
       if (show_tracebacks()) std::fprintf(stderr, "%s", run.output.c_str());
       throw Error(ErrorKind::Export, run.error);
     }
+    build.onnx_path = take_onnx(outbox, staged.string(), ErrorKind::Export);
+    return;
   }
   build.onnx_path = output;
 }

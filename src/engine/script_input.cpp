@@ -118,6 +118,7 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
   so.max_depth = discover_opts.value("max_depth", 0);
   so.bind_paths = {ctx_.cache_dir};
   so.sandbox = ctx_.sandbox;
+  so.cache_dir = ctx_.cache_dir;
   for (const std::string& p : ctx_.request.global.sandbox_allow) so.sandbox_allow.push_back(p);
   std::cout << std::flush;
   std::cerr << std::flush;

@@ -221,6 +221,20 @@ std::string tool_versions(const std::string& tool, const Build& build, const jso
 
 // ---- export-pytorch ---------------------------------------------------------------------------
 
+fs::path take_onnx(Outbox& outbox, const std::string& replied, ErrorKind kind) {
+  const fs::path onnx = outbox.take(replied, kind);
+  // Only a model that left more than itself is read for the external data files it names.
+  if (outbox.left_beside(onnx).empty()) return onnx;
+  std::set<std::string> external;
+  try {
+    external = onnx_model::external_data_files(onnx);
+  } catch (const Error& e) {
+    throw Error(kind, fmt::format("{}: {}", onnx.filename().string(), e.what()));
+  }
+  for (const std::string& location : external) outbox.take_beside(onnx, location, kind);
+  return onnx;
+}
+
 void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!build.session || !build.model) {
     throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
@@ -233,9 +247,12 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   const fs::path target =
       onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
   const std::string exporter = options.value("exporter", "torchscript");
+  // Sandboxed, the Python side writes to its staging folder and the files are taken from there.
+  Outbox outbox = build.session->outbox();
   ExportResult r;
   try {
-    r = build.session->export_model(build.model->id, target, opset, io_dir, exporter);
+    r = build.session->export_model(build.model->id, outbox.file(target), opset,
+                                    outbox.folder(io_dir), exporter);
   } catch (const Error& e) {
     // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
     if (const int signal = build.session->end_signal(); signal > 0) {
@@ -257,11 +274,22 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     }
     throw failure;
   }
-  log += fmt::format("exported {} in {:.3f} s\n", r.onnx_path.string(), r.export_s);
-  build.onnx_path = r.onnx_path;
-  build.input_pbs = r.inputs;
-  build.output_pbs = r.outputs;
-  build.intermediates = r.intermediates;
+  build.onnx_path = take_onnx(outbox, r.onnx_path.string(), ErrorKind::Export);
+  log += fmt::format("exported {} in {:.3f} s\n", build.onnx_path.string(), r.export_s);
+  build.input_pbs.clear();
+  build.output_pbs.clear();
+  for (const fs::path& p : r.inputs) build.input_pbs.push_back(outbox.take(p, ErrorKind::Export));
+  for (const fs::path& p : r.outputs) build.output_pbs.push_back(outbox.take(p, ErrorKind::Export));
+  build.intermediates.clear();
+  for (IntermediateTensor i : r.intermediates) {
+    // As a malformed entry of the reply, a file that cannot be taken is a check not made.
+    try {
+      i.pb = outbox.take(i.pb, ErrorKind::Export);
+      build.intermediates.push_back(std::move(i));
+    } catch (const Error& e) {
+      log += fmt::format("intermediate tensor '{}' left out: {}\n", i.tensor, e.what());
+    }
+  }
   if (!r.exporter_fixes.empty()) {
     log += fmt::format("turnkey's exporter fixes in this graph: {}\n",
                        fmt::join(r.exporter_fixes, ", "));

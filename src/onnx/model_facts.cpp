@@ -87,10 +87,19 @@ ValueInfo value_info_of(const onnx::ValueInfoProto& v) {
   return info;
 }
 
+// Whether `t` keeps its data in an external file; its location goes to facts->external_files.
+bool note_external(const onnx::TensorProto& t, ModelFacts* facts) {
+  if (!is_external(t)) return false;
+  for (const auto& e : t.external_data()) {
+    if (e.key() == "location") facts->external_files.insert(e.value());
+  }
+  return true;
+}
+
 // Nodes of `graph` and its subgraphs. Nesting depth is bounded by protobuf's recursion limit (100)
 // at parse time, so recursion here cannot overflow the stack.
 void walk_graph(const onnx::GraphProto& graph, ModelFacts* facts, bool* has_external_data) {
-  for (const auto& t : graph.initializer()) *has_external_data |= is_external(t);
+  for (const auto& t : graph.initializer()) *has_external_data |= note_external(t, facts);
   for (const auto& node : graph.node()) {
     std::string key = is_default_domain(node.domain())
                           ? node.op_type()
@@ -98,8 +107,8 @@ void walk_graph(const onnx::GraphProto& graph, ModelFacts* facts, bool* has_exte
     ++facts->op_histogram[key];
     ++facts->node_count;
     for (const auto& attr : node.attribute()) {
-      if (attr.has_t()) *has_external_data |= is_external(attr.t());
-      for (const auto& t : attr.tensors()) *has_external_data |= is_external(t);
+      if (attr.has_t()) *has_external_data |= note_external(attr.t(), facts);
+      for (const auto& t : attr.tensors()) *has_external_data |= note_external(t, facts);
       if (attr.has_g()) walk_graph(attr.g(), facts, has_external_data);
       for (const auto& g : attr.graphs()) walk_graph(g, facts, has_external_data);
     }
@@ -140,7 +149,8 @@ void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_e
     add_checked(&facts->parameters, n);
     add_checked(&facts->parameter_bytes, bytes);
     initializer_names.insert(name);
-    *has_external_data |= is_external(sparse.values()) || is_external(sparse.indices());
+    *has_external_data |= note_external(sparse.values(), facts);
+    *has_external_data |= note_external(sparse.indices(), facts);
   }
   for (const auto& input : graph.input()) {
     if (!initializer_names.count(input.name())) facts->inputs.push_back(value_info_of(input));
@@ -203,8 +213,10 @@ void check(const fs::path& path, onnx::ModelProto* model, bool has_external_data
 
 }  // namespace
 
-ModelFacts load_facts(const fs::path& path) {
-  ModelFacts facts;
+namespace {
+
+// The model at `path`, parsed, with the facts the parse gives (path, size, SHA-256).
+onnx::ModelProto parse_model(const fs::path& path, ModelFacts& facts) {
   facts.path = path;
   Fd fd = open_regular_file(path, &facts.file_size_bytes);
   onnx::ModelProto model;
@@ -221,10 +233,26 @@ ModelFacts load_facts(const fs::path& path) {
   if (!model.has_ir_version() && !model.has_graph() && model.opset_import_size() == 0) {
     throw invalid("not an ONNX model (no ir_version, graph or opset_import)");
   }
+  return model;
+}
+
+}  // namespace
+
+ModelFacts load_facts(const fs::path& path) {
+  ModelFacts facts;
+  onnx::ModelProto model = parse_model(path, facts);
   bool has_external_data = false;
   collect_facts(model, &facts, &has_external_data);
   check(path, &model, has_external_data, &facts);
   return facts;
+}
+
+std::set<std::string> external_data_files(const fs::path& path) {
+  ModelFacts facts;
+  onnx::ModelProto model = parse_model(path, facts);
+  bool has_external_data = false;
+  collect_facts(model, &facts, &has_external_data);
+  return facts.external_files;
 }
 
 HostTensor read_tensor_pb(const fs::path& path) {

@@ -172,6 +172,15 @@ TEST(Benchit, LiesBesideTurnkeyAndSpeaksOnlyTheClassicGrammar) {
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_EQ(typo.err,
             "benchit: error: unknown option '--iteratons' (did you mean '--iterations'?)\n");
+  // The management commands' help names the program it was started as.
+  for (const std::string command : {"cache", "models", "version", "system-info", "report"}) {
+    RunResult page = run_as("benchit", {command, "-h"}, dir / "cache");
+    EXPECT_EQ(page.exit_code, 0) << page.all();
+    EXPECT_NE(page.out.find("Usage: benchit " + command), std::string::npos) << page.out;
+    EXPECT_EQ(page.out.find("Usage: turnkey"), std::string::npos) << page.out;
+    RunResult own = run_as("turnkey", {command, "-h"}, dir / "cache");
+    EXPECT_NE(own.out.find("Usage: turnkey " + command), std::string::npos) << own.out;
+  }
 }
 
 // The `benchit` tutorial (seed 003), in a copy of examples/cli, its commands as typed.

@@ -121,6 +121,25 @@ TEST_F(Plugins, ExamplePluginBenchmarksAnOnnxFile) {
   EXPECT_GT(s["throughput_ips"].get<double>(), 0);
 }
 
+// hello_world's model takes and returns 1-D tensors, which OpenCV 4.6 holds as Nx1 Mats: the
+// outputs are compared element by element and the shape difference is said, not an error of inf.
+TEST_F(Plugins, ExamplePluginRunsAModelWithOneDimensionalTensors) {
+  RunResult r =
+      run_turnkey({(fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/scripts/hello_world.py").string(),
+                   "--runtime", "opencv-dnn", "--iterations", "5"},
+                  cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    within tolerance:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 'output' has shape 5x1 where the reference has 5: the same "
+                       "elements, compared in order"),
+            std::string::npos)
+      << r.out;
+  json s = stats_of("hello_world");
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance");
+  EXPECT_LT(s["max_abs_error"].get<double>(), 1e-5);
+}
+
 TEST_F(Plugins, WhatTheExamplePluginCannotRunFailsThatInputOnly) {
   // OpenCV 4.6 Mats have no int64: the gather model's input_ids cannot be fed.
   RunResult r = run_turnkey({model("gather").string(), model("linear").string(), "--runtime",

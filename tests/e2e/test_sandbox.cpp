@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "e2e_util.h"
@@ -184,6 +185,8 @@ TEST_F(Sandbox, ComposesWithIsolationAndAllowsTheNamedPaths) {
                             dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_TRUE(fs::exists(allowed / "out.txt"));
+  EXPECT_EQ(count_occurrences(r.out, "Successfully benchmarked"), 2) << r.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging")) << "each worker removes its staging folder";
   EXPECT_FALSE(fs::exists(home() / ("written_" + tag)));
   EXPECT_FALSE(fs::exists("/var/tmp/written_" + tag));
   EXPECT_FALSE(listener.connected());
@@ -197,6 +200,163 @@ TEST_F(Sandbox, ComposesWithIsolationAndAllowsTheNamedPaths) {
                          ": no such file or folder"),
             std::string::npos)
       << bad.err;
+}
+
+// The export's intermediate tensor (outputs with no signal, docs/measurement.md) comes through
+// the staging folder like the inputs and outputs.
+TEST_F(Sandbox, IntermediateTensorsComeThroughTheStagingFolder) {
+  RunResult r =
+      run_turnkey({(fs::path(TURNKEY_SOURCE_DIR) / "tests/data/scripts/zero_head.py").string(),
+                   "--sandbox", "--iterations", "5"},
+                  cache(), {{"HOME", home().string()}}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Correctness:    within tolerance on intermediate tensors"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
+// torch.profiler's trace (benchmark --profile on torch-eager) is written by the Python side: it,
+// too, comes through the staging folder.
+TEST_F(Sandbox, TheTorchProfilersTraceComesThroughTheStagingFolder) {
+  RunResult r = run_turnkey({(dir.path() / "scripts" / "good.py").string(), "--sandbox",
+                             "--runtime", "torch-eager", "--profile", "--iterations", "5"},
+                            cache(), {{"HOME", home().string()}}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  int traces = 0;
+  for (const auto& e : fs::recursive_directory_iterator(cache())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("profile_torch-eager_", 0) == 0 && fs::file_size(e.path()) > 0) ++traces;
+  }
+  EXPECT_EQ(traces, 1) << r.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
+// A worker killed on its timeout never removes its staging folder itself: its supervisor does,
+// once everything it ran is gone.
+TEST_F(Sandbox, AWorkerKilledOnItsTimeoutLeavesNoStagingFolder) {
+  std::ofstream(dir.path() / "scripts" / "sleeper.py") << "import time\ntime.sleep(600)\n";
+  RunResult r = run_turnkey({(dir.path() / "scripts" / "sleeper.py").string(), "--sandbox",
+                             "--process-isolation", "--timeout", "4"},
+                            cache(), {{"HOME", home().string()}}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.all().find("timeout"), std::string::npos) << r.all();
+  EXPECT_FALSE(fs::exists(cache() / ".staging")) << r.all();
+}
+
+// A script that attacks the cache it runs against: it writes, creates, renames and deletes in
+// another build's folder and the cache root, reaches for host paths through /proc/*/root, and
+// makes the Python side's own files for five of its six models bad in five ways (a link to the
+// other build's ONNX, a hard link, a FIFO, a file it keeps open, a path it was not asked for).
+const char* kCacheAttacker = R"(import glob, os, shutil, torch
+import turnkeyml.discovery.export as export
+
+victim = os.environ["TK_VICTIM"]
+cache = os.path.dirname(victim)
+victim_onnx = glob.glob(os.path.join(victim, "onnx", "*.onnx"))[0]
+victim_stats = os.path.join(victim, "turnkey_stats.yaml")
+attempts = [
+    ("overwrite stats", lambda: open(victim_stats, "w").write("x")),
+    ("overwrite onnx", lambda: open(victim_onnx, "wb").write(b"x")),
+    ("create in root", lambda: open(os.path.join(cache, "planted"), "w").write("x")),
+    ("rename build", lambda: os.rename(victim, victim + "_moved")),
+    ("delete build", lambda: shutil.rmtree(victim)),
+]
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        attempts.append(("through /proc/%s/root" % pid, lambda pid=pid: open(
+            "/proc/%s/root%s" % (pid, victim_stats), "w").write("x")))
+for name, attempt in attempts:
+    try:
+        attempt()
+        print("DID", name)
+    except OSError as e:
+        print("DENIED", name)
+
+calls = {"n": 0}
+kept = []
+save = export._write_atomic
+def hostile_write(path, data):
+    if not path.endswith("output_0.pb"):
+        return save(path, data)
+    calls["n"] += 1
+    n = calls["n"]
+    if n == 1:
+        os.symlink(victim_onnx, path)
+    elif n == 2:
+        save(path, data)
+        os.link(path, path + ".again")
+    elif n == 3:
+        os.mkfifo(path)
+    elif n == 4:
+        save(path, data)
+        kept.append(open(path, "ab"))
+    else:
+        save(path, data)
+export._write_atomic = hostile_write
+run = export.export
+def hostile_export(entry, path, opset, io_dir, reply, exporter="torchscript"):
+    run(entry, path, opset, io_dir, reply, exporter)
+    if calls["n"] == 5:
+        reply["outputs"] = [victim_stats]
+    return reply
+export.export = hostile_export
+
+for width in range(3, 9):
+    torch.nn.Linear(width, 2)(torch.ones(1, width))
+)";
+
+// Every file under `dir` with its content.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().filename() != ".lock") {
+      files[e.path().lexically_relative(dir).string()] = slurp(e.path());
+    }
+  }
+  return files;
+}
+
+TEST_F(Sandbox, AScriptCannotTouchOtherBuildsAndBadStagedFilesFailOnlyItsOwnBuilds) {
+  std::ofstream(dir.path() / "scripts" / "victim.py")
+      << "import torch\ntorch.nn.Linear(5, 5)(torch.ones(1, 5))\n";
+  std::ofstream(dir.path() / "scripts" / "attacker.py") << kCacheAttacker;
+  RunResult first =
+      run_turnkey({(dir.path() / "scripts" / "victim.py").string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(first.exit_code, 0) << first.all();
+  fs::path victim;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    if (e.path().filename().string().rfind("victim_", 0) == 0) victim = e.path();
+  }
+  ASSERT_FALSE(victim.empty());
+  const auto before = snapshot(victim);
+  ASSERT_TRUE(before.count("turnkey_stats.yaml"));
+
+  RunResult r =
+      run_turnkey({(dir.path() / "scripts" / "attacker.py").string(),
+                   (dir.path() / "scripts" / "good.py").string(), "--sandbox", "--iterations", "5"},
+                  cache(), {{"HOME", home().string()}, {"TK_VICTIM", victim.string()}}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.all();  // the attacker's bad builds failed
+  EXPECT_EQ(r.out.find("DID "), std::string::npos) << r.out;
+  for (const char* attempt :
+       {"overwrite stats", "overwrite onnx", "create in root", "rename build", "delete build"}) {
+    EXPECT_NE(r.out.find(std::string("DENIED ") + attempt), std::string::npos) << attempt;
+  }
+  EXPECT_NE(r.out.find("DENIED through /proc/"), std::string::npos) << r.out;
+  EXPECT_EQ(snapshot(victim), before);
+  EXPECT_FALSE(fs::exists(cache() / "planted"));
+  EXPECT_FALSE(fs::exists(cache() / ".staging")) << "staging folders are removed";
+  // Each bad file fails its own build, in one line; the sixth model and good.py's are benchmarked.
+  for (const std::string& reason : std::vector<std::string>{
+           "output_0.pb from the sandbox refused: a symbolic link",
+           "output_0.pb from the sandbox refused: it has other hard links",
+           "output_0.pb from the sandbox refused: not a regular file",
+           "output_0.pb from the sandbox refused: still open in the sandbox",
+           "the sandboxed Python side named a file turnkey did not ask for: '" +
+               (victim / "turnkey_stats.yaml").string() + "'"}) {
+    EXPECT_NE(r.out.find(reason), std::string::npos) << reason << "\n" << r.out;
+  }
+  EXPECT_EQ(count_occurrences(r.out, "Successfully benchmarked"), 2) << r.out;
 }
 
 }  // namespace

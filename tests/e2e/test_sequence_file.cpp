@@ -30,6 +30,11 @@ class Stamp(Stage):
         entry = model.metadata_props.add()
         entry.key, entry.value = "stamp", self.options["value"]
         print("stamped", self.options["value"])
+        try:
+            open(input_onnx + ".beside", "w").close()
+            print("stage wrote beside its input")
+        except OSError:
+            print("stage denied beside its input")
         onnx.save(model, output_onnx)
 
 
@@ -128,6 +133,18 @@ TEST_F(SequenceFile, PythonCustomStageRunsCachesAndLogs) {
   ASSERT_EQ(changed.exit_code, 0) << changed.all();
   EXPECT_FALSE(state_of(b)["tools"][2].value("reused", false));
   EXPECT_NE(slurp(b / "log_stamp.txt").find("stamped two"), std::string::npos);
+
+  // --sandbox: the stage runs sandboxed, its output taken from a staging folder; the build dir is
+  // read-only to it.
+  stamp_file("three", "\"optimize_onnx\", Stamp()");
+  args.push_back("--sandbox");
+  RunResult boxed = run_turnkey(args, cache());
+  ASSERT_EQ(boxed.exit_code, 0) << boxed.all();
+  const std::string log = slurp(b / "log_stamp.txt");
+  EXPECT_NE(log.find("stamped three"), std::string::npos) << log;
+  EXPECT_NE(log.find("stage denied beside its input"), std::string::npos) << log;
+  EXPECT_NE(slurp(state_of(b)["onnx_path"].get<std::string>()).find("three"), std::string::npos);
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
 }
 
 TEST_F(SequenceFile, FailingCustomStageFailsItsBuildWithOneLine) {

@@ -152,6 +152,13 @@ TEST_F(Torch2, TheSandboxNestsTheTorch2Wrapper) {
   EXPECT_EQ(r.out.find("WROTE"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(home / "w"));
   EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
+  // torch.compile's outputs, too, come through the staging folder the inner root sees.
+  RunResult compiled = run_turnkey({script.string(), "--sandbox", "--python", torch2_python(),
+                                    "--runtime", "torch-compiled", "--iterations", "5"},
+                                   cache(), {{"HOME", home.string()}});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.all();
+  EXPECT_NE(compiled.out.find("Successfully benchmarked"), std::string::npos) << compiled.out;
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
 }
 
 TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {

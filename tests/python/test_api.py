@@ -231,18 +231,27 @@ class Api(unittest.TestCase):
             benchmark_model(tiny(), torch.ones(1, 8), concurrency=[1, 2], cache_dir=self.cache)
 
     def test_benchmark_files_can_sandbox_the_scripts(self):
+        # On every runtime of this interpreter: each writes through the sandbox's staging folder
+        # (ONNX export and reference outputs, eager outputs, the traced module).
         outside = tempfile.mkdtemp(prefix="tk-api-outside-")
         self.addCleanup(shutil.rmtree, outside, True)
+        cache = os.path.join(self.cache, "c")
         script = os.path.join(self.cache, "scripts", "writer.py")
         os.makedirs(os.path.dirname(script))
         with open(script, "w") as f:
             f.write("import os, torch\n"
-                    "try:\n    open(%r, 'w').write('x')\nexcept OSError:\n    pass\n"
-                    "torch.nn.Linear(2, 2)(torch.ones(1, 2))\n" % os.path.join(outside, "w"))
-        results = benchmark_files([script], iterations=3, sandbox=True,
-                                  cache_dir=os.path.join(self.cache, "c"))
-        self.assertEqual(len(results), 1)
+                    "for p in [%r, %r]:\n"
+                    "    try:\n        open(p, 'w').write('x')\n    except OSError:\n        pass\n"
+                    "torch.nn.Linear(2, 2)(torch.ones(1, 2))\n"
+                    % (os.path.join(outside, "w"), os.path.join(cache, "planted")))
+        runtimes = ["ort", "torch-eager", "torchscript"]
+        results = benchmark_files([script], iterations=3, sandbox=True, cache_dir=cache,
+                                  runtime=runtimes)
+        self.assertEqual([r.runtime for r in results], runtimes)
+        self.assertTrue(all(r.mean_latency > 0 for r in results))
         self.assertFalse(os.path.exists(os.path.join(outside, "w")))
+        self.assertFalse(os.path.exists(os.path.join(cache, "planted")))  # read-only inside
+        self.assertFalse(os.path.exists(os.path.join(cache, ".staging")))
 
     def test_plugin_runtime_through_the_api(self):
         perf = benchmark_model(tiny(), torch.ones(1, 8), runtime="opencv-dnn", iterations=5,

@@ -710,6 +710,20 @@ TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
   EXPECT_NEAR(altered.worst_rel_error, 1.75 / 3, 1e-6);
   build::Comparison shape = build::compare_outputs({tensor({1, 2})}, {tensor({1, 2, 3})}, tol);
   EXPECT_FALSE(shape.within);
+  EXPECT_TRUE(shape.outputs[0].shape_mismatch);
+  EXPECT_EQ(shape.outputs[0].shape_note, "output 'y' has shape 3 where the reference has 2");
+  // Dims of size 1 apart (OpenCV 4.6 gives a 1-D output as Nx1): the same elements, compared.
+  HostTensor column = tensor({1, -2, 3});
+  column.shape = {3, 1};
+  build::Comparison unit = build::compare_outputs({tensor({1, -2, 3})}, {column}, tol);
+  EXPECT_TRUE(unit.within);
+  EXPECT_FALSE(unit.outputs[0].shape_mismatch);
+  EXPECT_EQ(unit.outputs[0].shape_note,
+            "output 'y' has shape 3x1 where the reference has 3: the same elements, compared in "
+            "order");
+  column = tensor({1, -2, 3, 4});
+  column.shape = {2, 2};  // the same count, another layout: a mismatch
+  EXPECT_FALSE(build::compare_outputs({tensor({1, -2, 3, 4})}, {column}, tol).within);
   try {
     build::compare_outputs({tensor({1})}, {tensor({1}), tensor({2})}, tol);
     FAIL() << "a different output count was accepted";

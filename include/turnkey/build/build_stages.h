@@ -158,6 +158,11 @@ struct OutputDiff {
   double cosine = 1;             // 1 when both are all zeros
   int64_t mismatches = 0;        // non-float outputs: elements that differ
   bool within = true;
+  // Shapes that differ only in dims of size 1 (OpenCV 4.6 has no 1-D tensors: (5,) comes back
+  // as (5, 1)) hold the same elements in the same order and are compared so; any other shape
+  // difference is a mismatch. Either way `shape_note` says what differed ("" when nothing).
+  bool shape_mismatch = false;
+  std::string shape_note;
   // Rows ordered by a score (detections after NMS, top-k): the errors above are over rows
   // matched up to their order among tied scores (see Comparison). 0 and 0 when no row moved.
   int64_t reordered_rows = 0;    // same row as the reference's, at another tied position

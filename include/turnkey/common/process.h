@@ -44,6 +44,12 @@ struct CaptureResult {
 CaptureResult run_capture(const std::vector<std::string>& argv, double timeout_s,
                           const std::vector<std::pair<std::string, std::string>>& env = {});
 
+// The process, among `ancestor` and its descendants (a few levels, as a sandbox's helper, bwrap
+// and its init stand between turnkey and the Python side), whose process id in its innermost
+// namespace is `ns_pid` while it lies in a namespace of its own; -1 when none is found. Reads
+// /proc/PID/task/PID/children and NSpid.
+pid_t find_namespaced_descendant(pid_t ancestor, pid_t ns_pid);
+
 // First executable named `name` on PATH, or "" (no shell involved).
 std::string find_on_path(const std::string& name);
 

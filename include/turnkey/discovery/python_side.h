@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "turnkey/common/error.h"
+#include "turnkey/discovery/staging.h"
 
 namespace turnkey {
 
@@ -93,9 +95,11 @@ struct ScriptOptions {
   // package (the cache): handed to the interpreter in TURNKEY_BIND_PATHS, so that one running in
   // another root (scripts/bwrap-run, .deps/torch2/bin/python3) sees them at the same paths.
   std::vector<std::filesystem::path> bind_paths;
-  // --sandbox (sandbox.h): the interpreter runs inside bwrap-run's sandbox, where only
-  // bind_paths and sandbox_allow are writable.
+  // --sandbox (sandbox.h): the interpreter runs inside bwrap-run's sandbox, where bind_paths are
+  // read-only and only a staging folder made in `cache_dir` (staging.h) and sandbox_allow are
+  // writable. Without it bind_paths are writable.
   bool sandbox = false;
+  std::filesystem::path cache_dir;
   std::vector<std::filesystem::path> sandbox_allow;
   // Attach mode (the Python API, docs/python_api.md): no interpreter is started; the Python
   // process that started turnkey speaks the protocol on these inherited descriptors (event pipe
@@ -103,6 +107,11 @@ struct ScriptOptions {
   int attach_event_fd = -1;
   int attach_command_fd = -1;
 };
+
+// The list of strings `key` of a reply (file paths); empty when absent. Throws Error(kind) when it
+// is something else.
+std::vector<std::string> reply_strings(const nlohmann::json& reply, const char* key,
+                                       ErrorKind kind);
 
 // "E,C" of `discover --attach`: two descriptor numbers, each open in this process. Throws
 // Error(InvalidInput) naming the value otherwise.
@@ -145,6 +154,10 @@ class ScriptSession {
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 
+  // Where the Python side writes the files of one command (staging.h): a staging folder when it
+  // runs sandboxed, else the build's own paths.
+  Outbox outbox() { return Outbox(staging_.get()); }
+
   // Attach mode only (a no-op otherwise): tells the calling Python process where the build of
   // model `id` went and how it ended (the `built` command of docs/protocol.md). Never throws.
   void report_built(int id, const nlohmann::json& fields);
@@ -167,6 +180,8 @@ class ScriptSession {
   bool attached_ = false;
   bool reaped_ = false;
   int wait_status_ = 0;
+  bool sandboxed_ = false;
+  std::unique_ptr<Staging> staging_;  // removed once the child is reaped
 };
 
 }  // namespace turnkey

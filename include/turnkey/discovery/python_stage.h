@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace turnkey {
 
@@ -23,8 +24,11 @@ struct PythonStageRun {
 
 // Runs custom stage `stage` of sequence file `file` on `input`, writing `output`. Never throws
 // for the stage's own failures (they are in the result); Error(Script) if no interpreter runs.
-PythonStageRun run_python_stage(const std::string& python, const std::filesystem::path& file,
-                                const std::string& stage, const std::filesystem::path& input,
-                                const std::filesystem::path& output, double timeout_s);
+// With `sandbox_writable` (--sandbox, sandbox.h) it runs in the sandbox, where only those
+// folders are writable (`output` must lie in one: a staging folder, staging.h).
+PythonStageRun run_python_stage(
+    const std::string& python, const std::filesystem::path& file, const std::string& stage,
+    const std::filesystem::path& input, const std::filesystem::path& output, double timeout_s,
+    const std::vector<std::filesystem::path>* sandbox_writable = nullptr);
 
 }  // namespace turnkey

@@ -26,7 +26,7 @@ struct GlobalOptions {
   bool json_output = false;
   std::string python;                // interpreter override
   std::string search_dir;            // classic -s: inputs relative to it
-  // --sandbox (docs/sandbox.md): scripts run with no network, writing only to the cache and
+  // --sandbox (docs/sandbox.md): scripts run with no network, writing only to a staging folder and
   // the --sandbox-allow paths. TURNKEY_SANDBOX=True sets it too.
   bool sandbox = false;
   std::vector<std::string> sandbox_allow;

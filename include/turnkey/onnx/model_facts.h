@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct ModelFacts {
   // skipped: models newer than libonnx (IR or default opset above what it knows) fail its checker
   // spuriously, so for them a checker failure is a note here, not an error.
   std::string checker_note;
+  // The `location` of every tensor kept as external data (as the file says: relative to the
+  // model's folder, unchecked).
+  std::set<std::string> external_files;
 };
 
 // Loads, parses (files up to protobuf's 2 GB limit) and checks the model: ONNX checker (external
@@ -58,6 +62,10 @@ struct ModelFacts {
 // "not found", "is a directory", "not a regular file", "empty file", "not an ONNX model (protobuf
 // parse failed)", "ONNX checker: ...", "initializer 'w': ..."; Error(Io) when reading fails.
 ModelFacts load_facts(const std::filesystem::path& path);
+
+// The external data locations of the model at `path` (ModelFacts::external_files) without the
+// checker: parse and walk only. Throws as load_facts.
+std::set<std::string> external_data_files(const std::filesystem::path& path);
 
 // The version of libonnx turnkey was built with ("1.12.0").
 const char* libonnx_version();

@@ -78,12 +78,15 @@ class TorchEagerSession final : public Session {
   }
   pid_t process_id() const override { return python_->python_pid(); }
   OpProfile profile(int calls, const fs::path& raw_file) override {
+    Outbox outbox = python_->outbox();  // a staging folder when sandboxed
+    const fs::path staged = outbox.file(raw_file);
     json reply =
-        python_->request({{"type", "bench_profile"}, {"n", calls}, {"path", raw_file.string()}},
+        python_->request({{"type", "bench_profile"}, {"n", calls}, {"path", staged.string()}},
                          "bench_profiled", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_profile failed")));
     }
+    outbox.take(staged.string(), ErrorKind::Runtime);
     OpProfile p;
     p.profiler = "torch.profiler";
     p.calls = calls;
@@ -100,14 +103,16 @@ class TorchEagerSession final : public Session {
   std::vector<HostTensor> outputs() override {
     const fs::path dir = work_dir_ / "eager_outputs";
     fs::create_directories(dir);
-    json reply = python_->request({{"type", "bench_outputs"}, {"io_dir", dir.string()}},
-                                  "bench_outputs", ErrorKind::Runtime);
+    Outbox outbox = python_->outbox();  // a staging folder when sandboxed
+    json reply =
+        python_->request({{"type", "bench_outputs"}, {"io_dir", outbox.folder(dir).string()}},
+                         "bench_outputs", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_outputs failed")));
     }
     std::vector<HostTensor> out;
-    for (const auto& p : reply.value("outputs", json::array())) {
-      out.push_back(onnx_model::read_tensor_pb(p.get<std::string>()));
+    for (const std::string& p : reply_strings(reply, "outputs", ErrorKind::Runtime)) {
+      out.push_back(onnx_model::read_tensor_pb(outbox.take(p, ErrorKind::Runtime)));
     }
     return out;
   }

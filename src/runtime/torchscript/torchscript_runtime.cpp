@@ -60,19 +60,22 @@ class TorchScriptRuntime final : public Runtime {
     const fs::path dir = model.work_dir / "torchscript";
     const fs::path io_dir = dir / "io";
     fs::create_directories(io_dir);
-    const fs::path module_path = dir / (model.build_name + ".pt");
+    // Sandboxed, the Python side writes to its staging folder; the files are taken from there.
+    Outbox outbox = model.session->outbox();
+    const fs::path staged_module = outbox.file(dir / (model.build_name + ".pt"));
     json reply = model.session->request({{"type", "trace"},
                                          {"id", model.model_id},
-                                         {"path", module_path.string()},
-                                         {"io_dir", io_dir.string()}},
+                                         {"path", staged_module.string()},
+                                         {"io_dir", outbox.folder(io_dir).string()}},
                                         "traced", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime,
                   "torch.jit.trace failed: " + reply.value("error", std::string("?")));
     }
+    const fs::path module_path = outbox.take(staged_module.string(), ErrorKind::Runtime);
     std::vector<HostTensor> inputs;
-    for (const auto& p : reply.value("inputs", json::array())) {
-      inputs.push_back(onnx_model::read_tensor_pb(p.get<std::string>()));
+    for (const std::string& p : reply_strings(reply, "inputs", ErrorKind::Runtime)) {
+      inputs.push_back(onnx_model::read_tensor_pb(outbox.take(p, ErrorKind::Runtime)));
     }
     return m.module->open_session(module_path, inputs, options);
   }

@@ -1,0 +1,162 @@
+// The staging folder of a sandboxed input (include/turnkey/discovery/staging.h): what the core
+// takes from it and what it refuses, as a hostile script would leave it.
+#include "turnkey/discovery/staging.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace turnkey {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+class StagingTest : public ::testing::Test {
+ protected:
+  test::TempDir dir{"tk-unit-staging"};
+  fs::path cache() const { return dir.path() / "cache"; }
+  fs::path build() const { return cache() / "b_12345678"; }
+  void SetUp() override { fs::create_directories(build() / "io"); }
+
+  // The reason take() gives for the staged file `make` leaves at `staged` ("" when taken).
+  std::string refusal(Outbox& out, const fs::path& staged) {
+    try {
+      out.take(staged.string(), ErrorKind::Export);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+};
+
+TEST_F(StagingTest, AFileIsMovedByRenameWithoutACopy) {
+  Staging staging(cache());
+  Outbox out(&staging);
+  const fs::path staged = out.file(build() / "m.onnx");
+  EXPECT_EQ(staged.parent_path().parent_path(), staging.root());
+  { std::ofstream(staged) << "model"; }
+  // 100 MB (sparse): taken by rename, so the build holds the very inode that was staged.
+  ASSERT_EQ(truncate(staged.c_str(), 100 << 20), 0);
+  struct stat before {
+  }, after{};
+  ASSERT_EQ(stat(staged.c_str(), &before), 0);
+  EXPECT_EQ(out.take(staged.string(), ErrorKind::Export), build() / "m.onnx");
+  ASSERT_EQ(stat((build() / "m.onnx").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(after.st_size, 100 << 20);
+  EXPECT_FALSE(fs::exists(staged));
+  const fs::path root = staging.root();
+  staging.remove();
+  EXPECT_FALSE(fs::exists(root));
+  EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
+TEST_F(StagingTest, LinksFifosHardLinksAndOpenFilesAreRefusedAndNothingOutsideIsTouched) {
+  const fs::path victim = cache() / "other_00000000" / "turnkey_stats.yaml";
+  fs::create_directories(victim.parent_path());
+  std::ofstream(victim) << "theirs";
+  Staging staging(cache());
+  Outbox out(&staging);
+  const fs::path io = out.folder(build() / "io");
+
+  fs::create_symlink(victim, io / "input_0.pb");
+  EXPECT_EQ(refusal(out, io / "input_0.pb"),
+            "input_0.pb from the sandbox refused: a symbolic link");
+
+  ASSERT_EQ(mkfifo((io / "input_1.pb").c_str(), 0600), 0);
+  EXPECT_EQ(refusal(out, io / "input_1.pb"),
+            "input_1.pb from the sandbox refused: not a regular file");
+
+  std::ofstream(io / "input_2.pb") << "x";
+  fs::create_hard_link(io / "input_2.pb", io / "spare");
+  EXPECT_EQ(refusal(out, io / "input_2.pb"),
+            "input_2.pb from the sandbox refused: it has other hard links");
+
+  std::ofstream(io / "output_0.pb") << "x";
+  const int held = open((io / "output_0.pb").c_str(), O_WRONLY);
+  ASSERT_GE(held, 0);
+  EXPECT_EQ(refusal(out, io / "output_0.pb"),
+            "output_0.pb from the sandbox refused: still open in the sandbox");
+  close(held);
+
+  EXPECT_EQ(refusal(out, io / "output_1.pb"), "output_1.pb from the sandbox refused: missing");
+  EXPECT_EQ(read_all(victim), "theirs");
+  EXPECT_FALSE(fs::exists(build() / "io" / "input_0.pb"));
+  EXPECT_FALSE(fs::exists(build() / "io" / "input_2.pb"));
+  // Removing the staging folder removes the links in it, never what they point at.
+  staging.remove();
+  EXPECT_EQ(read_all(victim), "theirs");
+}
+
+TEST_F(StagingTest, OnlyTheNamesAskedForAreTakenEachOnce) {
+  Staging staging(cache());
+  Outbox out(&staging);
+  const fs::path io = out.folder(build() / "io");
+  const fs::path model = out.file(build() / "m.onnx");
+  for (const char* name : {"input_0.pb", "evil.pb", "output_0.pb"}) std::ofstream(io / name) << "x";
+  std::ofstream(model) << "m";
+  const std::string not_asked = "the sandboxed Python side named a file turnkey did not ask for";
+  for (const fs::path& p : {io / "evil.pb", io / ".." / "input_0.pb", build() / "io" / "input_0.pb",
+                            fs::path("/etc/passwd"), model.parent_path() / "other.onnx"}) {
+    EXPECT_EQ(refusal(out, p).rfind(not_asked, 0), 0u) << p;
+  }
+  EXPECT_EQ(refusal(out, io / "input_0.pb"), "");
+  EXPECT_EQ(refusal(out, io / "input_0.pb"), "the sandboxed Python side named input_0.pb twice");
+  EXPECT_EQ(refusal(out, model), "");
+  EXPECT_EQ(read_all(build() / "m.onnx"), "m");
+  EXPECT_FALSE(fs::exists(build() / "io" / "evil.pb"));
+}
+
+TEST_F(StagingTest, AStagingFolderReplacedByALinkIsNotFollowed) {
+  const fs::path elsewhere = dir.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  std::ofstream(elsewhere / "m.onnx") << "not the sandbox's to give";
+  Staging staging(cache());
+  // Names the sandbox made first in the staging folder are skipped, links included.
+  fs::create_directory_symlink(elsewhere, staging.root() / "1");
+  Outbox out(&staging);
+  const fs::path staged = out.file(build() / "m.onnx");
+  EXPECT_EQ(staged.parent_path(), staging.root() / "2");
+  // Then the folder made for the command is swapped for a link.
+  fs::remove(staged.parent_path());
+  fs::create_directory_symlink(elsewhere, staged.parent_path());
+  EXPECT_EQ(refusal(out, staged),
+            "m.onnx from the sandbox refused: its staging folder was replaced by a file or a "
+            "link");
+  EXPECT_FALSE(fs::exists(build() / "m.onnx"));
+  EXPECT_TRUE(fs::exists(elsewhere / "m.onnx"));
+}
+
+TEST_F(StagingTest, FilesBesideAModelAreTakenOnlyByPlainName) {
+  Staging staging(cache());
+  Outbox out(&staging);
+  const fs::path staged = out.file(build() / "m.onnx");
+  std::ofstream(staged) << "m";
+  std::ofstream(staged.parent_path() / "weights.bin") << "w";
+  const fs::path model = out.take(staged.string(), ErrorKind::Export);
+  EXPECT_EQ(out.left_beside(model), std::set<std::string>{"weights.bin"});
+  EXPECT_EQ(out.take_beside(model, "weights.bin", ErrorKind::Export), build() / "weights.bin");
+  EXPECT_EQ(read_all(build() / "weights.bin"), "w");
+  EXPECT_THROW(out.take_beside(model, "../../x", ErrorKind::Export), Error);
+}
+
+TEST(Outbox, WithoutAStagingFolderThePathsAreTheBuildsOwn) {
+  Outbox out(nullptr);
+  EXPECT_FALSE(out.staged());
+  EXPECT_EQ(out.file("/c/b/m.onnx"), fs::path("/c/b/m.onnx"));
+  EXPECT_EQ(out.folder("/c/b/io"), fs::path("/c/b/io"));
+  EXPECT_EQ(out.take("/c/b/io/input_0.pb", ErrorKind::Export), fs::path("/c/b/io/input_0.pb"));
+}
+
+}  // namespace
+}  // namespace turnkey
