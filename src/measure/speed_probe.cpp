@@ -18,6 +18,7 @@
 
 #include "turnkey/common/env.h"
 #include "turnkey/common/files.h"
+#include "turnkey/measure/system_info.h"
 
 namespace turnkey {
 
@@ -77,14 +78,7 @@ double run_speed_probe(int threads) {
   // otherwise sometimes starts two new threads on one CPU and moves one only after a few ms,
   // which doubled the probe of an idle 2-CPU machine in about half the runs. The probe is to
   // see the machine, not where the scheduler first put a thread.
-  std::vector<int> cpus;
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof(mine), &mine) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &mine)) cpus.push_back(c);
-    }
-  }
+  const std::vector<int> cpus = allowed_cpus();
   std::atomic<bool> go{false};
   std::atomic<int> ready{0};
   std::vector<Clock::time_point> ends(static_cast<size_t>(threads));
