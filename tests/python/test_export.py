@@ -253,11 +253,40 @@ class Intermediates(unittest.TestCase):
         numpy.testing.assert_allclose(saved, expected.numpy(), rtol=1e-6)
         self.assertFalse(model.training)  # the export leaves the flags as they were (eval)
 
+    def test_numbered_children_are_found_by_torch_onnx_scope_names(self):
+        # torch.onnx names a numbered child by its parent's name and number (`2`, `2.0`, as
+        # ResNet's `/layer4/layer4.1/conv2`): SSD's heads live in such lists.
+        head = torch.nn.Linear(8, 3)
+        torch.nn.init.zeros_(head.weight)
+        torch.nn.init.zeros_(head.bias)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                    torch.nn.Sequential(head)).eval()
+        reply = {}
+        export.export(entry_of(model, torch.randn(4, 8)), os.path.join(self.dir, "model.onnx"),
+                      17, self.dir, reply)
+        self.assertEqual([(f["module"], f["tensor"]) for f in reply["intermediates"]],
+                         [("2.0", "/1/Relu_output_0")])
+
     def test_models_with_signal_get_no_intermediates(self):
         reply = {}
         export.export(entry_of(ExportAware(), torch.randn(2, 8)),
                       os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
         self.assertNotIn("intermediates", reply)
+
+    def test_a_value_that_feeds_no_output_is_never_the_intermediate(self):
+        # A dead branch (what is left of a detector whose outputs were traced as constants).
+        graph = onnx.helper.make_graph(
+            [onnx.helper.make_node("Relu", ["x"], ["r"], name="/body/Relu"),
+             onnx.helper.make_node("Gemm", ["r", "w"], ["dead"], name="/head/Gemm"),
+             onnx.helper.make_node("Constant", [], ["y"], name="/Constant",
+                                   value=onnx.numpy_helper.from_array(
+                                       numpy.zeros((1, 1), numpy.float32)))], "g",
+            [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2])],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1])],
+            [onnx.numpy_helper.from_array(numpy.ones((2, 1), numpy.float32), "w")])
+        self.assertEqual(intermediates._scope_tensor(graph, "head"), "r")
+        self.assertIsNone(intermediates._scope_tensor(graph, "head",
+                                                      intermediates._live_values(graph)))
 
     def test_a_graph_input_is_never_the_intermediate(self):
         graph = onnx.helper.make_graph(

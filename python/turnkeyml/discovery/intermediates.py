@@ -18,8 +18,9 @@ import torch
 
 from . import inputs
 
-# Leaf calls remembered from the end of the forward: candidates, newest first.
-_WINDOW = 8
+# Leaf calls remembered from the end of the forward: candidates, newest first. Enough to look past
+# a detector's heads (one call per feature map) to the layers before them.
+_WINDOW = 32
 
 
 def has_signal(tensors):
@@ -62,11 +63,44 @@ def _leaf_inputs(module, args, kwargs):
     return list(window)
 
 
-def _scope_tensor(graph, path):
+def _scope_segments(path):
+    """The scope names torch.onnx gives module `path` and its ancestors: each one's unqualified
+    name, its last non-numeric atom with the numeric atoms after it (`layer4.1.conv2` ->
+    layer4, layer4.1, conv2; `head.module_list.5.0` -> head, module_list, module_list.5,
+    module_list.5.0), as torch.onnx.utils._unqualified_variable_name makes them."""
+    atoms = path.split(".")
+    segments = []
+    for end in range(1, len(atoms) + 1):
+        start = end - 1
+        while start > 0 and atoms[start].isnumeric():
+            start -= 1
+        segments.append(".".join(atoms[start:end]))
+    return segments
+
+
+def _live_values(graph):
+    """The values some graph output depends on. A value that feeds no output is dead in the
+    graph the benchmark runs (ONNX Runtime drops it): comparing it would check computation the
+    benchmark never does (a detector whose trace saw no box exports its outputs as constants)."""
+    made_by = {o: n for n in graph.node for o in n.output}
+    live, todo = set(), [o.name for o in graph.output]
+    while todo:
+        name = todo.pop()
+        if name in live:
+            continue
+        live.add(name)
+        node = made_by.get(name)
+        if node is not None:
+            todo.extend(i for i in node.input if i)
+    return live
+
+
+def _scope_tensor(graph, path, live=None):
     """The ONNX tensor holding the input of the last call of module `path`: the first input of
     that call's nodes that neither an initializer, a Constant nor another node of the call
-    makes, and that is not a graph input. None when there is no such value."""
-    segments = "".join("/%s(?:_\\d+)?" % re.escape(s) for s in path.split("."))
+    makes, and that is not a graph input. None when there is no such value, or when it feeds no
+    graph output (`live`)."""
+    segments = "".join("/%s(?:_\\d+)?" % re.escape(s) for s in _scope_segments(path))
     scope = re.compile("^(%s)/" % segments)
     calls = {}  # the matched scope text -> [index of its last node, its nodes in graph order]
     for index, node in enumerate(graph.node):
@@ -86,7 +120,7 @@ def _scope_tensor(graph, path):
         for name in node.input:
             if name and name not in initializers and name not in constants \
                     and name not in made_inside:
-                return name
+                return name if live is None or name in live else None
     return None
 
 
@@ -94,10 +128,11 @@ def capture(module, fresh, graph, io_dir, save_tensor):
     """Saves io_dir/intermediate_0.pb for the newest leaf call whose input varies and whose
     tensor the graph names; returns [{module, tensor, path}] (empty when none qualifies)."""
     args, kwargs = fresh()
+    live = _live_values(graph)
     for path, value in reversed(_leaf_inputs(module, args, kwargs)):
         if not has_signal([value]):
             continue
-        tensor = _scope_tensor(graph, path)
+        tensor = _scope_tensor(graph, path, live)
         if tensor is None:
             continue
         pb = os.path.join(io_dir, "intermediate_0.pb")
