@@ -22,6 +22,10 @@ namespace turnkey::engine_internal {
 
 namespace {
 
+// The longest the probe waits for a runtime's spinning workers to go idle (ONNX Runtime's spin
+// for tens of ms); past it, the probe runs anyway and may read slow.
+constexpr double kQuietWaitMs = 200;
+
 // Between repetitions: long enough that a passing burst of load (another process's compile, a
 // cron job) is unlikely to cover two of them, short enough for a few repetitions to stay cheap.
 constexpr double kRepetitionGapS = 1.0;
@@ -71,8 +75,11 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
   const pid_t holder =
       live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
-  // The probe runs as many threads as the measurement keeps busy (all requests in flight), at
-  // most one per usable CPU.
+  // The probe waits until the threads of this process and of the model's holder are idle (a
+  // runtime's workers spin after a session's creation and after calls), then runs as many
+  // threads as the measurement keeps busy (all requests in flight), at most one per usable CPU.
+  const std::vector<pid_t> quiet_pids =
+      holder == getpid() ? std::vector<pid_t>{holder} : std::vector<pid_t>{getpid(), holder};
   const int probe_threads = std::clamp(setup.threads * std::max(1, setup.concurrency), 1,
                                        std::max(1, static_cast<int>(m.budget.cpus.size())));
   for (int r = 0; r < setup.repetitions; ++r) {
@@ -89,6 +96,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
     rep.load_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
     const int64_t load_peak = rss_ok ? peak_rss_bytes(holder) : 0;
+    rep.probe_waited_out = wait_for_quiet_threads(quiet_pids, kQuietWaitMs) >= kQuietWaitMs;
     rep.probe_before_ms = run_speed_probe(probe_threads);
     ThrottleCounters throttle_start;
     LoopHooks hooks;
@@ -110,6 +118,8 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       throw StatusError(Status::RuntimeRunFailed, e);
     }
     session.reset();  // the next repetition loads from the same baseline
+    if (wait_for_quiet_threads(quiet_pids, kQuietWaitMs) >= kQuietWaitMs)
+      rep.probe_waited_out = true;
     rep.probe_after_ms = run_speed_probe(probe_threads);
     rep.loop.rss_before_load_bytes = before;
     rep.loop.peak_rss_load_bytes = load_peak;
@@ -223,11 +233,16 @@ std::vector<std::string> trust_flags(const Measurement& m) {
                                 m.loop.warmup_rounds, m.loop.warmup_iterations));
   }
   if (m.probe_slowdown > kProbeSlowdownThreshold) {
+    const bool waited_out = std::any_of(m.repetitions.begin(), m.repetitions.end(),
+                                        [](const Repetition& r) { return r.probe_waited_out; });
     flags.push_back(fmt::format(
         "machine slowed: the speed probe ran {:.2f}x as long as this machine's best ({:.2f} ms "
-        "vs {:.2f} ms; flagged above +{:.0f}%): latencies may be inflated by as much",
+        "vs {:.2f} ms; flagged above +{:.0f}%): latencies may be inflated by as much{}",
         1 + m.probe_slowdown, m.probe_best_ms * (1 + m.probe_slowdown), m.probe_best_ms,
-        kProbeSlowdownThreshold * 100));
+        kProbeSlowdownThreshold * 100,
+        waited_out ? " (the runtime's own threads were still busy when a probe ran: they may "
+                     "account for it)"
+                   : ""));
   }
   // Throttled for more than 1% of the timed phase: the quota, not the model, set the pace.
   if (m.throttled.throttled > 0 && m.throttled.throttled_ms > 0.01 * m.loop.timed_s * 1000) {

@@ -4,9 +4,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/temp_dir.h"
 #include "turnkey/common/files.h"
@@ -163,6 +167,36 @@ TEST(SpeedProbe, TakesMillisecondsOnEveryThreadCount) {
     EXPECT_GT(ms, 0.5) << threads;  // a real workload, not optimized away
     EXPECT_LT(ms, 5000) << threads;
   }
+}
+
+// A runtime's worker spinning after a call: the wait outlasts it, and gives up at its limit
+// when the spinning never ends; a process that is gone is nothing to wait for.
+TEST(SpeedProbe, WaitsForSpinningThreadsToGoIdleAndNoLonger) {
+  std::atomic<bool> stop{false};
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+  std::thread spinner([&] {
+    while (std::chrono::steady_clock::now() < spin_until) {
+    }
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the spinner is running
+  const double waited = wait_for_quiet_threads({getpid()}, 1000);
+  EXPECT_GT(waited, 30);   // it saw the spin
+  EXPECT_LT(waited, 900);  // and stopped waiting once the spin ended
+
+  std::atomic<bool> spin{true};
+  std::thread busy([&] {
+    while (spin.load()) {
+    }
+  });
+  const double capped = wait_for_quiet_threads({getpid()}, 50);
+  EXPECT_GE(capped, 50);
+  EXPECT_LT(capped, 500);
+  spin = false;
+  busy.join();
+  stop = true;
+  spinner.join();
+  EXPECT_LT(wait_for_quiet_threads({999999999}, 50), 50);
 }
 
 TEST(SpeedProbe, TheRecordKeepsTheFastestProbePerKeyAndSurvivesDamage) {

@@ -6,19 +6,30 @@
 // flags a run whose probes are slower than that by more than kProbeSlowdownThreshold.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace turnkey {
 
 // A probe slower than the machine's best by more than this fraction flags the run.
 inline constexpr double kProbeSlowdownThreshold = 0.20;
+// Part of the record's key; bump it whenever the workload changes (its times change with it).
+inline constexpr int kProbeWorkloadVersion = 2;
 
 // Wall time, ms, of `threads` copies of the workload started together on the calling thread's
 // CPUs (each copy on a thread of its own pinned to one of those CPUs in turn, all created before
 // the clock starts; the caller waits). Deterministic: the same arithmetic every time.
 // Thread-safe.
 double run_speed_probe(int threads);
+
+// Waits until no thread of the processes `pids` but the caller is runnable (state R in
+// /proc/<pid>/task/<tid>/stat), polling every millisecond, at most `max_ms`; returns the ms
+// waited. A runtime's idle workers spin for tens of ms after a call or a session's creation
+// (ONNX Runtime's allow_spinning); a probe then measures them, not the machine. Never throws.
+double wait_for_quiet_threads(const std::vector<pid_t>& pids, double max_ms);
 
 // The key of the best-probe record: CPU model, logical CPUs, threads, pinned CPUs and any CPU
 // quota, so a probe is only compared with probes of the same kind.
