@@ -198,6 +198,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                  "(default 2)")
       ->check(CLI::Range(0, 100))
       ->group(kCorpus);
+  app.add_option("--slurm-controller-timeout", g.slurm_controller_timeout_s,
+                 "Seconds the Slurm controller may stay silent before the inputs still out are "
+                 "recorded slurm_unreachable (default 600)")
+      ->check(CLI::Range(1.0, 1e7))
+      ->group(kCorpus);
 }
 
 void add_tool_grammar_options(CLI::App& app, GlobalOptions& g) {

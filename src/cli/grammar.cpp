@@ -56,7 +56,9 @@ void check_request(const RunRequest& request) {
              {"--slurm-mem", !g.slurm_memory.empty()},
              {"--slurm-exclusive", g.slurm_exclusive != defaults.slurm_exclusive},
              {"--slurm-nodes", g.slurm_nodes != defaults.slurm_nodes},
-             {"--slurm-retries", g.slurm_retries != defaults.slurm_retries}}) {
+             {"--slurm-retries", g.slurm_retries != defaults.slurm_retries},
+             {"--slurm-controller-timeout",
+              g.slurm_controller_timeout_s != defaults.slurm_controller_timeout_s}}) {
       if (given) throw UsageError(std::string(flag) + " needs --use-slurm");
     }
   }

@@ -149,12 +149,10 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   for (const json& b : record.value("builds", json::array())) {
     if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
   }
-  // Inputs that never had a fair run (interrupted, or every node they were sent to failed) run
-  // again without --retry-failed.
-  if (!find_status(r.status) || r.status == status_name(Status::Cancelled) ||
-      r.status == status_name(Status::NodeFailed)) {
-    return std::nullopt;
-  }
+  // Inputs that never had a fair run (interrupted, every node they were sent to failed, their
+  // job's end unknown) run again without --retry-failed.
+  const StatusInfo* info = find_status(r.status);
+  if (!info || info->rerun) return std::nullopt;
   if (is_failure_status(r.status)) {
     if (request_.global.retry_failed) return std::nullopt;
     return r;

@@ -110,6 +110,7 @@ class SlurmRun {
     const GlobalOptions& g = corpus.request().global;
     max_active_ = g.slurm_nodes > 0 ? g.slurm_nodes : std::numeric_limits<int>::max();
     retries_ = g.slurm_retries;
+    controller_timeout_s_ = g.slurm_controller_timeout_s;
     tasks_.reserve(todo.size());
     for (const CorpusInput& in : todo) {
       Task t;
@@ -126,6 +127,8 @@ class SlurmRun {
   std::string unfit_node_line(const SlurmJobInfo& job) const;
   void submit(size_t index);
   bool poll();  // true when a job changed state
+  bool collect_from_records();  // while the controller is silent: jobs that wrote their record
+  void give_up();               // the controller was silent for too long
   void ended(Task& t, const SlurmJobInfo& job);
   void finish(Task& t, const InputResult& r);
   void fail(Task& t, const std::string& status, const std::string& detail);
@@ -147,6 +150,9 @@ class SlurmRun {
   std::vector<std::string> unfit_;  // nodes that could not use the cache dir: no more jobs
   std::vector<InputResult> results_;
   bool cancelled_ = false;
+  double controller_timeout_s_ = 600;
+  Clock::time_point last_answer_ = Clock::now();  // the controller's last answer to squeue
+  std::string silence_;  // why squeue failed on the last poll, "" when it answered
 };
 
 std::string SlurmRun::unfit_node_line(const SlurmJobInfo& job) const {
@@ -326,15 +332,33 @@ bool SlurmRun::poll() {
     if (!t.done && !t.job_id.empty()) ids.push_back(t.job_id);
   }
   if (ids.empty()) return false;
+  std::string error;
+  const std::map<std::string, std::string> states = slurm_.states(ids, error);
+  if (!error.empty()) {
+    // The controller is down or hung: asking it per job would only wait longer (scontrol per
+    // job, 30 s each). Jobs keep running on their nodes meanwhile and write their records.
+    if (silence_.empty()) {
+      std::cerr << fmt::format(
+          "turnkey: Slurm: the controller does not answer ({}); reading finished jobs' results "
+          "from the cache dir, waiting up to {:g} s (--slurm-controller-timeout)\n",
+          error, controller_timeout_s_);
+    }
+    silence_ = error;
+    return collect_from_records();
+  }
+  if (!silence_.empty()) {
+    std::cerr << fmt::format("turnkey: Slurm: the controller answers again after {:.0f} s\n",
+                             seconds_since(last_answer_));
+  }
+  silence_.clear();
+  last_answer_ = Clock::now();
   bool changed = false;
-  bool ok = false;
-  const std::map<std::string, std::string> states = slurm_.states(ids, ok);
   const double timeout_s = corpus_.limits().timeout_s;
   for (Task& t : tasks_) {
     if (t.done || t.job_id.empty()) continue;
     auto it = states.find(t.job_id);
     std::string state = it == states.end() ? "" : it->second;
-    // Ended, or not listed (squeue failed, or the controller forgot the job): scontrol says.
+    // Ended, or not listed (the controller forgot the job): scontrol says.
     SlurmJobInfo job;
     if (state.empty() || is_terminal_job_state(state)) {
       job = slurm_.show(t.job_id);
@@ -352,6 +376,46 @@ bool SlurmRun::poll() {
     if (is_terminal_job_state(t.state)) ended(t, job);
   }
   return changed;
+}
+
+bool SlurmRun::collect_from_records() {
+  bool changed = false;
+  for (Task& t : tasks_) {
+    if (t.done || t.job_id.empty()) continue;
+    // submit() removed the input's record before the job started: one there now is the job's.
+    json record;
+    try {
+      record = json_from_yaml(read_file(t.in->record));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!record.is_object() || !record.contains("status")) continue;
+    SlurmJobInfo job;
+    job.id = t.job_id;
+    job.state = "UNKNOWN";
+    job.reason = "the controller did not answer; the job's result was read from the cache dir";
+    ended(t, job);
+    changed = true;
+  }
+  return changed;
+}
+
+void SlurmRun::give_up() {
+  const std::string why = fmt::format("the Slurm controller did not answer for {:.0f} s ({})",
+                                      seconds_since(last_answer_), silence_);
+  // Its jobs are left alone: they run on their nodes whatever the controller does, and a job
+  // that ends writes its result into the cache dir, where a later run finds it.
+  for (Task& t : tasks_) {
+    if (t.done || t.job_id.empty()) continue;
+    fail(t, status_name(Status::SlurmUnreachable),
+         fmt::format("{}; Slurm job {} may still run and write its result into the cache dir "
+                     "(a later run of the same inputs takes it, or runs the input again)",
+                     why, t.job_id));
+  }
+  for (size_t i : queue_) {
+    fail(tasks_[i], status_name(Status::SlurmUnreachable), "not submitted: " + why);
+  }
+  queue_.clear();
 }
 
 std::vector<InputResult> SlurmRun::run() {
@@ -373,7 +437,8 @@ std::vector<InputResult> SlurmRun::run() {
       }
       queue_.clear();
     }
-    while (!cancelled_ && active_ < max_active_ && !queue_.empty()) {
+    // Nothing is submitted while the controller is silent (sbatch would fail each input).
+    while (!cancelled_ && silence_.empty() && active_ < max_active_ && !queue_.empty()) {
       const size_t next = queue_.front();
       queue_.pop_front();
       submit(next);
@@ -395,6 +460,10 @@ std::vector<InputResult> SlurmRun::run() {
       last_progress = progress;
     }
     if (done == static_cast<int>(tasks_.size())) break;
+    if (!silence_.empty() && seconds_since(last_answer_) > controller_timeout_s_) {
+      give_up();
+      break;
+    }
     // Quick while jobs change state, then gentler on the controller: one squeue per 2 s at most
     // while nothing happens (a long run of long jobs).
     poll_ms = changed ? 300 : std::min(2000, poll_ms * 3 / 2);

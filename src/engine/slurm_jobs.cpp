@@ -219,14 +219,18 @@ std::string SlurmClient::refusal(const std::vector<std::string>& options,
 }
 
 std::map<std::string, std::string> SlurmClient::states(const std::vector<std::string>& ids,
-                                                       bool& ok) const {
+                                                       std::string& error) const {
   std::string list;
   for (const std::string& id : ids) list += (list.empty() ? "" : ",") + id;
   // --states=all: ended jobs too, while the controller still knows them (MinJobAge).
   const CaptureResult r =
       run_capture({squeue_, "-h", "--states=all", "-j", list, "-o", "%i %T"}, 30);
-  ok = succeeded(r);
-  return ok ? parse_squeue_states(r.out) : std::map<std::string, std::string>{};
+  if (succeeded(r)) {
+    error.clear();
+    return parse_squeue_states(r.out);
+  }
+  error = r.timed_out ? "squeue did not answer within 30 s" : "squeue failed: " + error_line(r.out);
+  return {};
 }
 
 SlurmJobInfo SlurmClient::show(const std::string& id) const {

@@ -84,9 +84,10 @@ class SlurmClient {
   // sbatch --test-only with `options` (shape_options): "" when Slurm would take such a job,
   // else its one-line refusal (bad partition, account, constraint, no controller, ...).
   std::string refusal(const std::vector<std::string>& options, const std::string& script) const;
-  // The states of `ids` in one squeue call; ids Slurm no longer lists are absent. `ok` is false
-  // when squeue failed (the caller asks scontrol per job instead).
-  std::map<std::string, std::string> states(const std::vector<std::string>& ids, bool& ok) const;
+  // The states of `ids` in one squeue call; ids Slurm no longer lists are absent. `error` is ""
+  // when squeue answered, else its one-line reason (no controller, timed out after 30 s, ...).
+  std::map<std::string, std::string> states(const std::vector<std::string>& ids,
+                                            std::string& error) const;
   SlurmJobInfo show(const std::string& id) const;
   void cancel(const std::vector<std::string>& ids) const;
 

@@ -52,11 +52,15 @@ const std::vector<StatusInfo>& status_table() {
       {Status::Crashed, "crashed",
        "its process ended by a signal or without a result (crashed (signal N))", G::Failure, true},
       {Status::Cancelled, "cancelled", "its Slurm job was cancelled, or the run was interrupted",
-       G::Failure, true},
+       G::Failure, true, true},
       {Status::NodeFailed, "node_failed",
        "its Slurm job's node failed or could not use the cache dir, on every attempt (NODE_FAIL, "
        "lost slurmd, launch failure)",
-       G::Failure, true},
+       G::Failure, true, true},
+      {Status::SlurmUnreachable, "slurm_unreachable",
+       "turnkey stopped waiting for its Slurm job: the controller did not answer for "
+       "--slurm-controller-timeout seconds (the job may still run and write its result)",
+       G::Failure, true, true},
       {Status::Failed, "failed",
        "build_status / tool step: a tool failed (the build's status says which way)", G::Failure,
        true},

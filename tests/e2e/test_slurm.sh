@@ -2,7 +2,9 @@
 # End-to-end: --use-slurm on a real one-node Slurm cluster started here (slurm_cluster.sh) and
 # stopped afterwards. A small corpus: a good script (benchmarked), an endless loop (timeout), a
 # segfault (crashed (signal 11)) and a sleeper whose job the test cancels with scancel
-# (cancelled). Skips (exit 77) only when the Slurm or munge binaries are missing.
+# (cancelled). Then a controller that stops answering (SIGSTOP) for longer than
+# --slurm-controller-timeout (inputs still out: slurm_unreachable, turnkey ends) and for less (the
+# run goes on). Skips (exit 77) only when the Slurm or munge binaries are missing.
 #   test_slurm.sh TURNKEY_BINARY SOURCE_DIR
 set -uo pipefail
 turnkey="$1"
@@ -21,7 +23,9 @@ fi
 work="$(mktemp -d)"
 chmod 0755 "$work"
 cleanup() {
-  scancel --name=turnkey-sleeper_ >/dev/null 2>&1 || true
+  # A controller the test stopped (SIGSTOP) answers again, so the jobs can be cancelled.
+  [ -n "${SLURM_TEST_DIR:-}" ] && kill -CONT "$(cat "$SLURM_TEST_DIR/slurmctld.pid" 2>/dev/null)" 2>/dev/null
+  scancel --user="$(id -un)" >/dev/null 2>&1 || true
   slurm_stop
   rm -rf "$work"
 }
@@ -93,6 +97,71 @@ check "no process of the corpus left running${left:+ (left:$left)}" test -z "$le
 "$turnkey" "$work/corpus/good_linear.py" -d "$work/cache" --use-slurm --process-isolation \
   > /dev/null 2> "$work/usage.txt"
 check "--use-slurm with --process-isolation is a usage error" test $? -eq 2
+
+# ---- The controller stops answering mid-run (a hung slurmctld: SIGSTOP) -------------------------
+# Two jobs run side by side (not exclusive: one CPU each). The quick one ends while the controller
+# is silent: its result is read from its record in the cache dir. The other is still running when
+# --slurm-controller-timeout passes: it is recorded slurm_unreachable and turnkey ends, rather than
+# waiting for a controller that may never come back.
+mkdir -p "$work/corpus2"
+{ echo "import time"; echo "time.sleep(4)"; cat "$hostile/good_linear.py"; } > "$work/corpus2/late_good.py"
+printf 'import time\ntime.sleep(120)\n' > "$work/corpus2/long_sleeper.py"
+"$turnkey" "$work"/corpus2/*.py -d "$work/cache2" --use-slurm --slurm-exclusive never \
+  --slurm-controller-timeout 5 --timeout 300 --iterations 5 > "$work/out2.txt" 2> "$work/err2.txt" &
+tk=$!
+ctld="$(cat "$SLURM_TEST_DIR/slurmctld.pid")"
+for _ in $(seq 1 300); do
+  [ "$(squeue -h -t RUNNING -o %i 2>/dev/null | wc -l)" -eq 2 ] && break
+  sleep 0.2
+done
+kill -STOP "$ctld"
+stopped=$(date +%s)
+for _ in $(seq 1 120); do kill -0 "$tk" 2>/dev/null || break; sleep 1; done
+if kill -0 "$tk" 2>/dev/null; then
+  kill "$tk"
+  check "turnkey ends while the controller is silent" false
+fi
+wait "$tk"
+code2=$?
+echo "turnkey ended $(( $(date +%s) - stopped )) s after the controller stopped, exit code $code2"
+kill -CONT "$ctld"
+cat "$work/err2.txt"
+check "silent controller: exit code 1" test "$code2" -eq 1
+check "silent controller: said once, with the reason" \
+  test "$(grep -c 'the controller does not answer (squeue' "$work/err2.txt")" -eq 1
+rec2() { cat "$work"/cache2/inputs/"$1"_*.yaml 2>/dev/null; }
+check "silent controller: the job that ended meanwhile is successful, read from its record" \
+  bash -c "grep -q '^status: \"successful\"' $work/cache2/inputs/late_good_*.yaml &&
+           grep -q 'UNKNOWN' $work/cache2/inputs/late_good_*.yaml"
+check "silent controller: the running job's input is slurm_unreachable, saying why" \
+  bash -c "grep -q '^status: \"slurm_unreachable\"' $work/cache2/inputs/long_sleeper_*.yaml &&
+           grep -q 'did not answer for' $work/cache2/inputs/long_sleeper_*.yaml"
+check "silent controller: the summary counts it" grep -Eq '^  slurm_unreachable +1$' "$work/out2.txt"
+scancel --user="$(id -un)" >/dev/null 2>&1
+
+# The controller comes back within the limit: the run goes on as if nothing happened.
+mkdir -p "$work/corpus3"
+cp "$work/corpus2/late_good.py" "$work/corpus3/"
+printf 'import time\ntime.sleep(25)\n' > "$work/corpus3/short_sleeper.py"
+"$turnkey" "$work"/corpus3/*.py -d "$work/cache3" --use-slurm --slurm-exclusive never \
+  --slurm-controller-timeout 120 --timeout 300 --iterations 5 > "$work/out3.txt" 2> "$work/err3.txt" &
+tk=$!
+for _ in $(seq 1 300); do
+  [ "$(squeue -h -t RUNNING -o %i 2>/dev/null | wc -l)" -eq 2 ] && break
+  sleep 0.2
+done
+kill -STOP "$ctld"
+sleep 12
+kill -CONT "$ctld"
+for _ in $(seq 1 120); do kill -0 "$tk" 2>/dev/null || break; sleep 1; done
+kill -0 "$tk" 2>/dev/null && kill "$tk"
+wait "$tk"
+code3=$?
+grep "controller" "$work/err3.txt"
+check "controller back: exit code 0, both inputs ended as usual" \
+  bash -c "test $code3 -eq 0 && grep -q '^status: \"successful\"' $work/cache3/inputs/late_good_*.yaml &&
+           grep -q '^status: \"no_models\"' $work/cache3/inputs/short_sleeper_*.yaml"
+check "controller back: said so" grep -q "the controller answers again after" "$work/err3.txt"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed; Slurm logs:" >&2

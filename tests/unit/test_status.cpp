@@ -33,16 +33,38 @@ TEST(StatusTable, SaysWhatFailsAndKeepsTheNamesUsersSee) {
   for (const char* n : {"successful", "no_models", "skipped_by_filter"}) {
     EXPECT_FALSE(is_failure_status(n)) << n;
   }
-  for (const char* n :
-       {"discovery_failed", "export_failed", "optimization_failed", "fp16_failed", "check_failed",
-        "runtime_load_failed", "runtime_run_failed", "numeric_mismatch", "timeout", "out_of_memory",
-        "crashed", "process_limit", "cancelled", "node_failed", "invalid_input", "failed",
-        "incomplete", "running", "unreadable"}) {
+  for (const char* n : {"discovery_failed",
+                        "export_failed",
+                        "optimization_failed",
+                        "fp16_failed",
+                        "check_failed",
+                        "runtime_load_failed",
+                        "runtime_run_failed",
+                        "numeric_mismatch",
+                        "timeout",
+                        "out_of_memory",
+                        "crashed",
+                        "process_limit",
+                        "cancelled",
+                        "node_failed",
+                        "slurm_unreachable",
+                        "invalid_input",
+                        "failed",
+                        "incomplete",
+                        "running",
+                        "unreadable"}) {
     EXPECT_TRUE(find_status(n)) << n;
     EXPECT_TRUE(is_failure_status(n)) << n;
   }
   EXPECT_TRUE(is_failure_status("no such status"));
   EXPECT_TRUE(is_success("successful"));
+  // Inputs that never had a fair run run again when a corpus run resumes; a plain failure not.
+  for (const char* n : {"cancelled", "node_failed", "slurm_unreachable"}) {
+    EXPECT_TRUE(find_status(n)->rerun) << n;
+  }
+  for (const char* n : {"timeout", "crashed", "export_failed", "successful"}) {
+    EXPECT_FALSE(find_status(n)->rerun) << n;
+  }
   EXPECT_FALSE(is_success("numeric_mismatch"));
   EXPECT_EQ(status_display("crashed", 11), "crashed (signal 11)");
   EXPECT_EQ(status_display("timeout", 0), "timeout");

@@ -46,6 +46,7 @@ struct GlobalOptions {
                                                 // benchmark), always, never
   int slurm_nodes = 0;    // jobs queued or running at once (whole nodes when exclusive); 0 = all
   int slurm_retries = 2;  // times an input whose job's node failed is run again elsewhere
+  double slurm_controller_timeout_s = 600;  // silence of the controller before giving up
 };
 
 struct RunRequest {

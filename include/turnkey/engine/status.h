@@ -34,6 +34,7 @@ enum class Status {
   Crashed,
   Cancelled,
   NodeFailed,
+  SlurmUnreachable,
   // Recorded states of a build or a tool step (build_status, tools[].status), and the report's
   // row for a build dir it cannot read.
   Failed,
@@ -55,6 +56,9 @@ struct StatusInfo {
   const char* meaning;  // one line for docs and --help
   StatusGroup group;
   bool failure;  // counts as a failure (exit code 1)
+  // The input never had a fair run (interrupted, its nodes lost, its job's end unknown): a
+  // corpus run that resumes runs it again without --retry-failed.
+  bool rerun = false;
 };
 
 // Every status, in the order the closing summary lists them.
