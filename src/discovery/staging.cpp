@@ -2,15 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
-
-#include <fmt/format.h>
 
 namespace turnkey {
 
@@ -63,6 +64,50 @@ bool copy_into(int from, int dir_fd, const std::string& name, int* err) {
   }
 }
 
+// "<host>-<pid namespace>-": the start of the names of the staging folders this machine's
+// processes make, and "<host>-<pid namespace>-<pid>-" of those of process `pid`. A cache may be
+// shared by many machines (Slurm nodes) and containers (one host name, another pid namespace),
+// where a pid says nothing about the other side's processes.
+std::string host_prefix() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+  std::string name;
+  for (const char* c = host; *c; ++c) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '-';
+    name += plain ? *c : '_';
+  }
+  std::error_code ec;
+  const std::string ns = fs::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
+  std::string inode;
+  for (char c : ns) {
+    if (std::isdigit(static_cast<unsigned char>(c))) inode += c;
+  }
+  return fmt::format("{}-{}-", name, inode.empty() ? "0" : inode);
+}
+
+std::string staging_prefix(pid_t pid) { return fmt::format("{}{}-", host_prefix(), pid); }
+
+// Removes what processes of this machine that no longer exist left in `parent` (a turnkey killed
+// with SIGKILL runs no clean-up). A pid in use again keeps its folders until that process ends:
+// never removes what a live process may still use.
+void sweep_stale(const fs::path& parent) {
+  const std::string host = host_prefix();
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(host, 0) != 0) continue;
+    size_t end = host.size();
+    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    if (end == host.size() || end >= name.size() || name[end] != '-') continue;
+    const long pid = std::strtol(name.c_str() + host.size(), nullptr, 10);
+    if (pid <= 0 || pid == getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);  // never follows links
+}
+
 bool is_plain_name(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
          name.find('\0') == std::string::npos;
@@ -75,10 +120,11 @@ Staging::Staging(const fs::path& cache_dir) {
   std::error_code ec;
   std::string templ;
   bool made = false;
+  sweep_stale(parent);
   // Another run's remove() takes `parent` away when it was the last one in it: make it again.
   for (int tries = 0; tries < 5 && !made; ++tries) {
     fs::create_directories(parent, ec);
-    templ = (parent / fmt::format("{}-XXXXXX", getpid())).string();
+    templ = (parent / (staging_prefix(getpid()) + "XXXXXX")).string();
     made = !ec && ::mkdtemp(templ.data()) != nullptr;
     if (!made && !ec && errno != ENOENT) break;
   }
@@ -256,7 +302,7 @@ std::set<std::string> Staging::entries_of(const fs::path& folder) const {
 
 void remove_staging_of(const fs::path& cache_dir, pid_t pid) {
   const fs::path parent = fs::absolute(cache_dir) / ".staging";
-  const std::string prefix = std::to_string(pid) + "-";
+  const std::string prefix = staging_prefix(pid);
   std::error_code ec;
   std::vector<fs::path> found;
   for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();

@@ -1,15 +1,16 @@
 // The staging folder of a sandboxed input (include/turnkey/discovery/staging.h): what the core
 // takes from it and what it refuses, as a hostile script would leave it.
-#include "turnkey/discovery/staging.h"
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "support/temp_dir.h"
+#include "turnkey/discovery/staging.h"
 
 namespace turnkey {
 namespace {
@@ -148,6 +149,42 @@ TEST_F(StagingTest, FilesBesideAModelAreTakenOnlyByPlainName) {
   EXPECT_EQ(out.take_beside(model, "weights.bin", ErrorKind::Export), build() / "weights.bin");
   EXPECT_EQ(read_all(build() / "weights.bin"), "w");
   EXPECT_THROW(out.take_beside(model, "../../x", ErrorKind::Export), Error);
+}
+
+// A turnkey killed with SIGKILL leaves its staging folder; the next one on this host removes it,
+// and leaves alone what live processes, other hosts (a cache shared by Slurm nodes) and other pid
+// namespaces (a container with the host's name) made.
+TEST_F(StagingTest, FoldersOfThisHostsEndedProcessesAreSweptOthersKept) {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // its pid now names no process
+  char host_name[256] = {};
+  gethostname(host_name, sizeof(host_name) - 1);
+  const std::string ns = fs::read_symlink("/proc/self/ns/pid").string();  // "pid:[4026531836]"
+  const std::string host =
+      fmt::format("{}-{}", host_name, ns.substr(5, ns.size() - 6));  // this host and namespace
+  const fs::path parent = cache() / ".staging";
+  const fs::path dead = parent / fmt::format("{}-{}-abc123", host, child);
+  const fs::path dead_held = parent / fmt::format("{}-{}-abc123.held", host, child);
+  const fs::path live = parent / fmt::format("{}-{}-def456", host, getppid());
+  const fs::path other_host = parent / fmt::format("another-node-{}-{}-ghi789", 4026531836, child);
+  const fs::path other_namespace = parent / fmt::format("{}-1-{}-jkl012", host_name, child);
+  for (const fs::path& p : {dead, dead_held, live, other_host, other_namespace}) {
+    fs::create_directories(p / "x");
+  }
+  const fs::path outside = cache() / "outside.txt";
+  std::ofstream(outside) << "keep";
+  fs::create_symlink(outside, dead / "link");  // removed as a link, never followed
+
+  Staging staging(cache());
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(dead_held));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other_host));
+  EXPECT_TRUE(fs::exists(other_namespace));  // a container's, with the host's name
+  EXPECT_TRUE(fs::exists(outside));
+  EXPECT_EQ(staging.root().filename().string().rfind(fmt::format("{}-{}-", host, getpid()), 0), 0u);
 }
 
 TEST(Outbox, WithoutAStagingFolderThePathsAreTheBuildsOwn) {

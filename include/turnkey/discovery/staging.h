@@ -18,11 +18,13 @@
 
 namespace turnkey {
 
-// The staging folder of one input: <cache>/.staging/<pid>-<random>/, mode 0700 (and beside it
-// <pid>-<random>.held/, which the sandbox sees read-only), made by the constructor (Error(Io) when
-// it cannot be) and removed by remove() or the destructor, which must run only once no process of
-// the sandbox is left (the sandbox has a process-id namespace of its own, so every process in it is
-// gone once its first one was reaped).
+// The staging folder of one input: <cache>/.staging/<host>-<pid ns>-<pid>-<random>/, mode 0700
+// (and beside it the same name + ".held/", which the sandbox sees read-only), made by the
+// constructor (Error(Io) when it cannot be; it first removes the folders of processes of this
+// host and pid namespace that no longer exist, e.g. of a turnkey killed with SIGKILL) and removed
+// by remove() or the destructor, which must run only once no process of the sandbox is left (the
+// sandbox has a process-id namespace of its own, so every process in it is gone once its first one
+// was reaped).
 class Staging {
  public:
   explicit Staging(const std::filesystem::path& cache_dir);
@@ -53,7 +55,7 @@ class Staging {
   mutable int held_counter_ = 0;
 };
 
-// Removes the staging folders process `pid` made in `cache_dir` (<cache>/.staging/<pid>-*): a
+// Removes the staging folders process `pid` of this host made in `cache_dir`: a
 // corpus run's supervisor calls it once it has killed and reaped a worker, whose own removal
 // never ran. Never follows links.
 void remove_staging_of(const std::filesystem::path& cache_dir, pid_t pid);
