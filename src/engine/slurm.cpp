@@ -331,9 +331,13 @@ bool SlurmRun::poll() {
   for (const Task& t : tasks_) {
     if (!t.done && !t.job_id.empty()) ids.push_back(t.job_id);
   }
-  if (ids.empty()) return false;
+  // With no job out, the controller is asked only while it was silent: inputs wait to be
+  // submitted until it answers again.
+  if (ids.empty() && silence_.empty()) return false;
+  // One question waits at most half the silence allowed, so a hung controller is noticed in time.
+  const double squeue_timeout_s = std::clamp(controller_timeout_s_ / 2, 1.0, 30.0);
   std::string error;
-  const std::map<std::string, std::string> states = slurm_.states(ids, error);
+  const std::map<std::string, std::string> states = slurm_.states(ids, squeue_timeout_s, error);
   if (!error.empty()) {
     // The controller is down or hung: asking it per job would only wait longer (scontrol per
     // job, 30 s each). Jobs keep running on their nodes meanwhile and write their records.

@@ -219,17 +219,21 @@ std::string SlurmClient::refusal(const std::vector<std::string>& options,
 }
 
 std::map<std::string, std::string> SlurmClient::states(const std::vector<std::string>& ids,
-                                                       std::string& error) const {
+                                                       double timeout_s, std::string& error) const {
   std::string list;
   for (const std::string& id : ids) list += (list.empty() ? "" : ",") + id;
   // --states=all: ended jobs too, while the controller still knows them (MinJobAge).
+  // No ids: the user's own jobs, a question that tells whether the controller answers at all.
   const CaptureResult r =
-      run_capture({squeue_, "-h", "--states=all", "-j", list, "-o", "%i %T"}, 30);
+      ids.empty()
+          ? run_capture({squeue_, "-h", "--me", "-o", "%i %T"}, timeout_s)
+          : run_capture({squeue_, "-h", "--states=all", "-j", list, "-o", "%i %T"}, timeout_s);
   if (succeeded(r)) {
     error.clear();
     return parse_squeue_states(r.out);
   }
-  error = r.timed_out ? "squeue did not answer within 30 s" : "squeue failed: " + error_line(r.out);
+  error = r.timed_out ? fmt::format("squeue did not answer within {:g} s", timeout_s)
+                      : "squeue failed: " + error_line(r.out);
   return {};
 }
 

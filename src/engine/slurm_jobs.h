@@ -86,7 +86,9 @@ class SlurmClient {
   std::string refusal(const std::vector<std::string>& options, const std::string& script) const;
   // The states of `ids` in one squeue call; ids Slurm no longer lists are absent. `error` is ""
   // when squeue answered, else its one-line reason (no controller, timed out after 30 s, ...).
-  std::map<std::string, std::string> states(const std::vector<std::string>& ids,
+  // No ids: the states of the user's current jobs (whether the controller answers at all).
+  // squeue gets `timeout_s` to answer (a stopped controller can keep it waiting for good).
+  std::map<std::string, std::string> states(const std::vector<std::string>& ids, double timeout_s,
                                             std::string& error) const;
   SlurmJobInfo show(const std::string& id) const;
   void cancel(const std::vector<std::string>& ids) const;
