@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -212,6 +213,31 @@ LoadedModel load_model(const fs::path& path, bool load_external_data) {
   });
   loaded.size_bytes += external.total_bytes();
   return loaded;
+}
+
+void link_external_data(onnx::ModelProto& model, const fs::path& from_dir, const fs::path& to_dir) {
+  std::error_code ec;
+  if (fs::equivalent(from_dir, to_dir, ec)) return;
+  std::set<std::string> locations;
+  for_each_tensor(model.mutable_graph(), [&](onnx::TensorProto* t, const std::string&) {
+    if (!is_external(*t)) return;
+    for (const auto& e : t->external_data()) {
+      if (e.key() == "location") locations.insert(e.value());
+    }
+  });
+  for (const std::string& location : locations) {
+    // load_model checked that the location stays inside `from_dir` (symbolic links resolved).
+    const fs::path source = fs::weakly_canonical(from_dir / location, ec);
+    const fs::path target = to_dir / location;
+    fs::create_directories(target.parent_path(), ec);
+    fs::remove(target, ec);
+    fs::create_hard_link(source, target, ec);
+    if (ec) fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      throw export_error(fmt::format("cannot link or copy external data '{}' into '{}': {}",
+                                     location, to_dir.string(), ec.message()));
+    }
+  }
 }
 
 void check_output_location(const fs::path& input, const fs::path& output) {

@@ -909,5 +909,23 @@ TEST(NoSignal, ACheckModelOutputsTheNamedIntermediateValuesAfterItsOwn) {
   EXPECT_FALSE(fs::exists(dir / "bad.onnx"));
 }
 
+// A model with external data: the check model is its graph alone, the data files linked beside
+// it (the same inode, never read or copied), and ONNX Runtime runs it.
+TEST(NoSignal, ACheckModelOfAModelWithExternalDataLinksItsWeights) {
+  TempDir dir;
+  large_external_linear(dir);
+  fs::create_directories(dir / "check");
+  add_graph_outputs(dir / "m.onnx", dir / "check" / "c.onnx", {"mm"}, {DType::Float32});
+  struct stat a {
+  }, b{};
+  ASSERT_EQ(stat((dir / "w.bin").c_str(), &a), 0);
+  ASSERT_EQ(stat((dir / "check" / "w.bin").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  EXPECT_LT(fs::file_size(dir / "check" / "c.onnx"), 4096u);  // the graph, not the 16 KiB of W
+  const CheckVerdict v = check_onnx(dir / "check" / "c.onnx");
+  EXPECT_TRUE(v.passed) << v.stage << ": " << v.reason;
+  EXPECT_EQ(onnx_model::load_facts(dir / "check" / "c.onnx").outputs.size(), 2u);
+}
+
 }  // namespace
 }  // namespace turnkey::build
