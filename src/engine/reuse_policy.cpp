@@ -21,11 +21,15 @@ bool string_or_absent(const json& object, const char* key) {
   return !object.contains(key) || object[key].is_string();
 }
 
-bool strings(const json& value) {
+// An output: a path, or a list of paths or of records with a "path" (intermediates: module,
+// tensor, path).
+bool path_list(const json& value) {
   if (value.is_string()) return true;
   if (!value.is_array()) return false;
   for (const json& v : value) {
-    if (!v.is_string()) return false;
+    if (!v.is_string() && !(v.is_object() && v.contains("path") && v["path"].is_string())) {
+      return false;
+    }
   }
   return true;
 }
@@ -38,7 +42,7 @@ std::string entry_damage(const json& entry, size_t i) {
   if (entry.contains("outputs")) {
     if (!entry["outputs"].is_object()) return fmt::format("tools[{}].outputs is not a mapping", i);
     for (const auto& [k, v] : entry["outputs"].items()) {
-      if (!strings(v)) return fmt::format("tools[{}].outputs.{} is not a path list", i, k);
+      if (!path_list(v)) return fmt::format("tools[{}].outputs.{} is not a path list", i, k);
     }
   }
   if (entry.contains("artifacts")) {
@@ -60,7 +64,7 @@ std::vector<std::string> output_files(const json& entry) {
   for (const auto& [k, v] : entry["outputs"].items()) {
     if (v.is_string()) files.push_back(v.get<std::string>());
     if (v.is_array()) {
-      for (const auto& f : v) files.push_back(f.get<std::string>());
+      for (const auto& f : v) files.push_back((f.is_object() ? f["path"] : f).get<std::string>());
     }
   }
   return files;

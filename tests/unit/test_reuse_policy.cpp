@@ -122,6 +122,42 @@ TEST_F(ReusePolicy, OutputsComeBackIntoTheBuild) {
   EXPECT_EQ(a["sha256"].get<std::string>().size(), 64u);
 }
 
+// An export that captured intermediate tensors (outputs without signal) is reused like any
+// other: a rerun of vit_h_14's script re-exported 2.5 GB because its state read as damaged.
+TEST_F(ReusePolicy, AnExportWithIntermediateTensorsIsReusedAndBringsThemBack) {
+  const fs::path mid = dir / "intermediate_0.pb";
+  write_file_atomic(mid, "mid");
+  Build build;
+  build.onnx_path = onnx;
+  build.input_pbs = {input_pb};
+  build.intermediates = {{"heads.head", "/Gather_output_0", mid}};
+  ToolStep step;
+  step.name = "export-pytorch";
+  step.status = "successful";
+  step.key = "k1";
+  record_outputs(build, step);
+  state["tools"][1] = step.to_json();
+  ASSERT_EQ(state_damage(state), "");
+  ReuseCheck c = check_reuse(state, 1, "export-pytorch", "k1", "if_needed");
+  ASSERT_NE(c.entry, nullptr) << c.reason;
+  Build back;
+  restore_outputs(back, *c.entry);
+  ASSERT_EQ(back.intermediates.size(), 1u);
+  EXPECT_EQ(back.intermediates[0].module, "heads.head");
+  EXPECT_EQ(back.intermediates[0].tensor, "/Gather_output_0");
+  EXPECT_EQ(back.intermediates[0].pb, mid);
+  // Without its artifact records, the intermediate tensor's file is still checked for existence.
+  state["tools"][1].erase("artifacts");
+  fs::remove(mid);
+  EXPECT_EQ(check_reuse(state, 1, "export-pytorch", "k1", "if_needed").reason,
+            "intermediate_0.pb is gone (lean cache or deleted)");
+  EXPECT_EQ(
+      state_damage(
+          {{"tools",
+            json::array({{{"outputs", {{"intermediates", json::array({{{"path", 1}}})}}}}})}}),
+      "tools[0].outputs.intermediates is not a path list");
+}
+
 TEST(DamagedState, EachDamageIsNamedInOneLine) {
   EXPECT_EQ(state_damage(nullptr), "empty");
   EXPECT_EQ(state_damage(json::array({1, 2})), "not a mapping");
