@@ -81,6 +81,20 @@ TEST_F(Runtimes, OutputsWithoutSignalAreCheckedOnAnIntermediateTensorOrInconclus
     EXPECT_NE(slurp(e.path()).find(",within_tolerance_on_intermediates,"), std::string::npos);
   }
 
+  // A second run reuses the export and its intermediate tensors (it once read as a damaged
+  // state and exported again) and checks them the same way.
+  r = run_turnkey({(scripts / "zero_head.py").string(), "--iterations", "10"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.all().find("damaged"), std::string::npos) << r.all();
+  std::string export_log;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    if (e.path().filename().string().rfind("zero_head_", 0) == 0) {
+      export_log = slurp(e.path() / "log_export-pytorch.txt");
+    }
+  }
+  EXPECT_NE(export_log.find("reused from cache"), std::string::npos) << export_log;
+  EXPECT_EQ(stats_of("zero_head")["correctness"]["verdict"], "within_tolerance_on_intermediates");
+
   // The same build benchmarked on torch-eager: the PyTorch model has no ONNX graph here.
   r = run_turnkey(
       {(scripts / "zero_head.py").string(), "--iterations", "10", "--runtime", "torch-eager"},
