@@ -329,6 +329,9 @@ TEST(CorpusRuns, PythonSideEndsTakeTheirStatusFromTheProtocolNotTheWording) {
        "        if torch.onnx.is_in_onnx_export():\n"
        "            raise MemoryError('export needs 1 TB')\n        return x * 2\n\n\n"
        "big = Big()\nbig(torch.rand(1, 4))\n"},
+      // torch reports its allocator's failure as a RuntimeError with the allocator's text.
+      {"torch_cannot_allocate", "import torch\ntorch.empty(2 ** 45)\n"},
+      {"says_bad_alloc", "raise ValueError('std::bad_alloc')\n"},
   };
   std::vector<std::string> args;
   for (const auto& [name, body] : cases) {
@@ -339,10 +342,10 @@ TEST(CorpusRuns, PythonSideEndsTakeTheirStatusFromTheProtocolNotTheWording) {
   RunResult r = run_turnkey(args, dir / "cache", {}, {}, 600);
   ASSERT_FALSE(r.timed_out) << r.all();
   EXPECT_EQ(r.exit_code, 1) << r.all();
-  const std::map<std::string, std::string> expected = {{"raises_memory_error", "out_of_memory"},
-                                                       {"killed_by_sigkill", "crashed (signal 9)"},
-                                                       {"says_memory_error", "discovery_failed"},
-                                                       {"memory_error_in_export", "out_of_memory"}};
+  const std::map<std::string, std::string> expected = {
+      {"raises_memory_error", "out_of_memory"},   {"killed_by_sigkill", "crashed (signal 9)"},
+      {"says_memory_error", "discovery_failed"},  {"memory_error_in_export", "out_of_memory"},
+      {"torch_cannot_allocate", "out_of_memory"}, {"says_bad_alloc", "discovery_failed"}};
   for (const auto& [name, status] : expected) {
     const std::string record = record_of(dir / "cache", name);
     ASSERT_FALSE(record.empty()) << name << " has no record\n" << r.all();

@@ -19,9 +19,22 @@ def error_fields(error):
     from it the exception's class name and, when the error has a status of its own, that status
     (the core never reads either out of the one line)."""
     fields = {"error": one_line(error), "error_type": type(error).__name__}
-    if isinstance(error, MemoryError):
+    if is_out_of_memory(error):
         fields["error_status"] = "out_of_memory"
     return fields
+
+
+def is_out_of_memory(error):
+    """A failed allocation, however it reached Python: a MemoryError, torch's OutOfMemoryError
+    (CUDA and others), or a RuntimeError that is torch passing on its allocator's own failure,
+    which torch reports by that fixed text: a C++ std::bad_alloc (its whole message, e.g. from
+    the ONNX exporter's shape inference) or the CPU allocator's "can't allocate memory"."""
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        return True
+    if type(error) is not RuntimeError:
+        return False
+    message = str(error).strip()
+    return message == "std::bad_alloc" or "DefaultCPUAllocator: can't allocate memory" in message
 
 
 def serve(channel, entries, gate=None, notices=None, stages=None):
