@@ -26,7 +26,9 @@ onnx::TensorShapeProto_Dimension* first_dim(onnx::ValueInfoProto& v) {
 
 void write_batch_variant(const fs::path& input, const fs::path& output,
                          const std::vector<std::string>& inputs) {
-  detail::LoadedModel loaded = detail::load_model(input, /*load_external_data=*/true);
+  // The weights stay where they are (as in the intermediate check): only the graph is copied, its
+  // external data files linked beside the copy, so a large model costs no memory here.
+  detail::LoadedModel loaded = detail::load_model(input, /*load_external_data=*/false);
   onnx::GraphProto* graph = loaded.model.mutable_graph();
   std::optional<int64_t> old_batch;
   for (const std::string& name : inputs) {
@@ -54,11 +56,11 @@ void write_batch_variant(const fs::path& input, const fs::path& output,
   }
   graph->clear_value_info();
   detail::check_output_location(input, output);
+  if (loaded.had_external_data) {
+    detail::link_external_data(loaded.model, input.parent_path(), output.parent_path());
+  }
   std::string data_name;
-  // As convert-fp16: external data when the input had it or one file would near protobuf's 2 GB.
-  const bool external =
-      loaded.had_external_data || loaded.model.ByteSizeLong() > (size_t{1800} << 20);
-  detail::save_model(loaded.model, output, external, &data_name);
+  detail::save_model(loaded.model, output, /*external_data=*/false, &data_name);
 }
 
 }  // namespace turnkey::build
