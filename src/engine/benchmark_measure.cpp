@@ -30,12 +30,6 @@ constexpr double kQuietWaitMs = 200;
 // cron job) is unlikely to cover two of them, short enough for a few repetitions to stay cheap.
 constexpr double kRepetitionGapS = 1.0;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return percentile_sorted(v, 0.5);
-}
-
 ThrottleCounters minus(const ThrottleCounters& after, const ThrottleCounters& before) {
   ThrottleCounters d;
   d.readable = after.readable && before.readable;

@@ -245,7 +245,7 @@ ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::Mo
             "run at batch {}: ",
             fmt::join(batch->fixed, ", "), *point.batch);
       }
-      ctx_.notice(fmt::format("{}: {}: {}{}", item.given, label, why, build.state.error));
+      ctx_.notice(fmt::format("{}: {}: {}{}", item.given, label, why, one_line(build.state.error)));
     }
   }
   runner_.finish_build(build);
@@ -388,7 +388,7 @@ ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& pr
     const std::string label = plan.label(point);
     table.add(build, point, label);
     if (build.failed) {
-      ctx_.notice(fmt::format("{}: {}: {}", item.given, label, build.state.error));
+      ctx_.notice(fmt::format("{}: {}: {}", item.given, label, one_line(build.state.error)));
     }
   }
   runner_.finish_build(build);

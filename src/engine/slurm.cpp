@@ -197,7 +197,14 @@ void SlurmRun::submit(size_t index) {
   std::error_code ec;
   fs::remove(t.in->record, ec);
   fs::remove(t.in->progress, ec);
-  write_file_atomic(script, job_script(corpus_, *t.in));
+  try {
+    write_file_atomic(script, job_script(corpus_, *t.in));
+  } catch (const Error& e) {  // a full or read-only cache dir: this input fails, the run goes on
+    if (!t.started) t.first_submitted = Clock::now();
+    t.started = true;
+    fail(t, status_name(Status::Crashed), "writing its Slurm job script: " + first_line(e.what()));
+    return;
+  }
   std::vector<std::string> exclude = unfit_;
   for (const std::string& n : t.lost_on) {
     if (std::find(exclude.begin(), exclude.end(), n) == exclude.end()) exclude.push_back(n);

@@ -108,12 +108,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return percentile_sorted(v, 0.5);
-}
-
 }  // namespace
 
 void validate_concurrent_options(const LoopOptions& o, int callers) {

@@ -30,12 +30,6 @@ class EmptySession final : public Session {
   void run() override { asm volatile("" ::: "memory"); }
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return percentile_sorted(v, 0.5);
-}
-
 }  // namespace
 
 bool reset_peak_rss(pid_t pid) {

@@ -8,6 +8,12 @@
 
 namespace turnkey {
 
+double median_of(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  return percentile_sorted(samples, 0.5);
+}
+
 double percentile_sorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) throw Error(ErrorKind::Internal, "percentile of no samples");
   q = std::clamp(q, 0.0, 1.0);

@@ -23,6 +23,9 @@ LatencyStats compute_stats(std::vector<double> samples_ms);
 // Type-7 percentile of already-sorted samples, q in [0, 1].
 double percentile_sorted(const std::vector<double>& sorted, double q);
 
+// The median of unsorted samples; 0 for none.
+double median_of(std::vector<double> samples);
+
 // Order-statistic indices (0-based, inclusive) bounding the 95% CI of the median of n samples.
 struct RankInterval {
   int64_t low = 0, high = 0;
