@@ -141,7 +141,6 @@ ScriptSession::ScriptSession(const ScriptOptions& options) : python_(options.pyt
   if (options.sandbox) {
     // The cache is read-only inside; what the Python side writes for a build goes to a staging
     // folder of this input, from which the core takes what it asked for (staging.h).
-    sandboxed_ = true;
     staging_ =
         std::make_unique<Staging>(options.cache_dir.empty() ? fs::path(".") : options.cache_dir);
     binds += ":" + staging_->root().string();  // for an interpreter wrapper that nests
@@ -245,7 +244,7 @@ DiscoveryResult ScriptSession::discover() {
         python_pid_ = e.value("pid", -1);
         // The sandbox has a process-id namespace of its own: the pid the Python side knows is
         // not ours; the process is found below the one we started.
-        if (sandboxed_ && python_pid_ > 0) {
+        if (staging_ && python_pid_ > 0) {
           python_pid_ = find_namespaced_descendant(pid_, python_pid_);
         }
       } else if (type == "model") {

@@ -90,7 +90,7 @@ struct Repetition {
   LoopResult loop;
   LatencyStats stats;
   double load_s = 0;  // Runtime::load / load_live of its (first) session
-  Requests requests;  // --concurrency above 1: the requests' numbers (run.loop is `loop`)
+  Requests requests;  // --concurrency above 1: the requests' numbers (run.loop moved to `loop`)
   double probe_before_ms = 0, probe_after_ms = 0;  // the machine-speed probe around its timed phase
   bool probe_waited_out = false;  // a probe ran while the runtime's threads were still busy
   ThrottleCounters throttled;                      // CPU quota throttling during its timed phase

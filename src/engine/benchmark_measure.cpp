@@ -100,7 +100,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       // Requests in flight (benchmark_requests.cpp); the single request below stays run_loop.
       rep.requests = run_requests(
           *session, setup, [&] { return load_session(build, setup, live); }, hooks);
-      rep.loop = rep.requests.run.loop;
+      rep.loop = std::move(rep.requests.run.loop);  // the samples, kept once
     }
     try {
       if (setup.concurrency == 1) rep.loop = run_loop(*session, setup.loop, hooks);

@@ -25,7 +25,6 @@ const char* kStyle = R"CSS(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
        margin: 0 auto; padding: 20px 28px 40px; max-width: 1240px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
-h3 { font-size: 14px; margin: 18px 0 2px; }
 h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 p.meta, .note { color: var(--muted); margin: 2px 0; }
 code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; background: var(--bg-alt);

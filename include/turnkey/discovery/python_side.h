@@ -180,8 +180,7 @@ class ScriptSession {
   bool attached_ = false;
   bool reaped_ = false;
   int wait_status_ = 0;
-  bool sandboxed_ = false;
-  std::unique_ptr<Staging> staging_;  // removed once the child is reaped
+  std::unique_ptr<Staging> staging_;  // with --sandbox only; removed once the child is reaped
 };
 
 }  // namespace turnkey
