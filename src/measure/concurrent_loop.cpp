@@ -148,7 +148,6 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
     callers.push_back(std::make_unique<Caller>());
     callers.back()->session = s;
   }
-  if (hooks.before_timed) hooks.before_timed();
   std::barrier<> start(n + 1);
   std::vector<std::thread> threads;
   // Every path out stops and joins the callers (a coordinator error included).
@@ -245,6 +244,8 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
   };
   wait_for_calls(recording, n, 0, Clock::now(), 1e9);
   const auto t0 = Clock::now();
+  // On this coordinator, which otherwise only waits: the counters bracket the window alone.
+  if (hooks.before_timed) hooks.before_timed();
   std::vector<int64_t> done_at_t0;
   for (const auto& c : callers) done_at_t0.push_back(c->done.load(std::memory_order_acquire));
   const int64_t share = (o.iterations + n - 1) / n;  // the Iterations rule's calls per caller
@@ -274,9 +275,9 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
     }
   }
   shared.phase.store(kStop, std::memory_order_release);
+  if (hooks.after_timed) hooks.after_timed();
   for (std::thread& t : threads) t.join();
   if (std::exception_ptr e = shared.error()) std::rethrow_exception(e);
-  if (hooks.after_timed) hooks.after_timed();
 
   // ---- the window's numbers, from the recorded calls ------------------------------------------
   std::vector<Call> started;  // calls that started at or after T0

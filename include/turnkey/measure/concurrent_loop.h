@@ -13,9 +13,9 @@
 //             the switch, so every call ending after T0 is recorded); T1 after `iterations` calls
 //             that started at or after T0 (the N-th to end), or `duration_s` after T0;
 //   overhead  the single-caller empty-call loop of run_loop, on callers[0], after the threads end.
-// The hooks (loop.h: the machine-speed probe, the throttling counters) run right before the
-// threads start and right after they end: a probe between warm-up and window would compete with
-// the callers, which run without a pause from warm-up to the window's end.
+// The hooks (loop.h: the throttling counters) run on the coordinating thread at T0 and when it
+// stops the callers, so they bracket the window, not the warm-up; the callers keep calling
+// meanwhile (a hook must be cheap: it takes no CPU from them beyond its own few reads).
 // Sustained throughput = calls ending in (T0, T1] / (T1 - T0); latency samples = calls that
 // started at or after T0 and ended by T1, over all callers. The adaptive stop rule is not
 // available here (validate_concurrent_options says so).

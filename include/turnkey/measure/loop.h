@@ -66,8 +66,8 @@ struct LoopResult {
 };
 
 // Called by run_loop right before the first and right after the last timed call (after the
-// warm-up, before the overhead loop), outside the timed region: the machine-speed probe and the
-// throttling counters bracket exactly the timed phase. Either may be empty.
+// warm-up, before the overhead loop), outside the timed region, so the throttling counters
+// bracket exactly the timed phase (run_concurrent_loop: its window). Either may be empty.
 struct LoopHooks {
   std::function<void()> before_timed, after_timed;
 };
