@@ -72,6 +72,13 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
     throw UsageError(prefixed(context, fmt::format("unexpected argument '{}'{}", first,
                                                    c.empty() ? "" : " (did you mean '" + c +
                                                                         "'?)")));
+  } catch (const CLI::RequiresError& e) {
+    // CLI11 says "--a requires --b"; the rest of turnkey's messages say "needs".
+    std::string what = e.what();
+    if (const size_t at = what.find(" requires "); at != std::string::npos) {
+      what.replace(at, 10, " needs ");
+    }
+    throw UsageError(prefixed(context, what.substr(0, what.find_first_of("\r\n"))));
   } catch (const CLI::ParseError& e) {
     const std::string what = e.what();
     throw UsageError(prefixed(context, what.substr(0, what.find_first_of("\r\n"))));
@@ -140,8 +147,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--process-isolation", g.process_isolation,
                "Each input in its own supervised process (timeout, memory and process limits)")
       ->group(kCorpus);
-  app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)")
-      ->group(kCorpus);
+  CLI::Option* use_slurm =
+      app.add_flag("--use-slurm", g.use_slurm, "Each input in its own Slurm job (sbatch)")
+          ->group(kCorpus);
   app.add_option("-j,--jobs", g.jobs,
                  "Inputs built at once, each isolated; benchmarks still run one at a time")
       ->check(CLI::Range(1, 1024))
@@ -203,6 +211,12 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                  "recorded slurm_unreachable (default 600)")
       ->check(CLI::Range(1.0, 1e7))
       ->group(kCorpus);
+  // Every --slurm-* option needs --use-slurm: given without it, a usage error (whatever its value).
+  for (CLI::Option* o : app.get_options()) {
+    for (const std::string& name : o->get_lnames()) {
+      if (name.rfind("slurm-", 0) == 0) o->needs(use_slurm);
+    }
+  }
 }
 
 void add_tool_grammar_options(CLI::App& app, GlobalOptions& g) {

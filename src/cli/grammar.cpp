@@ -47,21 +47,6 @@ void check_request(const RunRequest& request) {
         "--process-isolation and --use-slurm exclude each other (each Slurm job is already "
         "isolated)");
   }
-  if (!g.use_slurm) {
-    const GlobalOptions defaults;
-    for (const auto& [flag, given] : std::initializer_list<std::pair<const char*, bool>>{
-             {"--slurm-partition", !g.slurm_partition.empty()},
-             {"--slurm-account", !g.slurm_account.empty()},
-             {"--slurm-constraint", !g.slurm_constraint.empty()},
-             {"--slurm-mem", !g.slurm_memory.empty()},
-             {"--slurm-exclusive", g.slurm_exclusive != defaults.slurm_exclusive},
-             {"--slurm-nodes", g.slurm_nodes != defaults.slurm_nodes},
-             {"--slurm-retries", g.slurm_retries != defaults.slurm_retries},
-             {"--slurm-controller-timeout",
-              g.slurm_controller_timeout_s != defaults.slurm_controller_timeout_s}}) {
-      if (given) throw UsageError(std::string(flag) + " needs --use-slurm");
-    }
-  }
 }
 
 }  // namespace cli
