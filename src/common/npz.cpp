@@ -410,6 +410,11 @@ std::vector<HostTensor> read_npz(const fs::path& path) {
   if (!fs::exists(status)) bad("not found");
   if (fs::is_directory(status)) bad("is a directory");
   if (!fs::is_regular_file(status)) bad("not a regular file");
+  // Checked before reading: the file is read whole, and its arrays may not hold more anyway.
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(kMaxNpyBytes)) {
+    bad(fmt::format("{} bytes is more than the 4 GiB turnkey reads as input data", size));
+  }
   std::string bytes;
   try {
     bytes = read_file(path);
