@@ -52,6 +52,10 @@ class Corpus {
   // An earlier run's result for this input when it is complete and still valid (same request,
   // same input content, builds still there) and not a failure to retry.
   std::optional<InputResult> earlier_result(const CorpusInput& in) const;
+  // The input's record as a worker or job wrote it: null when there is none or it is unreadable.
+  nlohmann::json read_record(const CorpusInput& in) const;
+  // The result a record holds (status, stage, error, signal, log, builds).
+  InputResult result_of_record(const CorpusInput& in, const nlohmann::json& record) const;
 
   // Reads the worker's progress, decides the input's status, marks builds the worker left
   // unfinished with it (and the last stage reached), and writes the input record, with the keys

@@ -125,30 +125,50 @@ std::vector<std::string> Corpus::isolate_argv(const CorpusInput& in) const {
           request_file_.string(), "--item",    item_to_json(in.item).dump()};
 }
 
+json Corpus::read_record(const CorpusInput& in) const {
+  try {
+    json record = json_from_yaml(read_file(in.record));
+    return record.is_object() ? record : json();
+  } catch (const Error&) {
+    return json();
+  }
+}
+
+InputResult Corpus::result_of_record(const CorpusInput& in, const json& record) const {
+  // A damaged record (a field of another type) reads as that field missing, never as a throw.
+  auto text = [&](const char* key, const std::string& otherwise) {
+    return record.contains(key) && record[key].is_string() ? record[key].get<std::string>()
+                                                           : otherwise;
+  };
+  InputResult r;
+  r.given = in.item.given;
+  r.status = text("status", "");
+  r.signal = record.contains("signal") && record["signal"].is_number_integer()
+                 ? record["signal"].get<int>()
+                 : 0;
+  r.stage = text("stage", "");
+  r.error = text("error", "");
+  r.log = text("failure_log", in.log.string());
+  if (record.contains("builds") && record["builds"].is_array()) {
+    for (const json& b : record["builds"]) {
+      if (b.is_object() && b.contains("build") && b["build"].is_string()) {
+        r.builds.push_back(b["build"].get<std::string>());
+      }
+    }
+  }
+  return r;
+}
+
 std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
   if (request_.global.rebuild == "always") return std::nullopt;
-  json record;
-  try {
-    record = json_from_yaml(read_file(in.record));
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  const json record = read_record(in);
   if (!record.is_object() || record.value("request_key", "") != request_key_ ||
       record.value("turnkey_version", "") != kVersion ||
       record.value("input_sha256", "") != file_sha256(in.item.path)) {
     return std::nullopt;
   }
-  InputResult r;
-  r.given = in.item.given;
-  r.status = record.value("status", "");
-  r.signal = record.value("signal", 0);
-  r.stage = record.value("stage", "");
-  r.error = record.value("error", "");
-  r.log = record.value("failure_log", in.log.string());
+  InputResult r = result_of_record(in, record);
   r.earlier = true;
-  for (const json& b : record.value("builds", json::array())) {
-    if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
-  }
   // Inputs that never had a fair run (interrupted, every node they were sent to failed, their
   // job's end unknown) run again without --retry-failed.
   const StatusInfo* info = find_status(r.status);

@@ -129,7 +129,8 @@ class SlurmRun {
   bool poll();  // true when a job changed state
   bool collect_from_records();  // while the controller is silent: jobs that wrote their record
   void give_up();               // the controller was silent for too long
-  void ended(Task& t, const SlurmJobInfo& job);
+  // `record`: the input's record when the caller has read it already.
+  void ended(Task& t, const SlurmJobInfo& job, const json* record = nullptr);
   void finish(Task& t, const InputResult& r);
   void fail(Task& t, const std::string& status, const std::string& detail);
   double seconds(const Task& t) const { return seconds_since(t.first_submitted); }
@@ -267,31 +268,17 @@ void SlurmRun::fail(Task& t, const std::string& status, const std::string& detai
   finish(t, r);
 }
 
-void SlurmRun::ended(Task& t, const SlurmJobInfo& job) {
+void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) {
   --active_;
   json entry = job_entry(job);
   entry["summary"] = describe_job_end(job);
   t.jobs.push_back(entry);
-  json record;
-  try {
-    record = json_from_yaml(read_file(t.in->record));
-  } catch (const Error&) {
-  }
+  const json record = record_read ? *record_read : corpus_.read_record(*t.in);
   // The job's own record says how the input ended, even when Slurm then lost the node. Slurm's
   // time limit sends SIGTERM, which the job's supervisor records as cancelled: it is a timeout.
   if (record.is_object() && record.contains("status") &&
       !(job.state == "TIMEOUT" && record.value("status", "") == "cancelled")) {
-    InputResult r;
-    r.given = t.in->item.given;
-    r.status = record.value("status", "crashed");
-    r.signal = record.value("signal", 0);
-    r.stage = record.value("stage", "");
-    r.error = record.value("error", "");
-    r.log = record.value("failure_log", t.in->log.string());
-    for (const json& b : record.value("builds", json::array())) {
-      if (b.is_object() && b.contains("build")) r.builds.push_back(b.value("build", ""));
-    }
-    finish(t, r);
+    finish(t, corpus_.result_of_record(*t.in, record));
     return;
   }
   const JobEnd end = classify_job_end(job);
@@ -394,18 +381,13 @@ bool SlurmRun::collect_from_records() {
   for (Task& t : tasks_) {
     if (t.done || t.job_id.empty()) continue;
     // submit() removed the input's record before the job started: one there now is the job's.
-    json record;
-    try {
-      record = json_from_yaml(read_file(t.in->record));
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (!record.is_object() || !record.contains("status")) continue;
+    const json record = corpus_.read_record(*t.in);
+    if (!record.contains("status")) continue;
     SlurmJobInfo job;
     job.id = t.job_id;
     job.state = "UNKNOWN";
     job.reason = "the controller did not answer; the job's result was read from the cache dir";
-    ended(t, job);
+    ended(t, job, &record);
     changed = true;
   }
   return changed;
