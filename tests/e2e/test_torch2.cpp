@@ -248,7 +248,8 @@ TEST_F(Torch2, ScriptsThatCompileOrExportThemselvesShowTheirModelOnce) {
   EXPECT_NE(r.out.find("Small"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("OptimizedModule"), std::string::npos) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(Input Shape:.*\(3, 10\))"))) << r.out;
-  EXPECT_NE(r.out.find("Executed:"), std::string::npos) << r.out;
+  // Counted once: the compiled call (the tracers' calls are not executions).
+  EXPECT_NE(r.out.find("model (executed 1x"), std::string::npos) << r.out;
 }
 
 TEST_F(Torch2, ACacheAndScriptOutsideTmpHomeAndTheCheckoutAreVisibleInsideTheRoot) {
