@@ -76,9 +76,15 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       holder == getpid() ? std::vector<pid_t>{holder} : std::vector<pid_t>{getpid(), holder};
   const int probe_threads = std::clamp(setup.threads * std::max(1, setup.concurrency), 1,
                                        std::max(1, static_cast<int>(m.budget.cpus.size())));
+  // The harness's sample storage (samples.h: the same size for any run length) is reserved
+  // before each repetition's memory baseline, so it is never counted as the model's.
+  SampleStore pooled;
+  pooled.reserve();
+  LoopRoom room;
   for (int r = 0; r < setup.repetitions; ++r) {
     if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(kRepetitionGapS));
     Repetition rep;
+    room.reserve();
     // Memory: the high-water mark restarts at the current RSS; what loading adds above the RSS
     // just before is the model's (plus the runtime's per-session state), not the process's.
     const bool rss_ok = reset_peak_rss(holder);
@@ -103,7 +109,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
       rep.loop = std::move(rep.requests.run.loop);  // the samples, kept once
     }
     try {
-      if (setup.concurrency == 1) rep.loop = run_loop(*session, setup.loop, hooks);
+      if (setup.concurrency == 1) rep.loop = run_loop(*session, setup.loop, hooks, &room);
       if (r + 1 == setup.repetitions) {
         m.outputs = session->outputs();
         m.session_stats = session->stats();
@@ -117,7 +123,9 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
     rep.probe_after_ms = run_speed_probe(probe_threads);
     rep.loop.rss_before_load_bytes = before;
     rep.loop.peak_rss_load_bytes = load_peak;
-    rep.stats = compute_stats(rep.loop.samples_ms);
+    rep.stats = rep.loop.samples.stats();
+    pooled.merge(rep.loop.samples);
+    rep.loop.samples = SampleStore();  // pooled now; one store's room per repetition at most
     if (before > 0) {
       m.model_memory_load_bytes = std::max(m.model_memory_load_bytes, load_peak - before);
       m.model_memory_run_bytes =
@@ -146,12 +154,10 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
     m.calls_per_s = window_s > 0 ? static_cast<double>(calls) / window_s : 0;
   }
   m.loop = m.repetitions.front().loop;
-  m.loop.samples_ms.clear();
+  m.loop.samples = std::move(pooled);
   m.loop.timed_s = 0;
   std::vector<double> overheads;
   for (const Repetition& rep : m.repetitions) {
-    m.loop.samples_ms.insert(m.loop.samples_ms.end(), rep.loop.samples_ms.begin(),
-                             rep.loop.samples_ms.end());
     m.loop.timed_s += rep.loop.timed_s;
     m.loop.warmup_steady = m.loop.warmup_steady && rep.loop.warmup_steady;
     m.loop.peak_rss_load_bytes = std::max(m.loop.peak_rss_load_bytes, rep.loop.peak_rss_load_bytes);
@@ -163,7 +169,7 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
                                      m.repetitions.front().loop.stop_reason);
   }
   m.loop.overhead_median_ms = median_of(overheads);
-  m.stats = compute_stats(m.loop.samples_ms);
+  m.stats = m.loop.samples.stats();
   // The interval covers both kinds of spread: every repetition's own 95% CI of its median, and
   // so the range of the repetitions' medians (docs/measurement.md states the estimator).
   m.interval_low_ms = m.stats.median_ci_low_ms;
