@@ -734,7 +734,7 @@ TEST(ReportMain, WritesCsvJsonAndHtmlAndTwoRunsNeverCollide) {
   ASSERT_EQ(names.size(), 5u) << printed;
   std::regex name_re(R"(turnkey_report_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\dZ(_\d+)?\.(csv|json|html))");
   for (const std::string& n : names) EXPECT_TRUE(std::regex_match(n, name_re)) << n;
-  EXPECT_NE(printed.find("Report of 1 build(s) from 1 cache(s): 1 successful, 0 failed"),
+  EXPECT_NE(printed.find("Report of 1 result(s) from 1 cache(s): 1 successful, 0 failed"),
             std::string::npos)
       << printed;
   std::string csv;
