@@ -101,7 +101,13 @@ std::vector<std::string> command_first(const std::vector<std::string>& args) {
     });
     std::error_code ec;
     if (!command || std::filesystem::exists(args[i], ec)) continue;
-    // Only options and their values before it: a word that is neither follows an option.
+    // Only options and their values before it (each word an option or right after one): else
+    // the word is an option's value or an input of a run (`-i m.onnx discover --build-name cache`).
+    bool options_only = true;
+    for (size_t j = 1; j < i; ++j) {
+      options_only = options_only && (args[j][0] == '-' || args[j - 1][0] == '-');
+    }
+    if (!options_only || args[i - 1] == "-i" || args[i - 1] == "--input-files") return args;
     std::vector<std::string> out(args.begin() + static_cast<long>(i), args.end());
     out.insert(out.end(), args.begin(), args.begin() + static_cast<long>(i));
     return out;
