@@ -137,8 +137,9 @@ std::string to_html(const Report& report, const Provenance& provenance) {
   h += "<p class=\"meta\">Caches: ";
   for (size_t i = 0; i < report.caches.size(); ++i) {
     const CacheSummary& c = report.caches[i];
-    h += fmt::format("{}<code>{}</code> ({} build dirs{})", i ? "; " : "", html_escape(c.label),
-                     c.builds, c.unreadable ? fmt::format(", {} unreadable", c.unreadable) : "");
+    h += fmt::format("{}<code>{}</code> ({} build dir{}{})", i ? "; " : "", html_escape(c.label),
+                     c.builds, c.builds == 1 ? "" : "s",
+                     c.unreadable ? fmt::format(", {} unreadable", c.unreadable) : "");
   }
   h += "</p>\n</header>\n";
 
