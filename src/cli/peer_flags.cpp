@@ -24,7 +24,8 @@ constexpr PeerFlag kPeerFlags[] = {
     {"-niter", "benchmark_app", "calls to time", "--iterations N"},
     {"-nireq", "benchmark_app", "requests in flight", "--concurrency N"},
     {"-nstreams", "benchmark_app", "streams", "--concurrency N"},
-    {"-hint", "benchmark_app", "a performance hint", "--concurrency N (throughput) or nothing (latency)"},
+    {"-hint", "benchmark_app", "a performance hint",
+     "--concurrency N (throughput) or nothing (latency)"},
     {"-nthreads", "benchmark_app", "threads", "--threads N"},
     {"-api", "benchmark_app", "sync or async calls", "--concurrency N"},
     {"-pin", "benchmark_app", "CPU pinning", "--pin 0-1"},
@@ -57,7 +58,8 @@ constexpr PeerFlag kPeerFlags[] = {
     {"--loadInputs", "trtexec", "input data", "--input-data DIR or data.npz"},
     {"--dumpProfile", "trtexec", "a profile", "--profile"},
     {"--separateProfileRun", "trtexec", "a separate profiled run", "--profile (always separate)"},
-    {"--exportProfile", "trtexec", "a profile file", "--profile (the file is kept in the build dir)"},
+    {"--exportProfile", "trtexec", "a profile file",
+     "--profile (the file is kept in the build dir)"},
     {"--exportTimes", "trtexec", "per-call times", "the samples file in the build dir, or --json"},
     {"--exportOutput", "trtexec", "outputs", "--json"},
     {"--percentile", "trtexec", "a percentile", "nothing: p90, p95 and p99 are always reported"},
@@ -82,9 +84,10 @@ std::string peer_flag_hint(const CLI::App& app, const std::string& arg) {
   if (defines(app, key)) return "";  // turnkey's own
   for (const PeerFlag& p : kPeerFlags) {
     if (key != p.flag) continue;
-    return fmt::format("unknown option '{}': that is {}'s flag for {}; turnkey's: {} "
-                       "(docs/coming_from.md)",
-                       key, p.tool, p.means, p.ours);
+    return fmt::format(
+        "unknown option '{}': that is {}'s flag for {}; turnkey's: {} "
+        "(docs/coming_from.md)",
+        key, p.tool, p.means, p.ours);
   }
   return "";
 }

@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "turnkey/common/error.h"
@@ -66,7 +65,8 @@ double LatencyHistogram::value_at_rank(int64_t rank) const {
   int64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];
-    if (seen > rank) return (static_cast<double>(lower_of(i)) + static_cast<double>(upper_of(i))) / 2;
+    if (seen > rank)
+      return (static_cast<double>(lower_of(i)) + static_cast<double>(upper_of(i))) / 2;
   }
   return static_cast<double>(kMaxNs);  // unreachable: the counts add up to total_
 }
@@ -156,15 +156,17 @@ void SampleStore::merge(const SampleStore& other) {
     auto draw = [&](std::vector<double> from, int64_t k) {
       k = std::min<int64_t>(k, static_cast<int64_t>(from.size()));
       for (int64_t i = 0; i < k; ++i) {  // partial Fisher-Yates
-        const auto j = i + static_cast<int64_t>(next_random() % static_cast<uint64_t>(
-                                                                    from.size() - static_cast<size_t>(i)));
+        const auto j =
+            i + static_cast<int64_t>(next_random() %
+                                     static_cast<uint64_t>(from.size() - static_cast<size_t>(i)));
         std::swap(from[static_cast<size_t>(i)], from[static_cast<size_t>(j)]);
       }
       from.resize(static_cast<size_t>(k));
       return from;
     };
-    const auto from_other = static_cast<int64_t>(std::llround(
-        static_cast<double>(kExactSamples) * static_cast<double>(other.count_) / static_cast<double>(n)));
+    const auto from_other = static_cast<int64_t>(
+        std::llround(static_cast<double>(kExactSamples) * static_cast<double>(other.count_) /
+                     static_cast<double>(n)));
     std::vector<double> mine = draw(kept_, kExactSamples - from_other);
     const std::vector<double> theirs = draw(other.kept_, from_other);
     kept_.assign(mine.begin(), mine.end());

@@ -38,9 +38,7 @@ TEST(FirstHour, CommandLineMistakesAreRefusedWhenItIsRead) {
   const fs::path model = dir / "linear.onnx";
   turnkey::test::linear_relu(model);
   const std::string m = model.string();
-  {
-    std::ofstream(dir / "a_file") << "x";
-  }
+  { std::ofstream(dir / "a_file") << "x"; }
   fs::create_directories(dir / "locked");
   ::chmod((dir / "locked").c_str(), 0555);
   const bool root = ::geteuid() == 0;  // root writes where the mode says no
@@ -81,8 +79,7 @@ TEST(FirstHour, GlobalOptionsAreTakenWhereverTheyAre) {
         std::vector<std::string>{"-d", cache.string(), "system-info"}}) {
     RunResult r = run_turnkey(args, dir / "other");
     EXPECT_EQ(r.exit_code, 0) << r.all();
-    EXPECT_NE(r.out.find("Cache dir:        " + cache.string() + "\n"), std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("Cache dir:        " + cache.string() + "\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("State dir:"), std::string::npos) << r.out;
   }
 }
@@ -91,9 +88,7 @@ TEST(FirstHour, AnEmptyListIsNamedAndTheClosingLineSaysWhatHappened) {
   TempDir dir("tk-first-hour-list");
   const fs::path model = dir / "linear.onnx";
   turnkey::test::linear_relu(model);
-  {
-    std::ofstream(dir / "empty.txt") << "# nothing yet\n\n";
-  }
+  { std::ofstream(dir / "empty.txt") << "# nothing yet\n\n"; }
   RunResult empty = run_turnkey({(dir / "empty.txt").string()}, dir / "cache");
   EXPECT_EQ(empty.exit_code, 1) << empty.all();
   EXPECT_NE(empty.all().find("empty.txt"), std::string::npos) << empty.all();

@@ -1,10 +1,10 @@
 // The bounded sample store (samples.h): exact up to kExactSamples, then a log-linear histogram
 // whose percentiles stay within the stated relative error of an exact computation.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "turnkey/measure/samples.h"
@@ -36,8 +36,8 @@ TEST(LatencyHistogram, BucketsTileTheRangeAndHoldTheirValues) {
     const size_t i = LatencyHistogram::index_of(ns);
     EXPECT_LE(LatencyHistogram::lower_of(i), ns);
     EXPECT_GE(LatencyHistogram::upper_of(i), ns);
-    const double width = static_cast<double>(LatencyHistogram::upper_of(i) -
-                                             LatencyHistogram::lower_of(i) + 1);
+    const double width =
+        static_cast<double>(LatencyHistogram::upper_of(i) - LatencyHistogram::lower_of(i) + 1);
     // A bucket's width is at most 2^-8 of its lower bound (or one nanosecond).
     EXPECT_LE(width, std::max(1.0, static_cast<double>(LatencyHistogram::lower_of(i)) / 256));
   }
@@ -100,7 +100,8 @@ TEST(SampleStore, TwoModesKeepTheirPercentiles) {
 }
 
 TEST(SampleStore, MergePoolsRepetitions) {
-  const std::vector<double> a = lognormal_ms(4000, 1.0, 0.2, 11), b = lognormal_ms(5000, 1.2, 0.2, 12);
+  const std::vector<double> a = lognormal_ms(4000, 1.0, 0.2, 11),
+                            b = lognormal_ms(5000, 1.2, 0.2, 12);
   SampleStore sa, sb, pooled;
   pooled.reserve();
   sa.add_all(a);
