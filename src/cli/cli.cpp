@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -88,8 +89,35 @@ int run_benchit(const std::vector<std::string>& args, const std::string& command
   return request ? run_sequence(*request) : 0;
 }
 
-int run(const std::vector<std::string>& args, const std::string& command_line,
+// `turnkey -d C system-info`: options put before a command word (not a file of that name) go
+// after it, where the command reads them (or says which of its options there are).
+std::vector<std::string> command_first(const std::vector<std::string>& args) {
+  if (args.empty() || args.front().empty() || args.front()[0] != '-' || cli::asks_for_help(args)) {
+    return args;
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const bool command = std::any_of(std::begin(kCommands), std::end(kCommands), [&](const Command& c) {
+      return c.checks_environment && args[i] == c.name;
+    });
+    std::error_code ec;
+    if (!command || std::filesystem::exists(args[i], ec)) continue;
+    // Only options and their values before it (each word an option or right after one): else
+    // the word is an option's value or an input of a run (`-i m.onnx discover --build-name cache`).
+    bool options_only = true;
+    for (size_t j = 1; j < i; ++j) {
+      options_only = options_only && (args[j][0] == '-' || args[j - 1][0] == '-');
+    }
+    if (!options_only || args[i - 1] == "-i" || args[i - 1] == "--input-files") return args;
+    std::vector<std::string> out(args.begin() + static_cast<long>(i), args.end());
+    out.insert(out.end(), args.begin(), args.begin() + static_cast<long>(i));
+    return out;
+  }
+  return args;
+}
+
+int run(const std::vector<std::string>& given, const std::string& command_line,
         const std::string& program) {
+  const std::vector<std::string> args = command_first(given);
   if (!args.empty()) {
     for (const Command& c : kCommands) {
       if (args.front() != c.name) continue;

@@ -36,6 +36,22 @@ std::string prefixed(const std::string& context, const std::string& message) {
   return context.empty() ? message : context + ": " + message;
 }
 
+// An option of runs given to a command that does not take it (`turnkey system-info --rebuild
+// never`): where it goes instead; "" when it is no run option or this is a run's own parse.
+std::string run_option_elsewhere(const std::string& given, const std::string& context) {
+  static const std::set<std::string> commands = {"version", "report", "compare", "cache",
+                                                 "models", "system-info"};
+  if (!commands.count(context)) return "";
+  CLI::App runs;
+  GlobalOptions g;
+  add_tool_grammar_options(runs, g);
+  const std::string key = given.substr(0, given.find('='));
+  if (runs.get_option_no_throw(key) == nullptr) return "";
+  return fmt::format("unknown option '{}': it is an option of runs ({} INPUT... {} ...), not of "
+                     "{}",
+                     key, program_name(), key, context);
+}
+
 }  // namespace
 
 std::vector<std::string> all_tool_names() {
@@ -50,6 +66,14 @@ bool asks_for_help(const std::vector<std::string>& args) {
 }
 
 bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context) {
+  // Before CLI11 reads them: it takes benchmark_app's -hint for -h (help) and -niter for -n.
+  if (!asks_for_help(args)) {
+    try {
+      check_peer_flags(app, args);
+    } catch (const UsageError& e) {
+      throw UsageError(prefixed(context, e.what()));
+    }
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
   try {
     app.parse(args);
@@ -60,6 +84,9 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
     const std::vector<std::string> extras = app.remaining();
     const std::string first = extras.empty() ? "" : extras.front();
     if (!first.empty() && first[0] == '-') {
+      if (const std::string where = run_option_elsewhere(first, context); !where.empty()) {
+        throw UsageError(prefixed(context, where));
+      }
       const std::string c = closest_option(app, first);
       throw UsageError(prefixed(context, fmt::format("unknown option '{}'{}", first,
                                                      c.empty() ? "" : " (did you mean '" + c +

@@ -36,6 +36,12 @@ void use_grouped_help(CLI::App& app);
 // `context` is empty).
 bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context);
 
+// A flag of the tools users come from (benchmark_app's -niter, onnxruntime_perf_test's -x,
+// trtexec's --warmUp=...; peer_flags.cpp) that `app` does not define: the hint naming turnkey's,
+// else "". check_peer_flags throws it as a UsageError for the first such argument.
+std::string peer_flag_hint(const CLI::App& app, const std::string& arg);
+void check_peer_flags(const CLI::App& app, const std::vector<std::string>& args);
+
 // The name this process was started under, as help and usage lines show it: "benchit" when
 // started through build/benchit (the older documents' name), else "turnkey". Set once by
 // cli_main before any command runs.

@@ -58,6 +58,16 @@ Report load_side(const std::string& given) {
   throw Error(ErrorKind::InvalidInput, fmt::format("{} does not exist", given));
 }
 
+// A folder inside a source checkout: it or an ancestor holds .git.
+bool inside_checkout(fs::path dir) {
+  std::error_code ec;
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", ec)) return true;
+    if (dir == dir.parent_path()) break;
+  }
+  return false;
+}
+
 }  // namespace
 
 int report_main(const std::vector<std::string>& args) {
@@ -73,12 +83,20 @@ int report_main(const std::vector<std::string>& args) {
                  "Caches to report, merged in this order (default: TURNKEY_CACHE_DIR, else "
                  "~/.cache/turnkey)")
       ->expected(1, -1);
-  app.add_option("-r,--report-dir", report_dir, "Where to write the report files (default: .)");
+  CLI::Option* report_dir_opt = app.add_option(
+      "-r,--report-dir", report_dir,
+      "Where to write the report files (default: the current folder; inside a source checkout, "
+      "the first cache's reports/ folder)");
   app.add_flag("--html", html, "Also write a self-contained HTML report");
   if (int code = parse(app, args, kCommand); code >= 0) return code;
 
   try {
     if (caches.empty()) caches.push_back(resolve_cache_dir("").string());
+    // `turnkey report` as the README shows it, run in a clone, would leave files in the
+    // checkout: unasked, they go to the cache instead.
+    if (report_dir_opt->count() == 0 && inside_checkout(fs::current_path())) {
+      report_dir = (fs::path(expand_user(caches.front())) / "reports").string();
+    }
     Report report = read_caches(caches);
     const auto now = std::chrono::system_clock::now();
     Provenance provenance{iso_utc_timestamp(now), command_line(kCommand, args), machine_fingerprint()};
@@ -91,7 +109,7 @@ int report_main(const std::vector<std::string>& args) {
     std::vector<std::string> statuses;
     for (const Row& r : report.rows) statuses.push_back(r.text("status"));
     const auto counts = count_by_group(statuses);  // the status table's groups
-    std::cout << fmt::format("Report of {} build(s) from {} cache(s)", report.rows.size(),
+    std::cout << fmt::format("Report of {} result(s) from {} cache(s)", report.rows.size(),
                              report.caches.size());
     for (size_t g = 0; g < kStatusGroups.size(); ++g) {
       const bool always = kStatusGroups[g] == StatusGroup::Success ||

@@ -6,6 +6,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "turnkey/cache/build_cache.h"
+#include "turnkey/common/env.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/version.h"
 #include "turnkey/discovery/interpreter.h"
@@ -90,7 +92,10 @@ int cmd_system_info(const std::vector<std::string>& args) {
   CLI::App app("Print facts about this machine and the software turnkey found",
                program_name() + " system-info");
   std::string python;
+  std::string cache_dir;
   app.add_option("--python", python, "Python interpreter with torch");
+  app.add_option("-d,--cache-dir", cache_dir,
+                 "The cache to name (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)");
   if (!cli::parse_args(app, args, "system-info")) return 0;
   MachineFacts m = machine_facts();
   auto line = [](const std::string& k, const std::string& v) {
@@ -115,6 +120,10 @@ int cmd_system_info(const std::vector<std::string>& args) {
   line("Governor", m.governor.empty() ? "not readable" : m.governor);
   line("Load average", fmt::format("{:.2f}", m.load_average_1m));
   line("Python", python_versions(python));
+  // Where a run keeps what it writes: the cache, and the per-machine records outside it.
+  line("Cache dir", resolve_cache_dir(cache_dir).string());
+  line("State dir", state_dir().string() +
+                        " (machine_speed.json, interpreters.json; TURNKEY_STATE_DIR moves it)");
   print_runtimes_and_devices(python);
   print_runtime_modules(std::cout);
   print_plugins(std::cout);

@@ -109,6 +109,9 @@ struct Measurement {
   int64_t model_memory_load_bytes = 0, model_memory_run_bytes = 0;
   double probe_best_ms = 0;    // the machine's best probe, this run's included
   double probe_slowdown = 0;   // slowest probe of this run / the best known - 1
+  // The slowest repetition's faster probe / the best known - 1: a slowdown both probes around a
+  // timed phase saw (what the `machine slowed` flag reads; one slow probe is a passing burst).
+  double probe_sustained_slowdown = 0;
   ThrottleCounters throttled;  // summed over the repetitions' timed phases
   double load_s = 0;           // the first repetition's load
   int concurrency = 1;         // requests in flight

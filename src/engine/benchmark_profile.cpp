@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -36,7 +37,13 @@ double share_of(double part, double whole) { return whole > 0 ? part / whole : 0
 
 }  // namespace
 
-json profile_summary(const OpProfile& p, size_t top) {
+int profile_calls(double timed_median_ms) {
+  if (!(timed_median_ms > 0)) return kProfileMinCalls;
+  const double calls = std::ceil(kProfileTargetMs / timed_median_ms);
+  return static_cast<int>(std::clamp<double>(calls, kProfileMinCalls, kProfileMaxCalls));
+}
+
+json profile_summary(const OpProfile& p, size_t top, double timed_median_ms) {
   double node_ms = 0;
   for (const NodeTime& n : p.nodes) node_ms += n.total_ms;
   struct OpRow {
@@ -66,6 +73,18 @@ json profile_summary(const OpProfile& p, size_t top) {
               {"warmup_calls", 1},       {"raw_file", p.raw_file.filename().string()},
               {"node_time_ms", node_ms}, {"run_time_ms", p.run_ms},
               {"by_op_type", op_rows},   {"summary", fmt::format("{}", fmt::join(summary, ", "))}};
+  if (timed_median_ms > 0 && p.calls > 0) {
+    // The profile is not the timed phase: its own session, and a profiler that times each node.
+    out["timed_median_ms"] = timed_median_ms;
+    const double per_call = node_ms / p.calls;
+    const double ratio = per_call > 0 ? per_call / timed_median_ms : 0;
+    if (ratio > kProfileDisagreeFactor || (ratio > 0 && ratio < 1 / kProfileDisagreeFactor)) {
+      out["disagreement"] = fmt::format(
+          "the profiled calls' node time ({} ms per call) is {:.3g}x the timed median ({} ms): "
+          "the profiler's own cost per node is in it; read the shares, not the times",
+          format_latency(per_call), ratio, format_latency(timed_median_ms));
+    }
+  }
   if (p.per_node) {
     std::vector<size_t> order(p.nodes.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -89,6 +108,8 @@ void profile_pass(Build& build, const BenchmarkSetup& setup, std::string& log) {
   // The runtime's profiler names its own file from this prefix; a failed pass may leave it.
   const fs::path prefix = build.dir->path() / (raw.stem().string() + ".tmp");
   json result;
+  const double median_ms = build.stats.fields().value("median_latency_ms", 0.0);
+  const int calls = profile_calls(median_ms);
   try {
     RuntimeOptions ro = setup.ro;
     ro.profile_prefix = prefix;
@@ -100,12 +121,12 @@ void profile_pass(Build& build, const BenchmarkSetup& setup, std::string& log) {
     } else {
       session = setup.runtime->load(build.onnx_path, build.inputs, ro);
     }
-    result = profile_summary(session->profile(kProfileCalls, raw));
+    result = profile_summary(session->profile(calls, raw), kProfileTopRows, median_ms);
     log += fmt::format("profile: {} calls after 1 warm-up call ({}), node time {:.4g} ms, raw {}\n",
-                       kProfileCalls, result.value("profiler", ""),
-                       result.value("node_time_ms", 0.0), raw.string());
+                       calls, result.value("profiler", ""), result.value("node_time_ms", 0.0),
+                       raw.string());
   } catch (const std::exception& e) {
-    result = {{"error", one_line(e.what())}, {"calls", kProfileCalls}};
+    result = {{"error", one_line(e.what())}, {"calls", calls}};
     log += "profile failed: " + one_line(e.what()) + "\n";
   }
   std::error_code ec;
@@ -125,10 +146,15 @@ std::vector<std::string> profile_block_lines(const json& profile, size_t rows) {
   }
   const int calls = profile.value("calls", 0);
   const double node_ms = profile.value("node_time_ms", 0.0);
+  const double timed = profile.value("timed_median_ms", 0.0);
   std::vector<std::string> lines = {fmt::format(
-      "{} profiled calls after a warm-up call ({}): node time {} ms per call; raw: {}", calls,
+      "{} profiled calls after a warm-up call ({}): node time {} ms per call{}; raw: {}", calls,
       profile.value("profiler", std::string("?")), format_latency(calls > 0 ? node_ms / calls : 0),
+      timed > 0 ? fmt::format(" (timed median {} ms)", format_latency(timed)) : "",
       profile.value("raw_file", std::string()))};
+  if (profile.contains("disagreement")) {
+    lines.push_back("Note: " + profile.value("disagreement", std::string()));
+  }
   const json ops = profile.value("by_op_type", json::array());
   if (ops.empty()) {
     lines.push_back("(the profiler recorded no operator)");

@@ -189,8 +189,7 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s.set("measurement_flags", m.flags);
   s.set("noisy", !m.flags.empty());
   const std::string samples = samples_file_name(result_fields_of(s.fields()));
-  write_file_atomic(build.dir->path() / samples,
-                    json({{"unit", "ms"}, {"samples", m.loop.samples_ms}}).dump() + "\n");
+  write_file_atomic(build.dir->path() / samples, samples_file_text(m.loop.samples));
   s.samples_file = samples;
 }
 

@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "corpus_internal.h"
+#include "run_context.h"
 #include "tool_checks.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -133,7 +134,10 @@ int run_corpus(const RunRequest& request, nlohmann::json* inputs) {
   int code = print_summary(results, corpus.inputs_dir(), seconds_since(t0));
   if (inputs) append_input_outcomes(results, corpus.cache_dir(), *inputs);
   if (sandbox_requested(g.sandbox)) std::cout << kSandboxedLine << "\n";
-  std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
+  const size_t failed = static_cast<size_t>(std::count_if(
+      results.begin(), results.end(), [](const InputResult& r) { return is_failure_status(r.status); }));
+  std::cout << closing_line(items.size(), failed, g_corpus_stop_signal != 0, results.size()) << "\n"
+            << std::flush;
   if (g_corpus_stop_signal) return 128 + g_corpus_stop_signal;
   return code;
 }

@@ -62,16 +62,24 @@ int InputLoop::run() {
                                                          : "--attach serves one script",
                                                      items.size()));
   }
+  size_t failed = 0, ran = 0;
   for (const InputItem& item : items) {
+    if (ctx_.interrupted) break;
+    const bool failed_before = ctx_.any_failed;
+    ctx_.any_failed = false;
     json outcome = run_item(item);
     outcome["input"] = item.given;
     input_outcomes_.push_back(std::move(outcome));
+    ++ran;
+    if (ctx_.any_failed) ++failed;
+    ctx_.any_failed = ctx_.any_failed || failed_before;
   }
   if (!global.labels.empty() && labelled_scripts_ == 0) {
     ctx_.notice(fmt::format("no script matched --labels {}", fmt::join(global.labels, " ")));
   }
   if (ctx_.sandbox) std::cout << kSandboxedLine << "\n";
-  std::cout << "Woohoo! The 'benchmark' command is complete.\n" << std::flush;
+  std::cout << closing_line(items.size(), failed, ctx_.interrupted, ran) << "\n" << std::flush;
+  if (ctx_.interrupted) return 130;  // 128 + SIGINT, as a shell reports a Ctrl-C'd command
   return ctx_.any_failed ? 1 : 0;
 }
 

@@ -14,6 +14,7 @@ constexpr int kLabelWidth = 16;
 std::string indent(int level) { return std::string(static_cast<size_t>(8 * level), ' '); }
 
 void print_field(std::ostream& out, int level, const Field& f) {
+  if (f.second.empty()) return;  // an empty field says nothing ("Build dir:" before a dir exists)
   std::string label = f.first + ":";
   if (label.size() < kLabelWidth) label.resize(kLabelWidth, ' ');
   else label += ' ';

@@ -2,6 +2,8 @@
 
 #include "turnkey/discovery/sandbox.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "turnkey/cache/build_cache.h"
@@ -33,6 +35,20 @@ void RunContext::note_failure(Status status, const std::string& stage, const std
   outcome["error"] = one_line(error);
   if (!log.empty()) outcome["log"] = log.string();
   if (status == Status::Crashed && signal > 0) outcome["signal"] = signal;
+}
+
+std::string closing_line(size_t inputs, size_t failed, bool interrupted, size_t ran) {
+  auto count = [](size_t n) { return fmt::format("{} input{}", n, n == 1 ? "" : "s"); };
+  if (interrupted) {
+    return fmt::format("Interrupted: {} of {} ran before the run was stopped, {} failed.", ran,
+                       count(inputs), failed);
+  }
+  if (failed == 0) {
+    return inputs == 1 ? "Done: the input finished without a failure."
+                       : fmt::format("Done: all {} finished without a failure.", count(inputs));
+  }
+  return fmt::format("Done with failures: {} of {} failed (the blocks above say why).", failed,
+                     count(inputs));
 }
 
 void RunContext::progress(const json& event) const {

@@ -29,6 +29,7 @@ struct RunContext {
   // builds the input started ({build, dir}).
   nlohmann::json outcome = nlohmann::json::object();
   bool any_failed = false;
+  bool interrupted = false;  // a script stopped by Ctrl-C (KeyboardInterrupt, SIGINT): no more inputs
 
   // "turnkey: <text>" on stderr, after what stdout has so far.
   void notice(const std::string& text) const;
@@ -40,6 +41,10 @@ struct RunContext {
   // A progress event for the supervisor (worker mode only).
   void progress(const nlohmann::json& event) const;
 };
+
+// The run's last line, saying what happened: "Done: all 3 inputs finished without a failure.",
+// "Done with failures: 2 of 3 inputs failed (their blocks above say why).", or "Interrupted: ...".
+std::string closing_line(size_t inputs, size_t failed, bool interrupted, size_t ran);
 
 // Holds the corpus parent's benchmark slot for its lifetime (no-op without a link): builds of
 // other inputs are paused while this one measures. Released on every path out.

@@ -2,6 +2,8 @@
 // per selected model (input_loop.h).
 #include <fmt/format.h>
 
+#include <csignal>
+
 #include <chrono>
 #include <functional>
 #include <iostream>
@@ -151,6 +153,7 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
   const Status ended_status =
       python_end_status(disc.error_status, disc.signal).value_or(Status::DiscoveryFailed);
 
+  const bool script_raised = disc.script_status == "exception";
   std::vector<ModelBlock> blocks;
   int builds_started = 0;
   const std::vector<int>& concurrency = plan.concurrency;
@@ -164,6 +167,10 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
           "Not built again: the same model as at --batch_size {} (the script does not pass "
           "--batch_size to it)",
           sweep->built[m.hash]);
+    } else if (build_anything && selected(m) && script_raised && m.first_call_s < 0) {
+      // The script's exception came out of this model's first call (it never returned): there is
+      // nothing to export, and the footer reports the exception once, as the script's.
+      build.block.status = "Not built: its first call raised the script's exception (below)";
     } else if (build_anything && selected(m) && !forced_name.empty() && builds_started > 0) {
       // --build-name names one build: a second model would overwrite the first.
       ctx_.any_failed = true;
@@ -221,6 +228,7 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
                              (disc.script_status == "exit" && disc.exit_code != 0);
   if (script_failed) {
     ctx_.any_failed = true;
+    if (disc.error_type == "KeyboardInterrupt" || disc.signal == SIGINT) ctx_.interrupted = true;
     fs::path log = write_script_log(item, discover_log);
     ctx_.note_failure(ended_status, "discover",
                       disc.script_status == "exit"

@@ -25,6 +25,35 @@ namespace {
 
 Error invalid(const std::string& message) { return Error(ErrorKind::InvalidInput, message); }
 
+// Names users bring from other tools for values turnkey spells otherwise; offered as "did you
+// mean" only when the value is one turnkey knows here.
+struct ValueAlias {
+  const char* given;
+  const char* ours;
+};
+constexpr ValueAlias kValueAliases[] = {
+    {"onnxruntime", "ort"},       {"onnx-runtime", "ort"},          {"onnxrt", "ort"},
+    {"onnx", "ort"},              {"pytorch", "torch-eager"},       {"torch", "torch-eager"},
+    {"eager", "torch-eager"},     {"torch-compile", "torch-compiled"}, {"compile", "torch-compiled"},
+    {"inductor", "torch-compiled"}, {"jit", "torchscript"},         {"libtorch", "torchscript"},
+    {"cpu", "x86"},               {"x64", "x86"},                   {"x86_64", "x86"},
+    {"amd64", "x86"},             {"gpu", "nvidia"},                {"cuda", "nvidia"},
+};
+
+// The "did you mean" of a value: the same name in other case, a known alias, else the closest.
+std::string value_hint(const std::string& value, const std::vector<std::string>& names) {
+  std::string lower = value;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  auto known = [&](const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  if (lower != value && known(lower)) return lower;
+  for (const ValueAlias& a : kValueAliases) {
+    if (lower == a.given && known(a.ours)) return a.ours;
+  }
+  return closest_name(value, names);
+}
+
 // The runtimes whose sessions profile (Runtime::profiler()), for the message that refuses one.
 std::vector<std::string> profiling_runtimes() {
   std::vector<std::string> names;
@@ -113,7 +142,7 @@ std::string shown_list(const json& value) {
 void check_choice(const OptionSpec& option, const std::string& value) {
   const std::vector<std::string> names = option.limits.choices();
   if (std::find(names.begin(), names.end(), value) != names.end()) return;
-  const std::string hint = closest_name(value, names);
+  const std::string hint = value_hint(value, names);
   throw invalid(fmt::format("{} '{}': not one of {}{}", option.long_flag(), value,
                             fmt::join(names, ", "),
                             hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
@@ -263,7 +292,7 @@ void check_runtime(const json& value) {
         "TensorRT runtime (a plugin can add one: docs/plugins.md)");
   }
   const std::vector<std::string> names = runtime_names();
-  const std::string hint = closest_name(name, names);
+  const std::string hint = value_hint(name, names);
   throw invalid(fmt::format("--runtime '{}': not one of {}{}", name, fmt::join(names, ", "),
                             hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
 }

@@ -123,12 +123,15 @@ class Expander {
     }
     stack.push_back(canonical);
     std::string line;
+    bool lists_any = false;
     while (std::getline(in, line)) {
       line = trim(line);
       if (line.empty() || line[0] == '#') continue;
+      lists_any = true;
       add(line, list.parent_path(), stack);
     }
     stack.pop_back();
+    if (!lists_any) error(given, list, "input list names no inputs (only blank lines or # comments)");
   }
 
   void add_regex(const std::string& given, const std::string& pattern, const fs::path& base,

@@ -311,8 +311,7 @@ ConcurrentResult run_concurrent_loop(const std::vector<Session*>& sessions, cons
             [](const Call& a, const Call& b) { return a.start < b.start; });
   for (const Call& call : started) {
     if (call.end <= t1) {
-      r.loop.samples_ms.push_back(
-          std::chrono::duration<double, std::milli>(call.end - call.start).count());
+      r.loop.samples.add(std::chrono::duration<double, std::milli>(call.end - call.start).count());
     }
   }
   for (const auto& c : callers) {

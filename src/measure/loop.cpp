@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -75,6 +76,38 @@ void validate_loop_options(const LoopOptions& o) {
   }
 }
 
+void timed_calls(Session& session, int64_t n, SampleStore& into, bool empty_call) {
+  if (session.times_itself()) {
+    for (int64_t done = 0; done < n;) {
+      const int64_t k = std::min(kCallChunk, n - done);
+      const std::vector<double> samples = session.run_timed(k, empty_call);
+      if (static_cast<int64_t>(samples.size()) != k) {
+        throw Error(ErrorKind::Runtime,
+                    fmt::format("the runtime returned {} samples for {} calls", samples.size(), k));
+      }
+      into.add_all(samples);
+      done += k;
+    }
+    return;
+  }
+  EmptySession empty;
+  Session& target = empty_call ? static_cast<Session&>(empty) : session;
+  std::array<Clock::duration, kCallChunk> raw;
+  for (int64_t done = 0; done < n;) {
+    const auto k = static_cast<size_t>(std::min(kCallChunk, n - done));
+    // The timed region: a clock read, run(), a clock read. Raw durations are converted after.
+    for (size_t i = 0; i < k; ++i) {
+      const auto start = Clock::now();
+      target.run();
+      raw[i] = Clock::now() - start;
+    }
+    for (size_t i = 0; i < k; ++i) {
+      into.add(std::chrono::duration<double, std::milli>(raw[i]).count());
+    }
+    done += static_cast<int64_t>(k);
+  }
+}
+
 std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
   if (n <= 0) return {};
   if (session.times_itself()) {
@@ -101,8 +134,17 @@ std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
   return samples;
 }
 
-LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hooks) {
+LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hooks,
+                    LoopRoom* room) {
   validate_loop_options(o);
+  LoopRoom own;
+  if (room == nullptr) {
+    own.reserve();
+    room = &own;
+  }
+  SampleStore& timed = room->timed;
+  SampleStore& round = room->round;
+  timed.clear();
   LoopResult r;
   const pid_t pid = session.process_id();
 
@@ -121,10 +163,11 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
                                     static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
       n = std::clamp<int64_t>(n, 1,
                               std::max<int64_t>(1, o.max_warmup_iterations - r.warmup_iterations));
-      std::vector<double> round = timed_calls(session, n);
+      round.clear();
+      timed_calls(session, n, round);
       r.warmup_iterations += n;
       ++r.warmup_rounds;
-      const double median = median_of(round);
+      const double median = round.stats().median_ms;
       estimate_ms = std::max(median, 1e-6);
       const bool enough =
           r.warmup_iterations >= o.warmup_iterations && seconds_since(start) >= o.min_warmup_s;
@@ -145,7 +188,7 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
   const auto start = Clock::now();
   switch (o.rule) {
     case StopRule::Iterations:
-      r.samples_ms = timed_calls(session, o.iterations);
+      timed_calls(session, o.iterations, timed);
       r.stop_reason = fmt::format("{} iterations", o.iterations);
       break;
     case StopRule::Duration: {
@@ -157,9 +200,9 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
         const int64_t n = std::clamp<int64_t>(
             static_cast<int64_t>(std::min(left_ms, o.duration_s * 100.0) / estimate_ms), 1,
             10000000);
-        std::vector<double> batch = timed_calls(session, n);
-        estimate_ms = std::max(median_of(batch), 1e-6);
-        r.samples_ms.insert(r.samples_ms.end(), batch.begin(), batch.end());
+        const auto batch_start = Clock::now();
+        timed_calls(session, n, timed);
+        estimate_ms = std::max(seconds_since(batch_start) * 1000.0 / static_cast<double>(n), 1e-6);
       }
       r.stop_reason = fmt::format("duration {} s", o.duration_s);
       break;
@@ -167,12 +210,11 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
     case StopRule::Adaptive: {
       int64_t n = o.min_iterations;
       for (;;) {
-        std::vector<double> batch = timed_calls(session, n);
-        r.samples_ms.insert(r.samples_ms.end(), batch.begin(), batch.end());
-        const LatencyStats st = compute_stats(r.samples_ms);
+        timed_calls(session, n, timed);
+        const LatencyStats st = timed.stats();
         const double half = (st.median_ci_high_ms - st.median_ci_low_ms) / 2;
         const double rel = st.median_ms > 0 ? half / st.median_ms : 0;
-        const auto count = static_cast<int64_t>(r.samples_ms.size());
+        const int64_t count = timed.count();
         if (rel <= o.ci_target) {
           r.stop_reason = fmt::format("95% CI of the median +-{:.2f}% <= +-{:g}%", rel * 100,
                                       o.ci_target * 100);
@@ -205,6 +247,7 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
   }
   r.timed_s = seconds_since(start);
   if (rss_ok) r.peak_rss_run_bytes = peak_rss_bytes(pid);
+  r.samples = std::move(timed);
   if (hooks.after_timed) hooks.after_timed();
 
   // ---- the harness's own overhead: the same loop around an empty call ------------------------

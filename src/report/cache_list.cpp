@@ -1,8 +1,10 @@
 #include "turnkey/report/cache_list.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <sstream>
 #include <system_error>
 
 #include "turnkey/report/report.h"
@@ -28,11 +30,13 @@ std::string cache_list_text(const fs::path& cache_dir) {
     const double median = r.number("median_latency_ms");
     std::string trail = r.settings();
     if (r.number("runs") > 1) {
-      std::string history = r.text("median_history_ms");
-      for (size_t at = history.find(' '); at != std::string::npos; at = history.find(' ', at + 4)) {
-        history.replace(at, 1, " -> ");
+      // Only the runs that measured a median (a failed run records none, or 0): no "(0 -> )".
+      std::vector<std::string> medians;
+      std::istringstream words(r.text("median_history_ms"));
+      for (std::string w; words >> w;) {
+        if (w != "0") medians.push_back(w);
       }
-      trail += " (" + history + ")";
+      if (medians.size() > 1) trail += fmt::format(" ({})", fmt::join(medians, " -> "));
     }
     if (r.has("error")) trail += (trail.empty() ? "" : ": ") + r.text("error");
     out += fmt::format("{:<44} {:<11} {:<24} {:<11} {:>12}  {}\n", r.text("build_name"),

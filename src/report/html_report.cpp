@@ -137,14 +137,17 @@ std::string to_html(const Report& report, const Provenance& provenance) {
   h += "<p class=\"meta\">Caches: ";
   for (size_t i = 0; i < report.caches.size(); ++i) {
     const CacheSummary& c = report.caches[i];
-    h += fmt::format("{}<code>{}</code> ({} builds{})", i ? "; " : "", html_escape(c.label),
-                     c.builds, c.unreadable ? fmt::format(", {} unreadable", c.unreadable) : "");
+    h += fmt::format("{}<code>{}</code> ({} build dir{}{})", i ? "; " : "", html_escape(c.label),
+                     c.builds, c.builds == 1 ? "" : "s",
+                     c.unreadable ? fmt::format(", {} unreadable", c.unreadable) : "");
   }
   h += "</p>\n</header>\n";
 
   h += "<ul class=\"counts\" id=\"counts\">";
-  h += fmt::format("<li><b>{}</b>builds</li>", rows.size());
-  // One count per status group of the status table: they add up to the builds.
+  // Rows are results (a build dir holds one per runtime and setting), so the count says results:
+  // the caches line above counts build dirs.
+  h += fmt::format("<li><b>{}</b>results</li>", rows.size());
+  // One count per status group of the status table: they add up to the results.
   std::vector<std::string> statuses;
   for (const Row& r : rows) statuses.push_back(r.text("status"));
   const auto counts = count_by_group(statuses);

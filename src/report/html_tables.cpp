@@ -96,12 +96,18 @@ std::string cell(const Row& r, const std::string& name) {
   if (name == "measurement_flags") {
     // Each flag's short label ("machine busy", "noisy"), the full sentences on hover: whole
     // sentences would make every row a dozen lines tall.
+    // The stats keep the flags as a list; the row's cell joins them with "; ", which a flag's
+    // own text may hold inside parentheses: split only outside them.
     const std::string full = r.text(name);
     std::string labels;
     size_t start = 0;
     while (start < full.size()) {
-      size_t end = full.find("; ", start);
-      if (end == std::string::npos) end = full.size();
+      size_t end = start;
+      for (int depth = 0; end < full.size(); ++end) {
+        if (full[end] == '(') ++depth;
+        if (full[end] == ')' && depth > 0) --depth;
+        if (depth == 0 && full.compare(end, 2, "; ") == 0) break;
+      }
       const std::string flag = full.substr(start, end - start);
       if (!labels.empty()) labels += ", ";
       labels += flag.substr(0, flag.find(':'));

@@ -325,7 +325,7 @@ TEST(CacheCommands, MistypedWordsGetADidYouMeanAndAMissingCacheIsAnError) {
       "turnkey", {"cache", "-d", (dir / "cache").string(), "report", "-r", (dir / "out").string()},
       dir / "other");
   EXPECT_EQ(report.exit_code, 0) << report.all();
-  EXPECT_NE(report.out.find("Report of 0 build(s) from 1 cache(s)"), std::string::npos)
+  EXPECT_NE(report.out.find("Report of 0 result(s) from 1 cache(s)"), std::string::npos)
       << report.all();
 }
 

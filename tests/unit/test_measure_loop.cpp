@@ -43,15 +43,15 @@ TEST_F(MeasureLoop, FixedIterationsGiveExactlyThatManySamples) {
   LoopOptions o;
   o.iterations = 37;
   LoopResult r = run_loop(*session, o);
-  EXPECT_EQ(r.samples_ms.size(), 37u);
+  EXPECT_EQ(r.samples.count(), 37);
   EXPECT_GT(r.cold_ms, 0);
   EXPECT_GE(r.warmup_iterations, 10);
   EXPECT_GE(r.warmup_rounds, 1);
   EXPECT_EQ(r.stop_reason, "37 iterations");
-  for (double s : r.samples_ms) EXPECT_GT(s, 0);
+  for (double s : r.samples.kept()) EXPECT_GT(s, 0);
   // The empty call costs clock reads only: far below one inference.
   EXPECT_GT(r.overhead_median_ms, 0);
-  EXPECT_LT(r.overhead_median_ms, compute_stats(r.samples_ms).median_ms);
+  EXPECT_LT(r.overhead_median_ms, r.samples.stats().median_ms);
   EXPECT_GT(r.peak_rss_run_bytes, 0);
 }
 
@@ -72,7 +72,30 @@ TEST_F(MeasureLoop, DurationRunsAtLeastThatLong) {
   LoopResult r = run_loop(*session, o);
   EXPECT_GE(r.timed_s, 0.2);
   EXPECT_LT(r.timed_s, 2.0);
-  EXPECT_GT(r.samples_ms.size(), 10u);
+  EXPECT_GT(r.samples.count(), 10);
+}
+
+TEST_F(MeasureLoop, LongRunKeepsBoundedSamplesAndMemory) {
+  // A µs model for 1.5 s makes far more calls than kExactSamples: the samples stay bounded and
+  // the process's peak during the run stays within 1 MB of its memory before (the room for the
+  // samples is reserved before the baseline, as the benchmark does).
+  LoopRoom room;
+  room.reserve();
+  const int64_t before = current_rss_bytes(getpid());
+  ASSERT_TRUE(reset_peak_rss(getpid()));
+  LoopOptions o;
+  o.rule = StopRule::Duration;
+  o.duration_s = 1.5;
+  LoopResult r = run_loop(*session, o, {}, &room);
+  ASSERT_GT(r.samples.count(), 3 * kExactSamples) << "the model is slower than expected";
+  EXPECT_FALSE(r.samples.exact());
+  EXPECT_EQ(r.samples.kept().size(), static_cast<size_t>(kExactSamples));
+  ASSERT_GT(before, 0);
+  EXPECT_LT(r.peak_rss_run_bytes - before, int64_t{1} << 20)
+      << r.samples.count() << " calls grew the process by " << r.peak_rss_run_bytes - before;
+  const LatencyStats st = r.samples.stats();
+  EXPECT_GT(st.median_ms, 0);
+  EXPECT_LE(st.median_ms, st.p99_ms);
 }
 
 TEST_F(MeasureLoop, AdaptiveStopsAtTheTargetOrSaysWhichCapStoppedIt) {
@@ -83,9 +106,9 @@ TEST_F(MeasureLoop, AdaptiveStopsAtTheTargetOrSaysWhichCapStoppedIt) {
   o.max_iterations = 5000;
   o.max_duration_s = 5;
   LoopResult r = run_loop(*session, o);
-  ASSERT_GE(r.samples_ms.size(), 15u);
-  EXPECT_LE(r.samples_ms.size(), 5000u);
-  LatencyStats st = compute_stats(r.samples_ms);
+  ASSERT_GE(r.samples.count(), 15);
+  EXPECT_LE(r.samples.count(), 5000);
+  LatencyStats st = r.samples.stats();
   const double half = (st.median_ci_high_ms - st.median_ci_low_ms) / 2 / st.median_ms;
   if (r.stop_reason.rfind("95% CI", 0) == 0) {
     EXPECT_LE(half, 0.05);
@@ -96,7 +119,7 @@ TEST_F(MeasureLoop, AdaptiveStopsAtTheTargetOrSaysWhichCapStoppedIt) {
   o.max_iterations = 15;
   o.ci_target = 1e-9;
   r = run_loop(*session, o);
-  EXPECT_EQ(r.samples_ms.size(), 15u);
+  EXPECT_EQ(r.samples.count(), 15);
   EXPECT_NE(r.stop_reason.find("max iterations 15"), std::string::npos) << r.stop_reason;
 }
 
@@ -161,7 +184,7 @@ TEST_F(MeasureLoop, ConcurrentCallersOfASharedOrtSessionAndTheWindowAddsUp) {
   EXPECT_EQ(r.callers, 2);
   // The window holds every caller's share (100 calls each begun and ended in it); the first to
   // finish its share goes on until the last does.
-  EXPECT_GE(r.loop.samples_ms.size(), 200u);
+  EXPECT_GE(r.loop.samples.count(), 200);
   EXPECT_GE(r.completed, 200);
   ASSERT_EQ(r.completed_per_caller.size(), 2u);
   EXPECT_EQ(r.completed_per_caller[0] + r.completed_per_caller[1], r.completed);
@@ -173,7 +196,7 @@ TEST_F(MeasureLoop, ConcurrentCallersOfASharedOrtSessionAndTheWindowAddsUp) {
   EXPECT_GE(r.loop.warmup_rounds, 1);
   EXPECT_GT(r.loop.overhead_median_ms, 0);
   EXPECT_EQ(r.loop.stop_reason, "200 iterations over 2 requests in flight (at least 100 each)");
-  for (double s : r.loop.samples_ms) EXPECT_GT(s, 0);
+  for (double s : r.loop.samples.kept()) EXPECT_GT(s, 0);
   // Each caller's outputs are its own and the model's: the same numbers from both.
   const std::vector<HostTensor> a = session->outputs(), b = other->outputs();
   ASSERT_EQ(a.size(), 1u);
@@ -193,7 +216,7 @@ TEST_F(MeasureLoop, ConcurrentDurationWindowIsAtLeastTheDuration) {
   EXPECT_GE(r.loop.timed_s, 0.2);
   EXPECT_EQ(r.loop.warmup_rounds, 0);
   EXPECT_GT(r.completed, 0);
-  EXPECT_FALSE(r.loop.samples_ms.empty());
+  EXPECT_GT(r.loop.samples.count(), 0);
   EXPECT_EQ(r.loop.stop_reason, "duration 0.2 s with 2 requests in flight");
 }
 
@@ -225,7 +248,7 @@ TEST(ConcurrentDriver, CallersAreInsideRunAtTheSameTime) {
   ConcurrentResult r = run_concurrent_loop({&a, &b, &c}, o);
   EXPECT_EQ(r.callers, 3);
   EXPECT_EQ(most.load(), 3);  // a sleeping call needs no CPU: all three overlap
-  EXPECT_GE(r.loop.samples_ms.size(), 60u);
+  EXPECT_GE(r.loop.samples.count(), 60);
 }
 
 class FailingSession final : public Session {

@@ -121,3 +121,38 @@ TEST(ProfileSummary, OpsWithoutNodesHaveNoNodeTableAndAFailureIsItsLine) {
 
 }  // namespace
 }  // namespace turnkey::test
+
+namespace turnkey {
+namespace {
+
+using nlohmann::json;
+
+// Issue 32: a µs model's profile over 10 calls was a handful of timer ticks, and its per-call
+// time (0.27 ms) stood far from the timed median (0.0016 ms) with nothing saying why.
+TEST(ProfileCalls, FillTheTargetTimeWithinBoundsAndADisagreementIsSaid) {
+  using engine_internal::profile_calls;
+  EXPECT_EQ(profile_calls(0), engine_internal::kProfileMinCalls);        // unknown median
+  EXPECT_EQ(profile_calls(100), engine_internal::kProfileMinCalls);      // 2 would do: 10
+  EXPECT_EQ(profile_calls(1), 200);                                      // 200 ms at 1 ms
+  EXPECT_EQ(profile_calls(0.0016), engine_internal::kProfileMaxCalls);  // capped
+
+  OpProfile p;
+  p.profiler = "ONNX Runtime profiler";
+  p.calls = 100;
+  p.per_node = true;
+  p.nodes = {{"fc", "Gemm", 27.05, 100}};  // 0.2705 ms per call
+  const json far = engine_internal::profile_summary(p, 10, 0.0016);
+  EXPECT_EQ(far["timed_median_ms"], 0.0016);
+  ASSERT_TRUE(far.contains("disagreement")) << far.dump();
+  EXPECT_NE(far["disagreement"].get<std::string>().find("169x the timed median"),
+            std::string::npos)
+      << far["disagreement"];
+  const std::vector<std::string> lines = engine_internal::profile_block_lines(far);
+  EXPECT_NE(lines[0].find("(timed median 0.001600 ms)"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1].rfind("Note: the profiled calls' node time", 0), 0u) << lines[1];
+  // Within the factor: no note.
+  EXPECT_FALSE(engine_internal::profile_summary(p, 10, 0.2).contains("disagreement"));
+}
+
+}  // namespace
+}  // namespace turnkey

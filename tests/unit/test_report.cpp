@@ -493,6 +493,26 @@ TEST(Html, EscapesEverythingAndDrawsOneBarPerMeasurement) {
       std::regex_search(html, std::regex(">(1\\.9\\d|2\\.0\\d)\u00d7</td>")));  // ~2 ms / 1 ms
 }
 
+TEST(Html, FlagsAreSplitOnlyBetweenFlagsNotInsideTheirParentheses) {
+  // Issue 32: "(10.97 and 11.40 ms; flagged above +20%)" became a label of its own.
+  TempDir d;
+  const std::string a = (d / "a").string();
+  write_fake_build(a, {.build_name = "m1_aaaaaaaa", .hash_full = hash64('a'),
+                       .samples_ms = fake_latencies(2, 20, 1)});
+  Report r = read_caches({a});
+  ASSERT_EQ(r.rows.size(), 1u);
+  r.rows[0].cells["measurement_flags"] =
+      "machine slowed: both speed probes ran 2.19x (10.97 and 11.40 ms; flagged above +20%): "
+      "slower; noisy: the median's 95% CI is +-4.0% (> +-3%)";
+  const std::string html =
+      to_html(r, {"2026-11-26T00:00:00.000Z", "turnkey report", machine_fingerprint()});
+  EXPECT_NE(html.find(">machine slowed, noisy</td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("flagged above +20%), noisy"), std::string::npos);
+  // The counts name what they count: results, and the caches' build dirs.
+  EXPECT_NE(html.find("<li><b>1</b>results</li>"), std::string::npos);
+  EXPECT_NE(html.find("(1 build dir)"), std::string::npos);
+}
+
 // ---- compare -------------------------------------------------------------------------------
 
 TEST(MannWhitney, MatchesTheTextbookNormalApproximation) {
@@ -734,7 +754,7 @@ TEST(ReportMain, WritesCsvJsonAndHtmlAndTwoRunsNeverCollide) {
   ASSERT_EQ(names.size(), 5u) << printed;
   std::regex name_re(R"(turnkey_report_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\dZ(_\d+)?\.(csv|json|html))");
   for (const std::string& n : names) EXPECT_TRUE(std::regex_match(n, name_re)) << n;
-  EXPECT_NE(printed.find("Report of 1 build(s) from 1 cache(s): 1 successful, 0 failed"),
+  EXPECT_NE(printed.find("Report of 1 result(s) from 1 cache(s): 1 successful, 0 failed"),
             std::string::npos)
       << printed;
   std::string csv;

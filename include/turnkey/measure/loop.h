@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "turnkey/measure/samples.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
@@ -53,7 +54,7 @@ struct LoopResult {
   int64_t warmup_iterations = 0;  // calls discarded after the cold one (as many as really ran)
   int warmup_rounds = 0;
   bool warmup_steady = true;       // false when a cap ended the warm-up first
-  std::vector<double> samples_ms;  // one per timed call
+  SampleStore samples;             // the timed calls, bounded (samples.h)
   std::string stop_reason;         // "100 iterations", "CI +-1.7% <= +-2%", "max duration 60 s"
   double timed_s = 0;              // wall time of the timed phase
   double overhead_median_ms = 0;   // median of the empty-call loop
@@ -72,15 +73,33 @@ struct LoopHooks {
   std::function<void()> before_timed, after_timed;
 };
 
+// The loop's storage: the timed calls' samples and a warm-up round's. A caller that reads the
+// model's memory reserves it before its baseline, so the harness's storage, the same for any run
+// length, is never counted as the model's.
+struct LoopRoom {
+  SampleStore timed, round;
+  void reserve() {
+    timed.reserve();
+    round.reserve();
+  }
+};
+
 // Throws Error(InvalidInput) for options that cannot be run (no iterations, negative times).
 void validate_loop_options(const LoopOptions& options);
 
-// Times `session` (already loaded). Throws whatever the session throws (Error(Runtime)).
-LoopResult run_loop(Session& session, const LoopOptions& options, const LoopHooks& hooks = {});
+// Times `session` (already loaded) into `room` (moved into the result's samples; a room of its
+// own, reserved here, when null). Throws whatever the session throws (Error(Runtime)).
+LoopResult run_loop(Session& session, const LoopOptions& options, const LoopHooks& hooks = {},
+                    LoopRoom* room = nullptr);
 
 // The timed calls alone: `n` calls of session.run() (or of an empty function when
-// `empty_call`), each between two clock reads. For sessions that time themselves, their own
-// run_timed(). Milliseconds.
+// `empty_call`), each between two clock reads, added to `into`. The raw durations go through a
+// fixed buffer of kCallChunk on the stack, converted and added between chunks, outside every
+// sample's clock reads: nothing is allocated for any n. For sessions that time themselves, their
+// own run_timed(), kCallChunk calls at a time. Milliseconds.
+inline constexpr int64_t kCallChunk = 4096;
+void timed_calls(Session& session, int64_t n, SampleStore& into, bool empty_call = false);
+// The same for a few calls (the cold call, the overhead loop), as a vector of n.
 std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call = false);
 
 // Peak resident memory: reset_peak_rss(pid) makes the kernel's high-water mark (VmHWM) restart
