@@ -3,7 +3,7 @@
 #pragma once
 
 #include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <cstdint>
 #include <set>

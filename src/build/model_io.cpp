@@ -6,6 +6,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/inliner/inliner.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -341,6 +342,19 @@ void check_not_newer_than_libonnx(const onnx::ModelProto& model) {
                               model.ir_version(), opset, TURNKEY_LIBONNX_VERSION,
                               static_cast<int64_t>(onnx::IR_VERSION), known_opset));
   }
+}
+
+int64_t inline_local_functions(onnx::ModelProto& model) {
+  const int64_t defined = model.functions_size();
+  if (defined == 0) return 0;
+  try {
+    onnx::inliner::InlineLocalFunctions(model, /*convert_version=*/false);
+  } catch (const std::bad_alloc&) {
+    throw invalid("inlining model-local functions: out of memory");
+  } catch (const std::exception& e) {
+    throw invalid(fmt::format("inlining model-local functions: {}", first_line(e.what())));
+  }
+  return defined;
 }
 
 std::unordered_map<std::string, onnx::TypeProto> infer_main_graph_types(

@@ -1,8 +1,8 @@
-// Internal to tk_build: reading and writing ONNX models with libonnx (external data included),
+// Internal to tk_build: reading and writing ONNX models with the ONNX library (external data included),
 // output-location checks, and the checks every stage runs on what it writes.
 #pragma once
 
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -52,6 +52,12 @@ void check_model_strict(const onnx::ModelProto& model);
 // Throws Error(InvalidInput) for a model with an IR version or default opset above what libonnx
 // knows: its schemas cannot describe such a model's ops.
 void check_not_newer_than_libonnx(const onnx::ModelProto& model);
+
+// Replaces every call of a model-local function (ModelProto.functions, as torch's dynamo exporter
+// writes them) by the function's body, in the main graph and its subgraphs, and removes the
+// functions; what ONNX Runtime does when it loads the model. Returns how many functions the
+// model defined. Throws Error(InvalidInput) "inlining model-local functions: ...".
+int64_t inline_local_functions(onnx::ModelProto& model);
 
 // Types of the main graph's values (inputs, initializers, outputs, value_info and what shape
 // inference adds; non-strict, so values it cannot type are simply missing).

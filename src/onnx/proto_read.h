@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 #include <unistd.h>
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // Functions throw std::runtime_error on failure.
 #pragma once
 
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <filesystem>
 #include <fstream>

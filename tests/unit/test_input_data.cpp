@@ -2,7 +2,7 @@
 // without output_N.pb) and an .npz by name; every mismatch is one line naming the input, what the
 // model takes and what the data holds.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -2,7 +2,7 @@
 // the model copy with a symbolic batch dim (run by ONNX Runtime at another batch), the points a
 // request asks for, and the line that says why more requests in flight gave no more throughput.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
+#include "turnkey/onnx/onnx_proto.h"
 
 #include <fstream>
 #include <iterator>
