@@ -216,7 +216,7 @@ LoadedModel load_model(const fs::path& path, bool load_external_data) {
   return loaded;
 }
 
-void link_external_data(onnx::ModelProto& model, const fs::path& from_dir, const fs::path& to_dir) {
+void copy_external_data(onnx::ModelProto& model, const fs::path& from_dir, const fs::path& to_dir) {
   std::error_code ec;
   if (fs::equivalent(from_dir, to_dir, ec)) return;
   std::set<std::string> locations;
@@ -232,10 +232,9 @@ void link_external_data(onnx::ModelProto& model, const fs::path& from_dir, const
     const fs::path target = to_dir / location;
     fs::create_directories(target.parent_path(), ec);
     fs::remove(target, ec);
-    fs::create_hard_link(source, target, ec);
-    if (ec) fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      throw export_error(fmt::format("cannot link or copy external data '{}' into '{}': {}",
+      throw export_error(fmt::format("cannot copy external data '{}' into '{}': {}",
                                      location, to_dir.string(), ec.message()));
     }
   }

@@ -28,15 +28,14 @@ struct LoadedModel {
 // failed)", "initializer 'w': external data ...") and Error(Io) on read errors.
 LoadedModel load_model(const std::filesystem::path& path, bool load_external_data);
 
-// Makes the external data files `model` (loaded without its external data from `from_dir`)
-// refers to visible in `to_dir` under the same relative names: hard links (same inode: no copy,
-// no memory), a copy where a link cannot be made. Lets a modified copy of a large model be
-// written without reading its weights. Throws Error(Export).
-void link_external_data(onnx::ModelProto& model, const std::filesystem::path& from_dir,
+// Copies the external data files `model` (loaded without its external data from `from_dir`)
+// refers to into `to_dir` under the same relative names (in the kernel: the bytes are not read
+// into memory). Lets a modified copy of a large model be written without parsing its weights.
+// Copies, not hard links: ONNX's checker (1.16+) refuses external data with other hard links or
+// behind a symbolic link. Throws Error(Export).
+void copy_external_data(onnx::ModelProto& model, const std::filesystem::path& from_dir,
                         const std::filesystem::path& to_dir);
 
-// Throws Error(InvalidInput) when `output` names the same file as `input`, Error(Export) when
-// its folder does not exist, is not a folder, or is not writable, or `output` is a folder.
 void check_output_location(const std::filesystem::path& input, const std::filesystem::path& output);
 
 // Writes `model` to `output` atomically. With external_data, main-graph initializers of 1 KiB or
