@@ -234,8 +234,8 @@ void copy_external_data(onnx::ModelProto& model, const fs::path& from_dir, const
     fs::remove(target, ec);
     fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      throw export_error(fmt::format("cannot copy external data '{}' into '{}': {}",
-                                     location, to_dir.string(), ec.message()));
+      throw export_error(fmt::format("cannot copy external data '{}' into '{}': {}", location,
+                                     to_dir.string(), ec.message()));
     }
   }
 }

@@ -1,8 +1,6 @@
-// Internal to tk_build: reading and writing ONNX models with the ONNX library (external data included),
-// output-location checks, and the checks every stage runs on what it writes.
+// Internal to tk_build: reading and writing ONNX models with the ONNX library (external data
+// included), output-location checks, and the checks every stage runs on what it writes.
 #pragma once
-
-#include "turnkey/onnx/onnx_proto.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <unordered_map>
 
 #include "turnkey/common/error.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::build::detail {
 

@@ -9,7 +9,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
-#include "turnkey/onnx/onnx_proto.h"
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 #include "proto_read.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/sha256.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 #ifndef TURNKEY_LIBONNX_VERSION
 #define TURNKEY_LIBONNX_VERSION "(unknown version)"
@@ -154,8 +154,8 @@ class OpCounter {
     auto [it, first] = bodies_.try_emplace(k);
     if (!first) {
       if (!it->second.done) {
-        throw invalid(fmt::format("model-local function '{}::{}' calls itself", f.domain(),
-                                  f.name()));
+        throw invalid(
+            fmt::format("model-local function '{}::{}' calls itself", f.domain(), f.name()));
       }
       return it->second.histogram;
     }

@@ -4,13 +4,13 @@
 // Functions throw std::runtime_error on failure.
 #pragma once
 
-#include "turnkey/onnx/onnx_proto.h"
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::test {
 

@@ -89,8 +89,8 @@ TEST(NewOpsets, FactsCountFunctionBodiesOncePerCall) {
   const ModelFacts f = onnx_model::load_facts(dir / "f.onnx");
   EXPECT_EQ(f.checker_note, "");
   EXPECT_EQ(f.local_functions, 2);
-  EXPECT_EQ(f.op_histogram, (std::map<std::string, int64_t>{
-                                {"MatMul", 3}, {"Add", 4}, {"Tanh", 2}, {"Relu", 1}}));
+  EXPECT_EQ(f.op_histogram,
+            (std::map<std::string, int64_t>{{"MatMul", 3}, {"Add", 4}, {"Tanh", 2}, {"Relu", 1}}));
   EXPECT_EQ(f.node_count, 10);
   EXPECT_EQ(f.parameters, 16 * 16 * 2 + 16 * 2 + 16 * 4);
 

@@ -2,7 +2,6 @@
 // the model copy with a symbolic batch dim (run by ONNX Runtime at another batch), the points a
 // request asks for, and the line that says why more requests in flight gave no more throughput.
 #include <gtest/gtest.h>
-#include "turnkey/onnx/onnx_proto.h"
 
 #include <fstream>
 #include <iterator>
@@ -13,6 +12,7 @@
 #include "turnkey/build/batch_variant.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
+#include "turnkey/onnx/onnx_proto.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {

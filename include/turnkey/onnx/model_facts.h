@@ -1,6 +1,6 @@
-// Facts about an ONNX file read with the ONNX library (scripts/setup-onnx): checker verdict, parameter count, op histogram,
-// opset, inputs and outputs; and the deterministic inputs turnkey feeds a model. Pure functions;
-// safe to call from several threads on different files.
+// Facts about an ONNX file read with the ONNX library (scripts/setup-onnx): checker verdict,
+// parameter count, op histogram, opset, inputs and outputs; and the deterministic inputs turnkey
+// feeds a model. Pure functions; safe to call from several threads on different files.
 #pragma once
 
 #include <cstdint>
