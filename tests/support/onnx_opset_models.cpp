@@ -11,20 +11,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void add_int_attr(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(value);
-}
-
 void import_opset(onnx::ModelProto* model, const std::string& domain, int version) {
   auto* op = model->add_opset_import();
   op->set_domain(domain);
@@ -77,21 +63,17 @@ void opset_net(const fs::path& path, int opset, int ir_version) {
   add_float_values(g, "scales", {4}, {1.0f, 1.0f, 0.8f, 0.8f});
   add_int64_values(g, "spatial_axes", {2}, {2, 3});
 
-  auto* conv = add_node(g, "Conv", {"x", "W", "B"}, {"c"});
-  auto* pads_attr = conv->add_attribute();
-  pads_attr->set_name("pads");
-  pads_attr->set_type(onnx::AttributeProto::INTS);
-  for (int i = 0; i < 4; ++i) pads_attr->add_ints(1);
+  add_ints(add_node(g, "Conv", {"x", "W", "B"}, {"c"}), "pads", {1, 1, 1, 1});
   auto* split = add_node(g, "Split", {"c"}, {"s0", "s1"});
-  add_int_attr(split, "axis", 1);
-  add_int_attr(split, "num_outputs", 2);  // new in 18
+  add_int(split, "axis", 1);
+  add_int(split, "num_outputs", 2);  // new in 18
   add_node(g, "Add", {"s0", "s1"}, {"a"});
   add_node(g, "Pad", {"a", "pads", "pad_value", "pad_axes"}, {"p"});  // 18: axes input
   add_string_attr(add_node(g, "Resize", {"p", "", "scales"}, {"r"}), "mode", "linear");
   add_node(g, "ReduceMean", {"r", "spatial_axes"}, {"mean"});  // 18: axes input
   add_node(g, "Sub", {"r", "mean"}, {"centered"});
   const std::string reduced = opset >= 23 ? "peak" : "y";
-  add_int_attr(add_node(g, "ReduceMax", {"centered", "spatial_axes"}, {reduced}), "keepdims", 0);
+  add_int(add_node(g, "ReduceMax", {"centered", "spatial_axes"}, {reduced}), "keepdims", 0);
   if (opset >= 23) {
     add_float_initializer(g, "rms_scale", {4}, 3);
     add_node(g, "RMSNormalization", {"peak", "rms_scale"}, {"y"});  // new in 23

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "build_stages_support.h"
+#include "ort_run_support.h"
 #include "support/onnx_factory.h"
 #include "support/onnx_opset_models.h"
 #include "support/temp_dir.h"
@@ -14,7 +15,6 @@
 #include "turnkey/build/build_stages.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
-#include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
 namespace {
@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 using build_test::expect_error;
 using build_test::read_model;
 using onnx_model::ModelFacts;
+using test::run_ort;
 using test::TempDir;
 
 struct Version {
@@ -35,18 +36,6 @@ constexpr Version kVersions[] = {{18, 10}, {21, 10}, {23, 11}};
 
 std::string name_of(const Version& v) {
   return "opset" + std::to_string(v.opset) + "_ir" + std::to_string(v.ir);
-}
-
-// The model's outputs on ONNX Runtime at `shapes` (deterministic inputs).
-std::vector<HostTensor> run_ort(const fs::path& model, const onnx_model::InputShapes& shapes = {}) {
-  const ModelFacts facts = onnx_model::load_facts(model);
-  const auto inputs =
-      onnx_model::generate_inputs(facts, onnx_model::resolve_input_shapes(facts, shapes));
-  RuntimeOptions ro;
-  ro.threads = 1;
-  auto session = find_runtime("ort")->load(model, inputs, ro);
-  session->run();
-  return session->outputs();
 }
 
 // linear_relu declared as IR 15 / opset 30: beyond ONNX 1.23 (IR 14, opset 28) and ORT 1.29.

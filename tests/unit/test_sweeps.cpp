@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "ort_run_support.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "sweep.h"
@@ -22,16 +23,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using onnx_model::InputShapes;
 
-// The model at `batch` on ONNX Runtime: its outputs after one call (throws what the run throws).
+// The model on ONNX Runtime at `shapes`: its outputs after one call.
 std::vector<HostTensor> run_at(const fs::path& model, const InputShapes& shapes) {
-  const auto facts = onnx_model::load_facts(model);
-  const auto inputs =
-      onnx_model::generate_inputs(facts, onnx_model::resolve_input_shapes(facts, shapes));
-  RuntimeOptions ro;
-  ro.threads = 1;
-  auto session = find_runtime("ort")->load(model, inputs, ro);
-  session->run();
-  return session->outputs();
+  return test::run_ort(model, shapes);
 }
 
 TEST(BatchShapes, SymbolicBatchIsSetAndNeedsNoCopy) {
