@@ -57,8 +57,8 @@ constexpr BlockEntry kDefaultBlockList[] = {
     {"LSTM", "error accumulates over time steps"},
     {"GRU", "error accumulates over time steps"},
     {"RNN", "error accumulates over time steps"},
-    // Its ONNX function body adds a float32 epsilon: as float16 it fails type
-    // inference, and runtimes that expand the function fail the same way.
+    // Its ONNX function body (still in ONNX 1.23) adds a float32 epsilon: as float16 it fails
+    // type inference, and runtimes that expand the function fail the same way.
     {"MeanVarianceNormalization", "function body is float32-only"},
     // Random draws in float16 are a different distribution (and their type is an attribute).
     {"RandomNormal", "dtype attribute; distribution"},

@@ -347,6 +347,9 @@ int64_t inline_local_functions(onnx::ModelProto& model) {
   const int64_t defined = model.functions_size();
   if (defined == 0) return 0;
   try {
+    // The inliner would recurse without end on a call cycle (ONNX forbids them; a hostile file
+    // may have one), and optimize-ort inlines models that have not been through the checker.
+    onnx::checker::check_function_call_cycles(model);
     onnx::inliner::InlineLocalFunctions(model, /*convert_version=*/false);
   } catch (const std::bad_alloc&) {
     throw invalid("inlining model-local functions: out of memory");

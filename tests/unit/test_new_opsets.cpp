@@ -91,6 +91,12 @@ TEST(NewOpsets, FactsCountFunctionBodiesOncePerCall) {
   test::save_model(m, dir / "cycle.onnx");
   expect_error([&] { onnx_model::load_facts(dir / "cycle.onnx"); }, ErrorKind::InvalidInput,
                "calls itself");
+  // The tools that inline functions refuse it before the inliner could recurse without end.
+  expect_error(
+      [&] { build::optimize_ort(dir / "cycle.onnx", dir / "o.onnx", build::OrtOptLevel::Basic); },
+      ErrorKind::InvalidInput, "input: inlining model-local functions:");
+  expect_error([&] { build::convert_fp16(dir / "cycle.onnx", dir / "o.onnx"); },
+               ErrorKind::InvalidInput, "input: ONNX checker");
 }
 
 TEST(NewOpsets, CheckOnnxPassesEveryVersionAndFunctions) {
