@@ -27,7 +27,7 @@ onnx::TensorShapeProto_Dimension* first_dim(onnx::ValueInfoProto& v) {
 void write_batch_variant(const fs::path& input, const fs::path& output,
                          const std::vector<std::string>& inputs) {
   // The weights stay where they are (as in the intermediate check): only the graph is copied, its
-  // external data files linked beside the copy, so a large model costs no memory here.
+  // external data files copied beside it by the kernel, so a large model costs no memory here.
   detail::LoadedModel loaded = detail::load_model(input, /*load_external_data=*/false);
   onnx::GraphProto* graph = loaded.model.mutable_graph();
   std::optional<int64_t> old_batch;
@@ -57,7 +57,7 @@ void write_batch_variant(const fs::path& input, const fs::path& output,
   graph->clear_value_info();
   detail::check_output_location(input, output);
   if (loaded.had_external_data) {
-    detail::link_external_data(loaded.model, input.parent_path(), output.parent_path());
+    detail::copy_external_data(loaded.model, input.parent_path(), output.parent_path());
   }
   std::string data_name;
   detail::save_model(loaded.model, output, /*external_data=*/false, &data_name);

@@ -57,8 +57,8 @@ constexpr BlockEntry kDefaultBlockList[] = {
     {"LSTM", "error accumulates over time steps"},
     {"GRU", "error accumulates over time steps"},
     {"RNN", "error accumulates over time steps"},
-    // Its ONNX function body (libonnx 1.12) adds a float32 epsilon: as float16 it fails type
-    // inference, and runtimes that expand the function fail the same way.
+    // Its ONNX function body (still in ONNX 1.23) adds a float32 epsilon: as float16 it fails
+    // type inference, and runtimes that expand the function fail the same way.
     {"MeanVarianceNormalization", "function body is float32-only"},
     // Random draws in float16 are a different distribution (and their type is an attribute).
     {"RandomNormal", "dtype attribute; distribution"},
@@ -106,6 +106,8 @@ Fp16Result convert_fp16(const fs::path& input, const fs::path& output, const Fp1
     }
     // The converter trusts shape inference for value types: only checked models come in.
     detail::check_model_strict(loaded.model);
+    // Function bodies are converted with the rest of the graph, in place of their calls.
+    result.local_functions_inlined = detail::inline_local_functions(loaded.model);
   } catch (const Error& e) {
     throw e.with_context("input");
   }

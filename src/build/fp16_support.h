@@ -3,7 +3,6 @@
 #pragma once
 
 #include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <set>
@@ -13,6 +12,7 @@
 
 #include "turnkey/build/build_stages.h"
 #include "turnkey/common/error.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::build::fp16 {
 
@@ -64,7 +64,7 @@ void free_names(const onnx::GraphProto& g, std::set<std::string>* out);
 void rename_free(onnx::GraphProto* g, const std::string& from, const std::string& to);
 void collect_names(const onnx::GraphProto& g, std::unordered_set<std::string>* names);
 std::string op_key(const onnx::NodeProto& node);
-const onnx::OpSchema::FormalParameter* formal(
-    const std::vector<onnx::OpSchema::FormalParameter>& f, int index);
+const onnx::OpSchema::FormalParameter* formal(const std::vector<onnx::OpSchema::FormalParameter>& f,
+                                              int index);
 
 }  // namespace turnkey::build::fp16

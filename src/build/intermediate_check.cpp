@@ -91,9 +91,9 @@ void add_graph_outputs(const fs::path& model, const fs::path& output,
                        const std::vector<DType>& fallback_types) {
   detail::LoadedModel loaded;
   try {
-    // The weights stay where they are: a model with external data (every model above 2 GB) is
-    // copied as its graph only, its data files linked beside the copy. Reading vit_h_14's 2.5 GB
-    // to write them again ran a worker out of its 8 GB beside the benchmark's own session.
+    // A model with external data (every model above 2 GB) is parsed as its graph only, its data
+    // files copied file to file beside the copy: reading vit_h_14's 2.5 GB into memory to write
+    // them again ran a worker out of its 8 GB beside the benchmark's own session.
     loaded = detail::load_model(model, /*load_external_data=*/false);
   } catch (const Error& e) {
     throw e.with_context(model.filename().string());
@@ -128,7 +128,7 @@ void add_graph_outputs(const fs::path& model, const fs::path& output,
     }
   }
   if (loaded.had_external_data) {
-    detail::link_external_data(loaded.model, model.parent_path(), output.parent_path());
+    detail::copy_external_data(loaded.model, model.parent_path(), output.parent_path());
   }
   std::string data_name;
   detail::save_model(loaded.model, output, /*external_data=*/false, &data_name);

@@ -6,6 +6,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/inliner/inliner.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -215,7 +216,7 @@ LoadedModel load_model(const fs::path& path, bool load_external_data) {
   return loaded;
 }
 
-void link_external_data(onnx::ModelProto& model, const fs::path& from_dir, const fs::path& to_dir) {
+void copy_external_data(onnx::ModelProto& model, const fs::path& from_dir, const fs::path& to_dir) {
   std::error_code ec;
   if (fs::equivalent(from_dir, to_dir, ec)) return;
   std::set<std::string> locations;
@@ -231,11 +232,10 @@ void link_external_data(onnx::ModelProto& model, const fs::path& from_dir, const
     const fs::path target = to_dir / location;
     fs::create_directories(target.parent_path(), ec);
     fs::remove(target, ec);
-    fs::create_hard_link(source, target, ec);
-    if (ec) fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      throw export_error(fmt::format("cannot link or copy external data '{}' into '{}': {}",
-                                     location, to_dir.string(), ec.message()));
+      throw export_error(fmt::format("cannot copy external data '{}' into '{}': {}", location,
+                                     to_dir.string(), ec.message()));
     }
   }
 }
@@ -341,6 +341,22 @@ void check_not_newer_than_libonnx(const onnx::ModelProto& model) {
                               model.ir_version(), opset, TURNKEY_LIBONNX_VERSION,
                               static_cast<int64_t>(onnx::IR_VERSION), known_opset));
   }
+}
+
+int64_t inline_local_functions(onnx::ModelProto& model) {
+  const int64_t defined = model.functions_size();
+  if (defined == 0) return 0;
+  try {
+    // The inliner would recurse without end on a call cycle (ONNX forbids them; a hostile file
+    // may have one), and optimize-ort inlines models that have not been through the checker.
+    onnx::checker::check_function_call_cycles(model);
+    onnx::inliner::InlineLocalFunctions(model, /*convert_version=*/false);
+  } catch (const std::bad_alloc&) {
+    throw invalid("inlining model-local functions: out of memory");
+  } catch (const std::exception& e) {
+    throw invalid(fmt::format("inlining model-local functions: {}", first_line(e.what())));
+  }
+  return defined;
 }
 
 std::unordered_map<std::string, onnx::TypeProto> infer_main_graph_types(

@@ -1,8 +1,6 @@
-// Internal to tk_build: reading and writing ONNX models with libonnx (external data included),
-// output-location checks, and the checks every stage runs on what it writes.
+// Internal to tk_build: reading and writing ONNX models with the ONNX library (external data
+// included), output-location checks, and the checks every stage runs on what it writes.
 #pragma once
-
-#include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <unordered_map>
 
 #include "turnkey/common/error.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::build::detail {
 
@@ -28,15 +27,14 @@ struct LoadedModel {
 // failed)", "initializer 'w': external data ...") and Error(Io) on read errors.
 LoadedModel load_model(const std::filesystem::path& path, bool load_external_data);
 
-// Makes the external data files `model` (loaded without its external data from `from_dir`)
-// refers to visible in `to_dir` under the same relative names: hard links (same inode: no copy,
-// no memory), a copy where a link cannot be made. Lets a modified copy of a large model be
-// written without reading its weights. Throws Error(Export).
-void link_external_data(onnx::ModelProto& model, const std::filesystem::path& from_dir,
+// Copies the external data files `model` (loaded without its external data from `from_dir`)
+// refers to into `to_dir` under the same relative names (in the kernel: the bytes are not read
+// into memory). Lets a modified copy of a large model be written without parsing its weights.
+// Copies, not hard links: ONNX's checker (1.16+) refuses external data with other hard links or
+// behind a symbolic link. Throws Error(Export).
+void copy_external_data(onnx::ModelProto& model, const std::filesystem::path& from_dir,
                         const std::filesystem::path& to_dir);
 
-// Throws Error(InvalidInput) when `output` names the same file as `input`, Error(Export) when
-// its folder does not exist, is not a folder, or is not writable, or `output` is a folder.
 void check_output_location(const std::filesystem::path& input, const std::filesystem::path& output);
 
 // Writes `model` to `output` atomically. With external_data, main-graph initializers of 1 KiB or
@@ -52,6 +50,12 @@ void check_model_strict(const onnx::ModelProto& model);
 // Throws Error(InvalidInput) for a model with an IR version or default opset above what libonnx
 // knows: its schemas cannot describe such a model's ops.
 void check_not_newer_than_libonnx(const onnx::ModelProto& model);
+
+// Replaces every call of a model-local function (ModelProto.functions, as torch's dynamo exporter
+// writes them) by the function's body, in the main graph and its subgraphs, and removes the
+// functions; what ONNX Runtime does when it loads the model. Returns how many functions the
+// model defined. Throws Error(InvalidInput) "inlining model-local functions: ...".
+int64_t inline_local_functions(onnx::ModelProto& model);
 
 // Types of the main graph's values (inputs, initializers, outputs, value_info and what shape
 // inference adds; non-strict, so values it cannot type are simply missing).

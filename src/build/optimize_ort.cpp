@@ -94,6 +94,13 @@ OptimizeResult optimize_ort(const fs::path& input, const fs::path& output, OrtOp
   } catch (const Error& e) {
     throw e.with_context("input");
   }
+  // ORT inlines model-local functions (torch's dynamo exporter writes them): count their bodies
+  // as the nodes it starts from, so that before and after compare like with like.
+  try {
+    detail::inline_local_functions(before.model);
+  } catch (const Error& e) {
+    throw e.with_context("input");
+  }
   result.nodes_before = detail::count_nodes(before.model.graph());
   const bool external = before.had_external_data;
   before = {};  // ORT reads the file itself

@@ -9,7 +9,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,11 +21,13 @@
 #include <new>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "proto_read.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/sha256.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 #ifndef TURNKEY_LIBONNX_VERSION
 #define TURNKEY_LIBONNX_VERSION "(unknown version)"
@@ -96,24 +97,83 @@ bool note_external(const onnx::TensorProto& t, ModelFacts* facts) {
   return true;
 }
 
-// Nodes of `graph` and its subgraphs. Nesting depth is bounded by protobuf's recursion limit (100)
-// at parse time, so recursion here cannot overflow the stack.
-void walk_graph(const onnx::GraphProto& graph, ModelFacts* facts, bool* has_external_data) {
-  for (const auto& t : graph.initializer()) *has_external_data |= note_external(t, facts);
-  for (const auto& node : graph.node()) {
-    std::string key = is_default_domain(node.domain())
-                          ? node.op_type()
-                          : fmt::format("{}::{}", node.domain(), node.op_type());
-    ++facts->op_histogram[key];
-    ++facts->node_count;
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_t()) *has_external_data |= note_external(attr.t(), facts);
-      for (const auto& t : attr.tensors()) *has_external_data |= note_external(t, facts);
-      if (attr.has_g()) walk_graph(attr.g(), facts, has_external_data);
-      for (const auto& g : attr.graphs()) walk_graph(g, facts, has_external_data);
-    }
+using Histogram = std::map<std::string, int64_t>;
+
+void add_count(Histogram* h, const std::string& op, int64_t n) {
+  if (__builtin_add_overflow((*h)[op], n, &(*h)[op])) {
+    throw invalid("model-local function calls expand to more than 2^63 nodes");
   }
 }
+
+// The op histogram of a model: nodes of the main graph and its subgraphs, where a call of a
+// model-local function (FunctionProto, as torch's dynamo exporter writes) counts as the nodes of
+// its body, once per call, as a runtime inlining the function computes them. Each body is
+// counted once (memoized), so nested calls cost no more than the model's size.
+class OpCounter {
+ public:
+  OpCounter(const onnx::ModelProto& model, ModelFacts* facts, bool* has_external_data)
+      : facts_(facts), has_external_data_(has_external_data) {
+    for (const auto& f : model.functions()) functions_.try_emplace(key(f), &f);
+  }
+
+  void count(const onnx::GraphProto& graph) { walk_graph(graph, &facts_->op_histogram); }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string>;  // domain, name, overload
+  static Key key(const onnx::FunctionProto& f) { return {f.domain(), f.name(), f.overload()}; }
+  static Key key(const onnx::NodeProto& n) { return {n.domain(), n.op_type(), n.overload()}; }
+
+  // Nesting depth of subgraphs is bounded by protobuf's recursion limit (100) at parse time, and
+  // function calls cannot cycle (checked), so recursion here cannot overflow the stack.
+  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Histogram* h) {
+    for (const auto& node : nodes) {
+      if (auto f = functions_.find(key(node)); f != functions_.end()) {
+        for (const auto& [op, n] : body(f->first, *f->second)) add_count(h, op, n);
+      } else {
+        add_count(h,
+                  is_default_domain(node.domain())
+                      ? node.op_type()
+                      : fmt::format("{}::{}", node.domain(), node.op_type()),
+                  1);
+      }
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_t()) *has_external_data_ |= note_external(attr.t(), facts_);
+        for (const auto& t : attr.tensors()) *has_external_data_ |= note_external(t, facts_);
+        if (attr.has_g()) walk_graph(attr.g(), h);
+        for (const auto& g : attr.graphs()) walk_graph(g, h);
+      }
+    }
+  }
+
+  void walk_graph(const onnx::GraphProto& graph, Histogram* h) {
+    for (const auto& t : graph.initializer()) *has_external_data_ |= note_external(t, facts_);
+    walk(graph.node(), h);
+  }
+
+  const Histogram& body(const Key& k, const onnx::FunctionProto& f) {
+    auto [it, first] = bodies_.try_emplace(k);
+    if (!first) {
+      if (!it->second.done) {
+        throw invalid(
+            fmt::format("model-local function '{}::{}' calls itself", f.domain(), f.name()));
+      }
+      return it->second.histogram;
+    }
+    Histogram h;
+    walk(f.node(), &h);
+    it->second = {std::move(h), true};  // map iterators survive the insertions walk() made
+    return it->second.histogram;
+  }
+
+  struct Body {
+    Histogram histogram;
+    bool done = false;  // false while its nodes are being walked: a call now is a cycle
+  };
+  ModelFacts* facts_;
+  bool* has_external_data_;
+  std::map<Key, const onnx::FunctionProto*> functions_;
+  std::map<Key, Body> bodies_;
+};
 
 void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_external_data) {
   facts->ir_version = model.ir_version();
@@ -156,7 +216,13 @@ void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_e
     if (!initializer_names.count(input.name())) facts->inputs.push_back(value_info_of(input));
   }
   for (const auto& output : graph.output()) facts->outputs.push_back(value_info_of(output));
-  walk_graph(graph, facts, has_external_data);
+  facts->local_functions = model.functions_size();
+  OpCounter(model, facts, has_external_data).count(graph);
+  for (const auto& [op, n] : facts->op_histogram) {
+    if (__builtin_add_overflow(facts->node_count, n, &facts->node_count)) {
+      throw invalid("model-local function calls expand to more than 2^63 nodes");
+    }
+  }
 }
 
 // Runs libonnx's checker and strict shape inference. Models newer than libonnx knows get a note

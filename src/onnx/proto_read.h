@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
 #include "turnkey/onnx/model_facts.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::onnx_model::detail {
 

@@ -34,34 +34,11 @@ int64_t product(const std::vector<int64_t>& dims) {
   return n;
 }
 
-onnx::AttributeProto* add_ints(onnx::NodeProto* node, const std::string& name,
-                               const std::vector<int64_t>& values) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-  return a;
-}
-
-void add_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
 void add_float_attr(onnx::NodeProto* node, const std::string& name, float value) {
   auto* a = node->add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::FLOAT);
   a->set_f(value);
-}
-
-void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(value);
 }
 
 // A Constant node holding a float scalar, as a tensor `value` or (value_float) as a float.
@@ -107,6 +84,29 @@ onnx::ModelProto linear_relu_model(int in, int out, const DimSpec& batch, const 
 }
 
 }  // namespace
+
+onnx::AttributeProto* add_ints(onnx::NodeProto* node, const std::string& name,
+                               const std::vector<int64_t>& values) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+  return a;
+}
+
+void add_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
 
 onnx::ModelProto new_model(int opset) {
   onnx::ModelProto model;

@@ -4,13 +4,13 @@
 // Functions throw std::runtime_error on failure.
 #pragma once
 
-#include <onnx/onnx_pb.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::test {
 
@@ -92,6 +92,10 @@ onnx::TensorProto* add_int64_values(onnx::GraphProto* g, const std::string& name
 onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op_type,
                           const std::vector<std::string>& inputs,
                           const std::vector<std::string>& outputs);
+onnx::AttributeProto* add_ints(onnx::NodeProto* node, const std::string& name,
+                               const std::vector<int64_t>& values);
+void add_int(onnx::NodeProto* node, const std::string& name, int64_t value);
+void add_string_attr(onnx::NodeProto* node, const std::string& name, const std::string& value);
 void save_model(const onnx::ModelProto& model, const std::filesystem::path& path);
 // Throws std::runtime_error with libonnx's message when the checker or strict shape inference
 // rejects the model.

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::build_test {
 

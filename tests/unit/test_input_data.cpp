@@ -2,7 +2,6 @@
 // without output_N.pb) and an .npz by name; every mismatch is one line naming the input, what the
 // model takes and what the data holds.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/input_data.h"
+#include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::test {
 namespace {

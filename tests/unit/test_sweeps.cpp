@@ -2,17 +2,18 @@
 // the model copy with a symbolic batch dim (run by ONNX Runtime at another batch), the points a
 // request asks for, and the line that says why more requests in flight gave no more throughput.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <fstream>
 #include <iterator>
 
+#include "ort_run_support.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "sweep.h"
 #include "turnkey/build/batch_variant.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
+#include "turnkey/onnx/onnx_proto.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {
@@ -22,16 +23,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using onnx_model::InputShapes;
 
-// The model at `batch` on ONNX Runtime: its outputs after one call (throws what the run throws).
+// The model on ONNX Runtime at `shapes`: its outputs after one call.
 std::vector<HostTensor> run_at(const fs::path& model, const InputShapes& shapes) {
-  const auto facts = onnx_model::load_facts(model);
-  const auto inputs =
-      onnx_model::generate_inputs(facts, onnx_model::resolve_input_shapes(facts, shapes));
-  RuntimeOptions ro;
-  ro.threads = 1;
-  auto session = find_runtime("ort")->load(model, inputs, ro);
-  session->run();
-  return session->outputs();
+  return test::run_ort(model, shapes);
 }
 
 TEST(BatchShapes, SymbolicBatchIsSetAndNeedsNoCopy) {

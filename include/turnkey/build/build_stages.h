@@ -47,7 +47,9 @@ OrtOptLevel parse_ort_opt_level(const std::string& name);
 const char* ort_opt_level_name(OrtOptLevel level);
 
 struct OptimizeResult {
-  int64_t nodes_before = 0;  // all nodes, subgraphs (If/Loop/Scan bodies) included
+  // All nodes, subgraphs (If/Loop/Scan bodies) and model-local function bodies (once per call)
+  // included.
+  int64_t nodes_before = 0;
   int64_t nodes_after = 0;
   // Ops of the output outside the standard domains (ai.onnx, ai.onnx.ml), "domain::Op" -> count.
   std::map<std::string, int64_t> runtime_specific_ops;
@@ -86,7 +88,10 @@ struct Fp16Options {
 };
 
 struct Fp16Result {
-  int64_t nodes_before = 0;  // main graph
+  // Model-local functions (torch's dynamo exporter writes them) inlined before the conversion,
+  // so their bodies are converted like the rest of the graph.
+  int64_t local_functions_inlined = 0;
+  int64_t nodes_before = 0;  // main graph, local functions inlined
   int64_t nodes_after = 0;   // main graph, Casts included
   // Nodes of the input whose float tensors are float16 now (ONNX Runtime's CPU provider still
   // computes most ops in float32 behind Casts of its own; see docs/build_stages.md).

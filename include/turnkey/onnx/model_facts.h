@@ -1,6 +1,6 @@
-// Facts about an ONNX file read with libonnx: checker verdict, parameter count, op histogram,
-// opset, inputs and outputs; and the deterministic inputs turnkey feeds a model. Pure functions;
-// safe to call from several threads on different files.
+// Facts about an ONNX file read with the ONNX library (scripts/setup-onnx): checker verdict,
+// parameter count, op histogram, opset, inputs and outputs; and the deterministic inputs turnkey
+// feeds a model. Pure functions; safe to call from several threads on different files.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +41,12 @@ struct ModelFacts {
   int64_t parameters = 0;
   int64_t parameter_bytes = 0;  // parameters x element size (dense, as a runtime holds them)
   // op_type -> count over all nodes, including subgraphs (If/Loop/Scan bodies); ops of a
-  // non-default domain are qualified "domain::Op" ("com.microsoft::FusedConv").
+  // non-default domain are qualified "domain::Op" ("com.microsoft::FusedConv"). A call of a
+  // model-local function counts as the nodes of its body, once per call (what a runtime that
+  // inlines it computes), not as an op of its own.
   std::map<std::string, int64_t> op_histogram;
   int64_t node_count = 0;         // same nodes as op_histogram
+  int64_t local_functions = 0;    // model-local functions (ModelProto.functions) it defines
   std::vector<ValueInfo> inputs;  // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
   std::string sha256;  // of the file bytes, 64 hex digits
@@ -67,7 +70,7 @@ ModelFacts load_facts(const std::filesystem::path& path);
 // checker: parse and walk only. Throws as load_facts.
 std::set<std::string> external_data_files(const std::filesystem::path& path);
 
-// The version of libonnx turnkey was built with ("1.12.0").
+// The version of the ONNX library turnkey was built with ("1.23.2").
 const char* libonnx_version();
 
 // "--input-shapes name:1x3x224x224,other:1x128". An entry splits at its last ':' so TensorFlow
