@@ -186,7 +186,7 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   if (!no_signal.empty()) mid = check_intermediates(build, setup, reference.size());
   const bool mid_within = mid.made && mid.comparison.within && !mid.comparison.inconclusive;
   const char* verdict = !random_ops.empty() ? "inconclusive"
-                        : deviation         ? "known_runtime_deviation"
+                        : deviation         ? "known_deviation"
                         : !within           ? "outside_tolerance"
                         : !no_signal.empty()
                             ? (mid_within ? "within_tolerance_on_intermediates" : "inconclusive")
@@ -207,7 +207,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   if (!compare_error.empty()) correctness["error"] = compare_error;
   if (!random_ops.empty()) correctness["nondeterministic_operators"] = random_ops;
   if (deviation) {
-    correctness["runtime_deviation"] = {{"test", deviation->test},
+    correctness["known_deviation"] = {{"of", deviation->whose},
+                                      {"test", deviation->test},
                                         {"operator", deviation->op},
                                         {"reason", deviation->reason},
                                         {"source", deviation->source}};
@@ -234,8 +235,8 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   if (!compare_error.empty()) return {compare_error, true};
   if (deviation) {
     return {fmt::format("outside tolerance, a known deviation of {} ({} of {}: \"{}\", in {}): {}",
-                        setup.runtime->display_name(), deviation->op, deviation->test,
-                        deviation->reason, deviation->source, errors),
+                        deviation->whose, deviation->op, deviation->test, deviation->reason,
+                        deviation->source, errors),
             false};
   }
   if (!no_signal.empty()) {

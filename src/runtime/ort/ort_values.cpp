@@ -44,7 +44,8 @@ Ort::Value to_ort(HostTensor& v, const Ort::MemoryInfo& mem) {
       if (v.elements.empty()) {
         throw Error(ErrorKind::InvalidInput,
                     fmt::format("input '{}' is an empty sequence, which ONNX Runtime's C API "
-                                "cannot make",
+                                "cannot make (CreateValue: \"Number of values should be at "
+                                "least 1\")",
                                 v.name));
       }
       std::vector<Ort::Value> items;
