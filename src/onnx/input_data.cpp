@@ -79,11 +79,11 @@ std::string names_of(const std::vector<ValueInfo>& values) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-HostTensor read_pb(const fs::path& file, const ValueInfo& want) {
+HostTensor read_pb(const fs::path& file, const ValueInfo& want, const std::string& what) {
   try {
     return read_value_pb(file, want);
   } catch (const Error& e) {
-    bad(fmt::format("{}: {}", file.filename().string(), first_line(e.what())));
+    bad(fmt::format("{}: {}", what, first_line(e.what())));
   }
 }
 
@@ -126,8 +126,9 @@ std::vector<HostTensor> read_series(const fs::path& dir, const std::string& pref
   std::vector<HostTensor> tensors;
   for (size_t i = 0; i < want; ++i) {
     const std::string file = fmt::format("{}_{}.pb", prefix, i);
-    HostTensor t = read_pb(dir / file, values[i]);
-    check_value(t, values[i], shapes, fmt::format("{} '{}' ({})", label, values[i].name, file));
+    const std::string what = fmt::format("{} '{}' ({})", label, values[i].name, file);
+    HostTensor t = read_pb(dir / file, values[i], what);
+    check_value(t, values[i], shapes, what);
     t.name = values[i].name;
     tensors.push_back(std::move(t));
   }

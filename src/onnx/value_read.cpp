@@ -113,6 +113,13 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t) {
                               "support",
                               t.name()));
   }
+  // A SequenceProto parses as a TensorProto too: its tensors land in `segment`, its name in dims.
+  if (t.has_segment()) {
+    throw invalid(fmt::format("tensor '{}' is split into segments, which turnkey does not read "
+                              "(a sequence's file, read as the tensor the graph declares, looks "
+                              "so)",
+                              t.name()));
+  }
   const std::string what = fmt::format("tensor '{}'", t.name());
   const int64_t n = element_count_or_throw(what, t.dims());
   out.shape.assign(t.dims().begin(), t.dims().end());
