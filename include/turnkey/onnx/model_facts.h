@@ -27,11 +27,12 @@ struct ValueInfo {
   DType dtype = DType::Unknown;
   std::string onnx_type;  // ONNX element type name ("FLOAT", "STRING"), or "SEQUENCE", "MAP",
                           // "OPTIONAL", "SPARSE_TENSOR" for non-tensor values
-  // What wraps the tensor, outermost first: {} a tensor, {Sequence}, {Optional},
-  // {Optional, Sequence}. dtype, dims and has_shape are the innermost tensor's.
-  std::vector<ValueKind> layers;
   std::vector<Dim> dims;
   bool has_shape = false;  // false when the model gives no shape at all (rank unknown)
+  // What wraps the tensor, outermost first: {} a tensor, {Sequence}, {Optional},
+  // {Optional, Sequence}. dtype, dims and has_shape are the innermost tensor's. (Last, so that
+  // aggregate initialisers of a tensor's fields stay as they were.)
+  std::vector<ValueKind> layers;
   bool is_tensor() const { return layers.empty(); }
   // "float32 [1, 3, ?]", "sequence of float32 [N]", "optional sequence of int64 (any shape)".
   std::string declared() const;
