@@ -14,20 +14,18 @@ namespace turnkey::build::detail {
 
 struct Output {
   std::string name;
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  DType type = DType::Unknown;
   std::vector<int64_t> shape;
-  std::vector<double> values;  // float types, widened
-  std::string bytes;           // other types, raw
-  size_t elem_bytes = 0;       // of `bytes`
+  std::vector<double> values;        // float types, widened
+  std::string bytes;                 // integer and bool types, raw
+  size_t elem_bytes = 0;             // of `bytes`
+  std::vector<std::string> strings;  // string type
 };
 
-inline bool is_float_type(ONNXTensorElementDataType t) {
-  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ||
-         t == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
-}
+inline bool is_float_type(DType t) { return dtype_is_float(t); }
 
 // A host tensor (a runtime's output, or a saved .pb) as an Output (compare_models.cpp). Throws
-// Error(Internal) when it holds fewer bytes than its shape says.
+// Error(Internal) when it holds fewer bytes (or strings) than its shape says, or is no tensor.
 Output from_host(const HostTensor& t);
 
 // Elementwise difference of one output against its reference (compare_models.cpp).

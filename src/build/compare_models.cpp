@@ -22,51 +22,24 @@ using detail::is_float_type;
 using detail::Output;
 
 namespace {
-const char* type_name(ONNXTensorElementDataType t) {
-  switch (t) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
-      return "float32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
-      return "float16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
-      return "float64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
-      return "bfloat16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
-      return "int64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
-      return "int32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
-      return "bool";
-    default:
-      return "other";
-  }
-}
 
 ONNXTensorElementDataType to_ort(DType d) {
-  switch (d) {
-    case DType::Float32:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-    case DType::Float16:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
-    case DType::Float64:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
-    case DType::Int8:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
-    case DType::Uint8:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-    case DType::Int16:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
-    case DType::Int32:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
-    case DType::Int64:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
-    case DType::Bool:
-      return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
-    case DType::Unknown:
-      break;
+  // ONNX Runtime numbers its element types as ONNX does.
+  return static_cast<ONNXTensorElementDataType>(dtype_onnx_type(d));
+}
+
+// The relative rounding error of a float type at worst (2^-mantissa bits): 0 for the types the
+// tolerance is made for (float32, float64).
+double rounding_error(DType t) {
+  switch (t) {
+    case DType::Float16: return 0x1p-10;
+    case DType::BFloat16: return 0x1p-7;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ: return 0x1p-3;
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: return 0x1p-2;
+    default: return 0;
   }
-  return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
 // The generated tensor in the element type the session wants: float32 <-> float16 converted
@@ -122,6 +95,11 @@ std::vector<Output> run_model(const fs::path& path, const std::vector<HostTensor
                   fmt::format("{}: input '{}' is not an input of the reference",
                               path.filename().string(), in_names.back()));
     }
+    if (!it->is_tensor() || it->dtype == DType::String) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{}: input '{}' is a {}, which the comparison does not feed",
+                              path.filename().string(), it->name, describe_value(*it)));
+    }
     auto type = session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetElementType();
     buffers.push_back(as_type(*it, type, path));
     values.push_back(Ort::Value::CreateTensor(mem, buffers.back().data(), buffers.back().size(),
@@ -146,64 +124,28 @@ std::vector<Output> run_model(const fs::path& path, const std::vector<HostTensor
   }
   std::vector<Output> outputs;
   for (size_t i = 0; i < results.size(); ++i) {
-    Output out;
-    out.name = out_names[i];
     if (!results[i].IsTensor()) {
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("{}: output '{}' is not a tensor, which the comparison cannot read",
-                              path.filename().string(), out.name));
+                              path.filename().string(), out_names[i]));
     }
     auto info = results[i].GetTensorTypeAndShapeInfo();
-    out.type = info.GetElementType();
-    out.shape = info.GetShape();
+    HostTensor t;
+    t.name = out_names[i];
+    t.dtype = dtype_from_onnx(info.GetElementType());
+    t.shape = info.GetShape();
     const size_t n = info.GetElementCount();
-    const void* data = results[i].GetTensorRawData();
-    if (out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
-      const float* f = static_cast<const float*>(data);
-      out.values.assign(f, f + n);
-    } else if (out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE) {
-      const double* d = static_cast<const double*>(data);
-      out.values.assign(d, d + n);
-    } else if (out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
-      const uint16_t* h = static_cast<const uint16_t*>(data);
-      out.values.resize(n);
-      for (size_t k = 0; k < n; ++k) out.values[k] = onnx_model::half_to_float(h[k]);
-    } else if (out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16) {
-      const uint16_t* h = static_cast<const uint16_t*>(data);
-      out.values.resize(n);
-      for (size_t k = 0; k < n; ++k) {
-        const uint32_t bits = static_cast<uint32_t>(h[k]) << 16;
-        float f;
-        std::memcpy(&f, &bits, 4);
-        out.values[k] = f;
-      }
-    } else if (out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("{}: output '{}' is a string tensor, which the comparison cannot "
-                              "read",
-                              path.filename().string(), out.name));
+    if (t.dtype == DType::String) {
+      for (size_t k = 0; k < n; ++k) t.strings.push_back(results[i].GetStringTensorElement(k));
+    } else if (t.dtype != DType::Unknown) {
+      const auto* data = static_cast<const std::byte*>(results[i].GetTensorRawData());
+      t.data.assign(data, data + n * dtype_size_bytes(t.dtype));
     } else {
-      size_t elem = 1;
-      switch (out.type) {
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
-          elem = 8;
-          break;
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
-          elem = 4;
-          break;
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
-        case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
-          elem = 2;
-          break;
-        default:
-          break;
-      }
-      out.elem_bytes = elem;
-      out.bytes.assign(static_cast<const char*>(data), n * elem);
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{}: output '{}' has an element type the comparison cannot read",
+                              path.filename().string(), t.name));
     }
-    outputs.push_back(std::move(out));
+    outputs.push_back(detail::from_host(t));
   }
   return outputs;
 }
@@ -213,7 +155,7 @@ std::vector<Output> run_model(const fs::path& path, const std::vector<HostTensor
 OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& tol) {
   OutputDiff d;
   d.name = ref.name;
-  d.dtype = type_name(cand.type);
+  d.dtype = dtype_name(cand.type);
   const double inf = std::numeric_limits<double>::infinity();
   auto without_ones = [](const std::vector<int64_t>& shape) {
     std::vector<int64_t> out;
@@ -233,6 +175,17 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
     d.rel_error = inf;
     d.cosine = 0;
     d.within = false;
+    return d;
+  }
+  if (ref.type == DType::String || cand.type == DType::String) {
+    if (ref.type != cand.type || ref.strings.size() != cand.strings.size()) {
+      d.mismatches = 1;
+    } else {
+      for (size_t i = 0; i < ref.strings.size(); ++i) {
+        d.mismatches += ref.strings[i] != cand.strings[i];
+      }
+    }
+    d.within = d.mismatches == 0;
     return d;
   }
   if (!is_float_type(ref.type)) {
@@ -270,19 +223,35 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
   } else {
     d.cosine = dot / (std::sqrt(norm_ref) * std::sqrt(norm_cand));
   }
-  d.within = d.rel_error <= tol.max_rel_error && d.cosine >= tol.min_cosine;
+  // An 8- or 16-bit float output cannot be closer than its own rounding: one unit in the last
+  // place of its largest element, relative to it, at worst.
+  const double precision = std::max(rounding_error(ref.type), rounding_error(cand.type));
+  d.within = d.rel_error <= std::max(tol.max_rel_error, precision) && d.cosine >= tol.min_cosine;
   return d;
 }
 
 // A host tensor (a runtime's output, or a saved .pb) as an Output.
 Output detail::from_host(const HostTensor& t) {
+  if (!t.is_tensor()) {
+    throw Error(ErrorKind::Internal, fmt::format("output '{}' is a {}, not a tensor", t.name,
+                                                 describe_value(t)));
+  }
   Output out;
   out.name = t.name;
-  out.type = to_ort(t.dtype);
+  out.type = t.dtype;
   out.shape = t.shape;
   const size_t n = static_cast<size_t>(t.element_count());
+  if (t.dtype == DType::String) {
+    if (t.strings.size() != n) {
+      throw Error(ErrorKind::Internal, fmt::format("output '{}' holds {} strings, its shape {}",
+                                                   t.name, t.strings.size(), n));
+    }
+    out.strings = t.strings;
+    return out;
+  }
   const std::byte* data = t.data.data();
-  if (t.data.size() < n * dtype_size_bytes(t.dtype)) {
+  const size_t size = dtype_size_bytes(t.dtype);
+  if (t.data.size() < n * size) {
     throw Error(ErrorKind::Internal, fmt::format("output '{}' holds fewer bytes than its shape",
                                                  t.name));
   }
@@ -299,20 +268,59 @@ Output detail::from_host(const HostTensor& t) {
       out.values.resize(n);
       std::memcpy(out.values.data(), data, n * 8);
       break;
-    case DType::Float16:
-      out.values.resize(n);
-      for (size_t k = 0; k < n; ++k) {
-        uint16_t h;
-        std::memcpy(&h, data + k * 2, 2);
-        out.values[k] = onnx_model::half_to_float(h);
-      }
-      break;
     default:
-      out.elem_bytes = dtype_size_bytes(t.dtype);
+      if (is_float_type(t.dtype)) {  // the 8- and 16-bit floats
+        out.values.resize(n);
+        for (size_t k = 0; k < n; ++k) out.values[k] = small_float_to_double(t.dtype, data + k * size);
+        break;
+      }
+      out.elem_bytes = size;
       out.bytes.assign(reinterpret_cast<const char*>(data), n * out.elem_bytes);
   }
   return out;
 }
+
+namespace {
+
+// "T" a tensor, "S3(T,T,T)" a sequence, "-" an empty optional (an optional with a value is its
+// value: runtimes hand that over as the value itself).
+std::string structure_of(const HostTensor& v) {
+  switch (v.kind) {
+    case ValueKind::Tensor:
+      return "T";
+    case ValueKind::Optional:
+      return v.elements.empty() ? "-" : structure_of(v.elements[0]);
+    case ValueKind::Sequence: {
+      std::string s = fmt::format("S{}(", v.elements.size());
+      for (const HostTensor& e : v.elements) s += structure_of(e);
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+std::string structure_text(const HostTensor& v) {
+  if (v.kind == ValueKind::Optional) {
+    return v.elements.empty() ? "an empty optional" : structure_text(v.elements[0]);
+  }
+  return v.kind == ValueKind::Sequence ? fmt::format("a sequence of {}", v.elements.size())
+                                       : "a tensor";
+}
+
+// The tensors of a value, named: a sequence's k-th "name[k]".
+void flatten(const HostTensor& v, const std::string& name, std::vector<Output>& out) {
+  if (v.is_tensor()) {
+    out.push_back(detail::from_host(v));
+    out.back().name = name;
+    return;
+  }
+  for (size_t k = 0; k < v.elements.size(); ++k) {
+    flatten(v.elements[k], v.kind == ValueKind::Sequence ? fmt::format("{}[{}]", name, k) : name,
+            out);
+  }
+}
+
+}  // namespace
 
 Comparison compare_outputs(const std::vector<HostTensor>& reference,
                            const std::vector<HostTensor>& candidate, const Tolerance& tolerance) {
@@ -321,13 +329,34 @@ Comparison compare_outputs(const std::vector<HostTensor>& reference,
                 fmt::format("{} outputs where PyTorch returned {}", candidate.size(),
                             reference.size()));
   }
+  // Sequences and optionals compare tensor by tensor once their structures agree.
   std::vector<Output> ref, cand;
-  for (const HostTensor& t : reference) ref.push_back(detail::from_host(t));
-  for (size_t i = 0; i < candidate.size(); ++i) {
-    cand.push_back(detail::from_host(candidate[i]));
-    cand.back().name = ref[i].name;
+  std::vector<OutputDiff> structure;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    if (structure_of(reference[i]) != structure_of(candidate[i])) {
+      OutputDiff d;
+      d.name = reference[i].name;
+      d.dtype = dtype_name(candidate[i].dtype);
+      d.max_abs_error = d.rel_error = std::numeric_limits<double>::infinity();
+      d.cosine = 0;
+      d.within = false;
+      d.shape_mismatch = true;
+      d.shape_note = fmt::format("output '{}' is {} where the reference is {}", d.name,
+                                 structure_text(candidate[i]), structure_text(reference[i]));
+      structure.push_back(std::move(d));
+      continue;
+    }
+    flatten(reference[i], reference[i].name, ref);
+    flatten(candidate[i], reference[i].name, cand);
   }
-  return compare_aligned(ref, cand, tolerance);
+  Comparison c = compare_aligned(ref, cand, tolerance);
+  for (OutputDiff& d : structure) {
+    c.within = false;
+    c.worst_rel_error = d.rel_error;
+    c.worst_cosine = 0;
+    c.outputs.push_back(std::move(d));
+  }
+  return c;
 }
 
 Comparison compare_models(const fs::path& reference, const fs::path& candidate,

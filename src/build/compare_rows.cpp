@@ -63,7 +63,8 @@ std::vector<RowGroup> row_groups(const std::vector<Output>& ref, const std::vect
   for (size_t k = 0; k < ref.size(); ++k) {
     const Output& r = ref[k];
     const Output& c = cand[k];
-    if (r.shape.empty() || r.shape[0] < 2 || r.shape != c.shape ||
+    if (r.shape.empty() || r.shape[0] < 2 || r.shape != c.shape || r.type == DType::String ||
+        c.type == DType::String ||
         is_float_type(r.type) != is_float_type(c.type) || r.elem_bytes != c.elem_bytes) {
       continue;
     }

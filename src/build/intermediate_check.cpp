@@ -18,6 +18,26 @@ namespace {
 enum class Signal { Empty, Zero, Constant, Varies };
 
 Signal signal_of(const HostTensor& t) {
+  // A sequence or optional: the signal of the tensors in it.
+  if (!t.is_tensor()) {
+    Signal s = Signal::Empty;
+    for (const HostTensor& e : t.elements) {
+      const Signal e_signal = signal_of(e);
+      if (e_signal == Signal::Varies) return e_signal;
+      if (s == Signal::Empty || e_signal == Signal::Constant) s = e_signal;
+    }
+    return s;
+  }
+  // One element is what a reduction, an index or a loss computes: comparing it checks that
+  // computation (issue 35), however constant it looks.
+  if (t.element_count() == 1) return Signal::Varies;
+  if (t.dtype == DType::String) {
+    if (t.strings.empty()) return Signal::Empty;
+    for (const std::string& v : t.strings) {
+      if (v != t.strings[0]) return Signal::Varies;
+    }
+    return t.strings[0].empty() ? Signal::Zero : Signal::Constant;
+  }
   const detail::Output o = detail::from_host(t);
   if (!o.values.empty()) {
     bool seen = false;
@@ -45,31 +65,7 @@ Signal signal_of(const HostTensor& t) {
   return zero ? Signal::Zero : Signal::Constant;
 }
 
-int onnx_elem_type(DType dtype) {
-  switch (dtype) {
-    case DType::Float32:
-      return onnx::TensorProto::FLOAT;
-    case DType::Float16:
-      return onnx::TensorProto::FLOAT16;
-    case DType::Float64:
-      return onnx::TensorProto::DOUBLE;
-    case DType::Int8:
-      return onnx::TensorProto::INT8;
-    case DType::Uint8:
-      return onnx::TensorProto::UINT8;
-    case DType::Int16:
-      return onnx::TensorProto::INT16;
-    case DType::Int32:
-      return onnx::TensorProto::INT32;
-    case DType::Int64:
-      return onnx::TensorProto::INT64;
-    case DType::Bool:
-      return onnx::TensorProto::BOOL;
-    case DType::Unknown:
-      break;
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
+int onnx_elem_type(DType dtype) { return dtype_onnx_type(dtype); }
 
 }  // namespace
 

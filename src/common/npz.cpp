@@ -141,8 +141,16 @@ class HeaderReader {
   size_t i_ = 0;
 };
 
-// '<f4' -> Float32; the bool says whether the bytes are big-endian.
-std::pair<DType, bool> dtype_of(const std::string& descr) {
+struct NpyType {
+  DType dtype = DType::Unknown;
+  bool big_endian = false;
+  size_t item = 0;   // bytes per element
+  char text = 0;     // 'U' (UTF-32 code points) or 'S' (bytes): fixed-width strings
+};
+
+// '<f4' -> Float32, '<U5' -> strings of up to 5 code points. NumPy has no bfloat16: '<V2' (what a
+// 2-byte extension type such as ml_dtypes' bfloat16 saves as) reads as its uint16 bits.
+NpyType dtype_of(const std::string& descr) {
   if (descr.size() < 2) bad(fmt::format("dtype '{}' is not one turnkey reads", descr));
   const char order = descr[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') {
@@ -152,17 +160,62 @@ std::pair<DType, bool> dtype_of(const std::string& descr) {
   static const std::pair<const char*, DType> kKinds[] = {
       {"f2", DType::Float16}, {"f4", DType::Float32}, {"f8", DType::Float64},
       {"i1", DType::Int8},    {"i2", DType::Int16},   {"i4", DType::Int32},
-      {"i8", DType::Int64},   {"u1", DType::Uint8},   {"b1", DType::Bool}};
+      {"i8", DType::Int64},   {"u1", DType::Uint8},   {"b1", DType::Bool},
+      {"u2", DType::Uint16},  {"u4", DType::Uint32},  {"u8", DType::Uint64},
+      {"V2", DType::Uint16}};
   for (const auto& [k, d] : kKinds) {
-    if (kind == k) return {d, order == '>'};
+    if (kind == k) return {d, order == '>', dtype_size_bytes(d), 0};
+  }
+  if ((kind[0] == 'U' || kind[0] == 'S') && kind.size() > 1 &&
+      kind.find_first_not_of("0123456789", 1) == std::string::npos && kind.size() < 10) {
+    const size_t width = std::stoul(kind.substr(1));
+    return {DType::String, order == '>', width * (kind[0] == 'U' ? 4 : 1), kind[0]};
   }
   static const std::pair<const char*, const char*> kNamed[] = {
-      {"u2", "uint16"},    {"u4", "uint32"},      {"u8", "uint64"}, {"f16", "float128"},
-      {"c8", "complex64"}, {"c16", "complex128"}, {"O", "object"}};
+      {"f16", "float128"}, {"c8", "complex64"}, {"c16", "complex128"}, {"O", "object"}};
   for (const auto& [k, name] : kNamed) {
     if (kind == k) bad(fmt::format("dtype {} is not one turnkey feeds to models", name));
   }
   bad(fmt::format("dtype '{}' is not one turnkey reads", descr));
+}
+
+// Fixed-width NumPy strings as UTF-8, without the NULs that pad them.
+std::vector<std::string> strings_of(std::string_view bytes, const NpyType& type, uint64_t count) {
+  std::vector<std::string> out;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string_view cell = bytes.substr(static_cast<size_t>(i) * type.item, type.item);
+    std::string s;
+    if (type.text == 'S') {
+      s.assign(cell.substr(0, cell.find('\0')));
+    } else {
+      for (size_t k = 0; k + 4 <= cell.size(); k += 4) {
+        uint32_t c = 0;
+        for (size_t j = 0; j < 4; ++j) {
+          const auto byte = static_cast<uint32_t>(static_cast<unsigned char>(cell[k + j]));
+          c |= byte << (8 * (type.big_endian ? 3 - j : j));
+        }
+        if (c == 0) break;
+        if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000)) bad("a string holds no Unicode scalar");
+        if (c < 0x80) {
+          s += static_cast<char>(c);
+        } else if (c < 0x800) {
+          s += static_cast<char>(0xc0 | (c >> 6));
+          s += static_cast<char>(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+          s += static_cast<char>(0xe0 | (c >> 12));
+          s += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+          s += static_cast<char>(0x80 | (c & 0x3f));
+        } else {
+          s += static_cast<char>(0xf0 | (c >> 18));
+          s += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+          s += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+          s += static_cast<char>(0x80 | (c & 0x3f));
+        }
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 // Element byte offsets of a Fortran-order array, visited in C order.
@@ -316,8 +369,9 @@ HostTensor parse_npy(std::string_view b, const std::string& name) {
   if (header_len > b.size() || data_at > b.size())
     bad(".npy header runs past the end (truncated?)");
   const NpyHeader h = HeaderReader(b.substr(8 + len_bytes, static_cast<size_t>(header_len))).read();
-  const auto [dtype, big_endian] = dtype_of(h.descr);
-  const size_t item = dtype_size_bytes(dtype);
+  const NpyType type = dtype_of(h.descr);
+  const DType dtype = type.dtype;
+  const size_t item = type.item;
   uint64_t count = 1;
   for (int64_t d : h.shape) {
     if (d != 0 && count > static_cast<uint64_t>(kMaxNpyBytes) / static_cast<uint64_t>(d)) {
@@ -335,9 +389,14 @@ HostTensor parse_npy(std::string_view b, const std::string& name) {
   t.name = name;
   t.dtype = dtype;
   t.shape = h.shape;
+  if (dtype == DType::String) {
+    t.strings = strings_of(b.substr(data_at), type, count);
+    if (h.fortran) bad("Fortran-order string arrays are not supported");
+    return t;
+  }
   t.data.resize(static_cast<size_t>(want));
   if (want) std::memcpy(t.data.data(), b.data() + data_at, static_cast<size_t>(want));
-  if (big_endian && item > 1) {
+  if (type.big_endian && item > 1) {
     for (size_t i = 0; i < t.data.size(); i += item) std::reverse(&t.data[i], &t.data[i] + item);
   }
   if (dtype == DType::Bool) {

@@ -1,15 +1,20 @@
-// The correctness judgement: a runtime's outputs against the PyTorch outputs saved at export,
-// with the verdict decided in one place (docs/measurement.md). Outputs that carry no signal
-// (empty, all zero, constant) prove nothing when they match: the verdict then rests on an
-// intermediate tensor the export captured, or is inconclusive.
+// The correctness judgement: a runtime's outputs against the PyTorch outputs saved at export or
+// the expected outputs of --input-data, with the verdict decided in one place
+// (docs/measurement.md). PyTorch outputs that carry no signal (empty, all zero, constant) prove
+// nothing when they match: the verdict then rests on an intermediate tensor the export captured,
+// or is inconclusive. A model that draws random numbers is inconclusive whatever its outputs; a
+// mismatch the runtime's own project lists as its deviation is named so, latency kept.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "benchmark.h"
+#include "runtime_deviations.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
+#include "turnkey/onnx/nondeterminism.h"
 
 namespace turnkey::engine_internal {
 
@@ -102,6 +107,19 @@ IntermediateCheck check_intermediates(Build& build, const BenchmarkSetup& setup,
   return check;
 }
 
+// The operators of the benchmarked ONNX model that draw random numbers ("" when none, or no ONNX
+// model), joined for the verdict line.
+std::string random_operators(const Build& build) {
+  if (!build.facts || build.onnx_path.empty()) return "";
+  try {
+    return fmt::format("{}", fmt::join(onnx_model::nondeterministic_operators(*build.facts,
+                                                                              build.inputs),
+                                       ", "));
+  } catch (const Error&) {
+    return "";  // the file was read before: a failure now changes no verdict
+  }
+}
+
 }  // namespace
 
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
@@ -150,12 +168,26 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   }
   const bool within = compare_error.empty() && c.within;
   const std::string ties = build::describe_ties(c);
-  // A match of outputs that carry no signal checked nothing (a mismatch still is one).
-  const std::string no_signal = within ? build::no_signal_reason(reference) : "";
+  // Random draws match no reference, and a match of them would be luck.
+  const std::string random_ops = random_operators(build);
+  // A mismatch the runtime's own project documents as its deviation from the reference.
+  const RuntimeDeviation* deviation =
+      within || !compare_error.empty() || !random_ops.empty()
+          ? nullptr
+          : find_deviation(setup.runtime_name,
+                           build.source_input.empty() ? build.onnx_path : build.source_input,
+                           build.facts ? build.facts->op_histogram
+                                       : std::map<std::string, int64_t>{});
+  // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
+  // expected outputs the user supplied are data, whatever their values.
+  const std::string no_signal =
+      within && !data && random_ops.empty() ? build::no_signal_reason(reference) : "";
   IntermediateCheck mid;
   if (!no_signal.empty()) mid = check_intermediates(build, setup, reference.size());
   const bool mid_within = mid.made && mid.comparison.within && !mid.comparison.inconclusive;
-  const char* verdict = !within ? "outside_tolerance"
+  const char* verdict = !random_ops.empty() ? "inconclusive"
+                        : deviation         ? "known_deviation"
+                        : !within           ? "outside_tolerance"
                         : !no_signal.empty()
                             ? (mid_within ? "within_tolerance_on_intermediates" : "inconclusive")
                         : c.inconclusive ? "inconclusive"
@@ -166,13 +198,21 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                       {"tolerance_max_rel_error", tol.max_rel_error},
                       {"tolerance_min_cosine", tol.min_cosine},
                       {"outputs", per_output},
-                      {"within", within && (no_signal.empty() || mid_within)},
+                      {"within", within && random_ops.empty() && (no_signal.empty() || mid_within)},
                       {"signal", no_signal.empty()},
                       {"compared", no_signal.empty() ? "outputs"
                                    : mid.made        ? "intermediate tensors"
                                                      : "nothing with signal"},
                       {"verdict", verdict}};
   if (!compare_error.empty()) correctness["error"] = compare_error;
+  if (!random_ops.empty()) correctness["nondeterministic_operators"] = random_ops;
+  if (deviation) {
+    correctness["known_deviation"] = {{"of", deviation->whose},
+                                      {"test", deviation->test},
+                                        {"operator", deviation->op},
+                                        {"reason", deviation->reason},
+                                        {"source", deviation->source}};
+  }
   if (!ties.empty()) correctness["ties"] = ties;
   if (!no_signal.empty()) {
     correctness["no_signal"] = no_signal;
@@ -184,8 +224,21 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   s.set("max_rel_error", c.worst_rel_error);
   s.set("min_cosine", c.worst_cosine);
 
-  if (!compare_error.empty()) return {compare_error, true};
   const std::string errors = errors_text(c, tol) + int_mismatches;
+  // Latency kept for both: the runtime ran the model as its project means it to.
+  if (!random_ops.empty()) {
+    return {fmt::format("inconclusive: nondeterministic operator {} (its outputs are random "
+                        "draws); {}",
+                        random_ops, compare_error.empty() ? errors : compare_error),
+            false};
+  }
+  if (!compare_error.empty()) return {compare_error, true};
+  if (deviation) {
+    return {fmt::format("outside tolerance, a known deviation of {} ({} of {}: \"{}\", in {}): {}",
+                        deviation->whose, deviation->op, deviation->test, deviation->reason,
+                        deviation->source, errors),
+            false};
+  }
   if (!no_signal.empty()) {
     // Latency kept either way: the runtime ran; only the check could not tell.
     if (mid_within) {

@@ -118,13 +118,9 @@ std::vector<HostTensor> matching_inputs(const std::vector<fs::path>& files,
   if (files.size() != facts.inputs.size()) return inputs;
   try {
     for (size_t i = 0; i < files.size(); ++i) {
-      HostTensor t = onnx_model::read_tensor_pb(files[i]);
       const auto& want = facts.inputs[i];
-      bool ok = t.dtype == want.dtype && (!want.has_shape || t.shape.size() == want.dims.size());
-      for (size_t d = 0; ok && want.has_shape && d < want.dims.size(); ++d) {
-        if (want.dims[d].known() && want.dims[d].value != t.shape[d]) ok = false;
-      }
-      if (!ok) return {};
+      HostTensor t = onnx_model::read_value_pb(files[i], want);
+      if (!onnx_model::value_fits(t, want)) return {};
       t.name = want.name;
       inputs.push_back(std::move(t));
     }
@@ -177,7 +173,8 @@ void show_fed_shapes(Build& build) {
   for (const HostTensor& t : build.inputs) {
     std::string dims = fmt::format("{}", fmt::join(t.shape, ", "));
     if (t.shape.size() == 1) dims += ",";
-    parts.push_back(fmt::format("'{}': ({})", t.name, dims));
+    parts.push_back(t.is_tensor() ? fmt::format("'{}': ({})", t.name, dims)
+                                  : fmt::format("'{}': {}", t.name, describe_value(t)));
   }
   for (Field& f : build.block.fields) {
     if (f.first == "Input Shape") f.second = fmt::format("{}", fmt::join(parts, ", "));

@@ -9,7 +9,7 @@
 namespace turnkey::onnx_model {
 
 bool has_batch_dim(const ValueInfo& input) {
-  if (!input.has_shape || input.dims.empty()) return false;
+  if (!input.is_tensor() || !input.has_shape || input.dims.empty()) return false;
   // A fixed vector (10,) is one sample of 10 features; a symbolic one is a batch of scalars.
   return input.dims.size() >= 2 || !input.dims.front().known();
 }

@@ -1,5 +1,5 @@
-// --input-data: a backend-test folder of TensorProto files or an .npz, checked against the
-// model's graph inputs (input_data.h).
+// --input-data: a backend-test folder of TensorProto, SequenceProto and OptionalProto files or an
+// .npz, checked against the model's graph inputs (input_data.h).
 #include "turnkey/onnx/input_data.h"
 
 #include <fmt/format.h>
@@ -13,6 +13,18 @@ namespace turnkey::onnx_model {
 
 namespace fs = std::filesystem;
 
+std::string ValueInfo::declared() const {
+  std::string wrap;
+  for (ValueKind k : layers) wrap += k == ValueKind::Sequence ? "sequence of " : "optional ";
+  std::string type = dtype == DType::Unknown ? onnx_type : std::string(dtype_name(dtype));
+  if (!has_shape) return wrap + type + " (any shape)";
+  std::vector<std::string> parts;
+  for (const Dim& d : dims) {
+    parts.push_back(d.known() ? std::to_string(d.value) : d.param.empty() ? "?" : d.param);
+  }
+  return fmt::format("{}{} [{}]", wrap, type, fmt::join(parts, ", "));
+}
+
 namespace {
 
 [[noreturn]] void bad(const std::string& reason) { throw Error(ErrorKind::InvalidInput, reason); }
@@ -21,37 +33,43 @@ std::string dims_text(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-// "float32 [batch, 3, 224, 224]": what the graph declares.
-std::string declared(const ValueInfo& v) {
-  std::string type = v.dtype == DType::Unknown ? v.onnx_type : std::string(dtype_name(v.dtype));
-  if (!v.has_shape) return type + " (any shape)";
-  std::vector<std::string> dims;
-  for (const Dim& d : v.dims) {
-    dims.push_back(d.known() ? std::to_string(d.value) : d.param.empty() ? "?" : d.param);
-  }
-  return fmt::format("{} [{}]", type, fmt::join(dims, ", "));
-}
-
 std::string given(const HostTensor& t) {
+  if (!t.is_tensor()) return describe_value(t);
   return fmt::format("{} {}", dtype_name(t.dtype), dims_text(t.shape));
 }
 
-// The tensor against the graph's declaration (and --input-shapes' whole shape for inputs).
-void check_tensor(const HostTensor& t, const ValueInfo& want, const InputShapes& shapes,
-                  const std::string& what) {
-  if (want.dtype == DType::Unknown) {
-    bad(fmt::format("{}: the model takes {}, which turnkey cannot feed", what, declared(want)));
-  }
-  bool ok = t.dtype == want.dtype && (!want.has_shape || t.shape.size() == want.dims.size());
+// One tensor against the declared element type and dims.
+bool tensor_fits(const HostTensor& t, const ValueInfo& want) {
+  bool ok = t.is_tensor() && t.dtype == want.dtype &&
+            (!want.has_shape || t.shape.size() == want.dims.size());
   for (size_t d = 0; ok && want.has_shape && d < want.dims.size(); ++d) {
     if (want.dims[d].known() && want.dims[d].value != t.shape[d]) ok = false;
   }
-  if (!ok) {
-    bad(fmt::format("{}: the model takes {}, the data holds {}", what, declared(want), given(t)));
+  return ok;
+}
+
+// The value against the graph's declaration, layer by layer, from `layer` in.
+bool fits_from(const HostTensor& v, const ValueInfo& want, size_t layer) {
+  if (layer == want.layers.size()) return tensor_fits(v, want);
+  if (v.kind != want.layers[layer]) return false;
+  if (v.kind == ValueKind::Sequence && v.dtype != want.dtype) return false;
+  for (const HostTensor& e : v.elements) {
+    if (!fits_from(e, want, layer + 1)) return false;
   }
-  if (auto it = shapes.find(want.name); it != shapes.end() && it->second != t.shape) {
+  return true;
+}
+
+void check_value(const HostTensor& v, const ValueInfo& want, const InputShapes& shapes,
+                 const std::string& what) {
+  if (want.dtype == DType::Unknown) {
+    bad(fmt::format("{}: the model takes {}, which turnkey cannot feed", what, want.declared()));
+  }
+  if (!value_fits(v, want)) {
+    bad(fmt::format("{}: the model takes {}, the data holds {}", what, want.declared(), given(v)));
+  }
+  if (auto it = shapes.find(want.name); it != shapes.end() && it->second != v.shape) {
     bad(fmt::format("{}: --input-shapes says {}, the data holds {}", what, dims_text(it->second),
-                    given(t)));
+                    given(v)));
   }
 }
 
@@ -61,11 +79,11 @@ std::string names_of(const std::vector<ValueInfo>& values) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-HostTensor read_pb(const fs::path& file) {
+HostTensor read_pb(const fs::path& file, const ValueInfo& want, const std::string& what) {
   try {
-    return read_tensor_pb(file);
+    return read_value_pb(file, want);
   } catch (const Error& e) {
-    bad(fmt::format("{}: {}", file.filename().string(), first_line(e.what())));
+    bad(fmt::format("{}: {}", what, first_line(e.what())));
   }
 }
 
@@ -108,8 +126,9 @@ std::vector<HostTensor> read_series(const fs::path& dir, const std::string& pref
   std::vector<HostTensor> tensors;
   for (size_t i = 0; i < want; ++i) {
     const std::string file = fmt::format("{}_{}.pb", prefix, i);
-    HostTensor t = read_pb(dir / file);
-    check_tensor(t, values[i], shapes, fmt::format("{} '{}' ({})", label, values[i].name, file));
+    const std::string what = fmt::format("{} '{}' ({})", label, values[i].name, file);
+    HostTensor t = read_pb(dir / file, values[i], what);
+    check_value(t, values[i], shapes, what);
     t.name = values[i].name;
     tensors.push_back(std::move(t));
   }
@@ -125,8 +144,92 @@ InputData read_folder(const fs::path& dir, const ModelFacts& facts, const InputS
   return data;
 }
 
+// ---- .npz: arrays named after the values (input_data.h) ---------------------------------------
+
+using Arrays = std::map<std::string, HostTensor>;
+
+// "x" -> whether an array names it: "x" itself, or "x[0]" for a sequence.
+bool names_value(const std::string& array, const std::string& value) {
+  return array == value ||
+         (array.size() > value.size() + 2 && array.compare(0, value.size(), value) == 0 &&
+          array[value.size()] == '[' && array.back() == ']');
+}
+
+// The tensors of a sequence: arrays name[0], name[1], ... in a row.
+HostTensor sequence_of(const Arrays& arrays, const std::string& name, DType dtype) {
+  HostTensor seq;
+  seq.name = name;
+  seq.kind = ValueKind::Sequence;
+  seq.dtype = dtype;
+  for (size_t i = 0;; ++i) {
+    auto it = arrays.find(fmt::format("{}[{}]", name, i));
+    if (it == arrays.end()) break;
+    seq.elements.push_back(it->second);
+  }
+  return seq;
+}
+
+// The value named `want.name` from the arrays; false when no array names it.
+bool value_of(const Arrays& arrays, const ValueInfo& want, HostTensor* out) {
+  bool any = false;
+  for (const auto& [name, t] : arrays) any = any || names_value(name, want.name);
+  const auto layer = [&](size_t i) { return i < want.layers.size() ? want.layers[i] : ValueKind::Tensor; };
+  HostTensor inner;
+  const ValueKind inside = layer(0) == ValueKind::Optional ? layer(1) : layer(0);
+  if (inside == ValueKind::Sequence) {
+    inner = sequence_of(arrays, want.name, want.dtype);
+    if (arrays.count(want.name)) {
+      bad(fmt::format("'{}' is a sequence: give its tensors as arrays '{}[0]', '{}[1]', ...",
+                      want.name, want.name, want.name));
+    }
+  } else if (auto it = arrays.find(want.name); it != arrays.end()) {
+    inner = it->second;
+  }
+  if (layer(0) == ValueKind::Optional) {
+    out->kind = ValueKind::Optional;
+    out->dtype = want.dtype;
+    if (any) out->elements.push_back(std::move(inner));
+    return true;  // no array: an empty optional
+  }
+  *out = std::move(inner);
+  return any;
+}
+
+// NumPy has no bfloat16: its bits come as uint16 (or as a 2-byte void type) for a bfloat16 value.
+void carry_bfloat16(HostTensor& t, const ValueInfo& want) {
+  if (want.dtype == DType::BFloat16 && t.dtype == DType::Uint16) t.dtype = DType::BFloat16;
+  for (HostTensor& e : t.elements) carry_bfloat16(e, want);
+}
+
+std::vector<HostTensor> npz_values(const Arrays& arrays, const std::vector<std::string>& order,
+                                   const std::vector<ValueInfo>& values, const InputShapes& shapes,
+                                   const char* label, bool optional) {
+  size_t there = 0;
+  for (const ValueInfo& v : values) {
+    for (const auto& [name, t] : arrays) there += names_value(name, v.name);
+  }
+  std::vector<HostTensor> out;
+  if (optional && there == 0) return out;
+  for (const ValueInfo& v : values) {
+    HostTensor value;
+    if (!value_of(arrays, v, &value)) {
+      if (optional) {
+        bad(fmt::format("holds expected outputs but none for output '{}' (give all or none)",
+                        v.name));
+      }
+      bad(fmt::format("no array '{}' for input '{}' (the archive holds {})", v.name, v.name,
+                      fmt::format("'{}'", fmt::join(order, "', '"))));
+    }
+    carry_bfloat16(value, v);
+    check_value(value, v, shapes, fmt::format("{} '{}'", label, v.name));
+    value.name = v.name;
+    out.push_back(std::move(value));
+  }
+  return out;
+}
+
 InputData read_npz_data(const fs::path& file, const ModelFacts& facts, const InputShapes& shapes) {
-  std::map<std::string, HostTensor> arrays;
+  Arrays arrays;
   std::vector<std::string> order;
   for (HostTensor& t : read_npz(file)) {
     order.push_back(t.name);
@@ -135,7 +238,7 @@ InputData read_npz_data(const fs::path& file, const ModelFacts& facts, const Inp
   for (const std::string& name : order) {
     bool known = false;
     for (const auto* values : {&facts.inputs, &facts.outputs}) {
-      for (const ValueInfo& v : *values) known = known || v.name == name;
+      for (const ValueInfo& v : *values) known = known || names_value(name, v.name);
     }
     if (!known) {
       bad(fmt::format("array '{}' names no input or output of the model (inputs: {}; outputs: {})",
@@ -143,33 +246,17 @@ InputData read_npz_data(const fs::path& file, const ModelFacts& facts, const Inp
     }
   }
   InputData data;
-  for (const ValueInfo& in : facts.inputs) {
-    auto it = arrays.find(in.name);
-    if (it == arrays.end()) {
-      bad(fmt::format("no array '{}' for input '{}' (the archive holds {})", in.name, in.name,
-                      fmt::format("'{}'", fmt::join(order, "', '"))));
-    }
-    check_tensor(it->second, in, shapes, fmt::format("input '{}'", in.name));
-    data.inputs.push_back(it->second);
-  }
-  size_t outputs_there = 0;
-  for (const ValueInfo& out : facts.outputs) outputs_there += arrays.count(out.name);
-  if (outputs_there > 0) {
-    for (const ValueInfo& out : facts.outputs) {
-      auto it = arrays.find(out.name);
-      if (it == arrays.end()) {
-        bad(fmt::format("holds expected outputs but none for output '{}' (give all or none)",
-                        out.name));
-      }
-      check_tensor(it->second, out, {}, fmt::format("expected output '{}'", out.name));
-      data.expected_outputs.push_back(it->second);
-    }
-  }
+  data.inputs = npz_values(arrays, order, facts.inputs, shapes, "input", false);
+  data.expected_outputs = npz_values(arrays, order, facts.outputs, {}, "expected output", true);
   data.description = fmt::format("arrays of {}", file.string());
   return data;
 }
 
 }  // namespace
+
+bool value_fits(const HostTensor& value, const ValueInfo& want) {
+  return fits_from(value, want, 0);
+}
 
 InputData read_input_data(const fs::path& path, const ModelFacts& facts,
                           const InputShapes& shapes) {

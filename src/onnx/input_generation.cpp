@@ -32,7 +32,9 @@ std::string model_dims_string(const ValueInfo& input) {
 
 // Bytes of a tensor of `shape`, or -1 when a dim is negative, -2 on overflow.
 int64_t tensor_bytes(const std::vector<int64_t>& shape, DType dtype) {
-  int64_t n = static_cast<int64_t>(dtype_size_bytes(dtype));
+  // A generated string is up to 2 digits in a std::string.
+  int64_t n = static_cast<int64_t>(dtype == DType::String ? sizeof(std::string)
+                                                           : dtype_size_bytes(dtype));
   for (int64_t d : shape) {
     if (d < 0) return -1;
     if (__builtin_mul_overflow(n, d, &n)) return -2;
@@ -104,81 +106,82 @@ void fill(std::byte* dst, int64_t n, SplitMix64& rng, T (*make)(uint64_t)) {
   }
 }
 
-template <typename T>
-void store_one(std::byte* dst, T one) {
-  std::memcpy(dst, &one, sizeof(T));
+// An 8-bit float in (-1, 1): random sign and mantissa, an exponent below the bias (so never
+// NaN or infinity); the FNUZ types' 0x80 (their NaN) becomes zero.
+uint8_t small_float8(uint64_t x, int mbits, int bias) {
+  const auto exponent = static_cast<uint8_t>(((x >> 8) & 0xff) % static_cast<uint64_t>(bias));
+  const auto b = static_cast<uint8_t>((x >> 63) << 7 | exponent << mbits |
+                                      (x & ((uint64_t{1} << mbits) - 1)));
+  return b == 0x80 ? 0 : b;
 }
 
 void fill_tensor(HostTensor& t, SplitMix64& rng) {
   const int64_t n = t.element_count();
   std::byte* p = t.data.data();
+  const auto small = [](uint64_t x) { return below_100(x); };
   switch (t.dtype) {
-    case DType::Float32:
-      fill<float>(p, n, rng, uniform_float);
-      break;
-    case DType::Float64:
-      fill<double>(p, n, rng, uniform_double);
-      break;
+    case DType::Float32: fill<float>(p, n, rng, uniform_float); break;
+    case DType::Float64: fill<double>(p, n, rng, uniform_double); break;
     case DType::Float16:
       fill<uint16_t>(p, n, rng, [](uint64_t x) { return float_to_half(uniform_float(x)); });
       break;
-    case DType::Int8:
-      fill<int8_t>(p, n, rng, [](uint64_t x) { return static_cast<int8_t>(below_100(x)); });
+    case DType::BFloat16:
+      fill<uint16_t>(p, n, rng, [](uint64_t x) {
+        return static_cast<uint16_t>(std::bit_cast<uint32_t>(uniform_float(x)) >> 16);
+      });
       break;
-    case DType::Uint8:
-      fill<uint8_t>(p, n, rng, [](uint64_t x) { return static_cast<uint8_t>(below_100(x)); });
+    case DType::Float8E4M3FN:
+      fill<uint8_t>(p, n, rng, [](uint64_t x) { return small_float8(x, 3, 7); });
       break;
-    case DType::Int16:
-      fill<int16_t>(p, n, rng, [](uint64_t x) { return static_cast<int16_t>(below_100(x)); });
+    case DType::Float8E4M3FNUZ:
+      fill<uint8_t>(p, n, rng, [](uint64_t x) { return small_float8(x, 3, 8); });
       break;
-    case DType::Int32:
-      fill<int32_t>(p, n, rng, [](uint64_t x) { return static_cast<int32_t>(below_100(x)); });
+    case DType::Float8E5M2:
+      fill<uint8_t>(p, n, rng, [](uint64_t x) { return small_float8(x, 2, 15); });
       break;
-    case DType::Int64:
-      fill<int64_t>(p, n, rng, [](uint64_t x) { return static_cast<int64_t>(below_100(x)); });
+    case DType::Float8E5M2FNUZ:
+      fill<uint8_t>(p, n, rng, [](uint64_t x) { return small_float8(x, 2, 16); });
       break;
     case DType::Bool:
       fill<uint8_t>(p, n, rng, [](uint64_t x) { return static_cast<uint8_t>(x >> 63); });
       break;
-    case DType::Unknown:
+    case DType::Int8:
+    case DType::Uint8:
+      fill<uint8_t>(p, n, rng, [](uint64_t x) { return static_cast<uint8_t>(below_100(x)); });
       break;
+    case DType::Int16:
+    case DType::Uint16:
+      fill<uint16_t>(p, n, rng, [](uint64_t x) { return static_cast<uint16_t>(below_100(x)); });
+      break;
+    case DType::Int32:
+    case DType::Uint32:
+      fill<uint32_t>(p, n, rng, [](uint64_t x) { return static_cast<uint32_t>(below_100(x)); });
+      break;
+    case DType::Int64:
+    case DType::Uint64: fill<uint64_t>(p, n, rng, small); break;
+    case DType::String:
+      for (int64_t i = 0; i < n; ++i) t.strings.push_back(std::to_string(below_100(rng.next())));
+      break;
+    case DType::Unknown: break;
   }
   // An all-zero input can hide bugs (and makes some models divide by zero): make one element 1.
-  if (n > 0 &&
+  if (n > 0 && !t.data.empty() &&
       std::all_of(t.data.begin(), t.data.end(), [](std::byte b) { return b == std::byte{0}; })) {
-    switch (t.dtype) {
-      case DType::Float32:
-        store_one(p, 1.0f);
-        break;
-      case DType::Float64:
-        store_one(p, 1.0);
-        break;
-      case DType::Float16:
-        store_one(p, float_to_half(1.0f));
-        break;
-      case DType::Int8:
-        store_one(p, int8_t{1});
-        break;
-      case DType::Uint8:
-        store_one(p, uint8_t{1});
-        break;
-      case DType::Int16:
-        store_one(p, int16_t{1});
-        break;
-      case DType::Int32:
-        store_one(p, int32_t{1});
-        break;
-      case DType::Int64:
-        store_one(p, int64_t{1});
-        break;
-      case DType::Bool:
-        store_one(p, uint8_t{1});
-        break;
-      case DType::Unknown:
-        break;
+    static constexpr std::pair<DType, uint64_t> kOnes[] = {
+        {DType::Float32, 0x3f800000},   {DType::Float64, 0x3ff0000000000000},
+        {DType::Float16, 0x3c00},       {DType::BFloat16, 0x3f80},
+        {DType::Float8E4M3FN, 0x38},    {DType::Float8E4M3FNUZ, 0x40},
+        {DType::Float8E5M2, 0x3c},      {DType::Float8E5M2FNUZ, 0x40}};
+    uint64_t one = 1;  // integers and bool
+    for (const auto& [dtype, bits] : kOnes) {
+      if (dtype == t.dtype) one = bits;
     }
+    std::memcpy(p, &one, dtype_size_bytes(t.dtype));  // little-endian: the low bytes
   }
 }
+
+// How many tensors a generated sequence holds.
+constexpr size_t kGeneratedSequenceLength = 2;
 
 }  // namespace
 
@@ -313,20 +316,38 @@ std::vector<HostTensor> generate_inputs(const ModelFacts& facts,
     const ValueInfo& input = facts.inputs[i];
     check_generatable(input);
     check_size(input, shapes[i]);
-    HostTensor t;
-    t.name = input.name;
-    t.dtype = input.dtype;
-    t.shape = shapes[i];
-    try {
-      t.data.resize(static_cast<size_t>(t.element_count()) * dtype_size_bytes(t.dtype));
-    } catch (const std::bad_alloc&) {
-      throw invalid(fmt::format("input '{}' of shape {}: out of memory", input.name,
-                                shape_to_string(t.shape)));
-    }
     // Keyed by name, so one input's data does not change when others are added or reordered.
     SplitMix64 rng(seed ^ fnv1a64(input.name));
-    fill_tensor(t, rng);
-    tensors.push_back(std::move(t));
+    const auto make_tensor = [&] {
+      HostTensor t;
+      t.name = input.name;
+      t.dtype = input.dtype;
+      t.shape = shapes[i];
+      try {
+        t.data.resize(static_cast<size_t>(t.element_count()) * dtype_size_bytes(t.dtype));
+      } catch (const std::bad_alloc&) {
+        throw invalid(fmt::format("input '{}' of shape {}: out of memory", input.name,
+                                  shape_to_string(t.shape)));
+      }
+      fill_tensor(t, rng);
+      return t;
+    };
+    // Layers from the inside out: a sequence of kGeneratedSequenceLength tensors, an optional
+    // that holds its value.
+    HostTensor value = make_tensor();
+    for (auto layer = input.layers.rbegin(); layer != input.layers.rend(); ++layer) {
+      HostTensor outer;
+      outer.name = input.name;
+      outer.kind = *layer;
+      outer.dtype = input.dtype;
+      outer.elements.push_back(std::move(value));
+      while (outer.kind == ValueKind::Sequence &&
+             outer.elements.size() < kGeneratedSequenceLength) {
+        outer.elements.push_back(make_tensor());
+      }
+      value = std::move(outer);
+    }
+    tensors.push_back(std::move(value));
   }
   return tensors;
 }

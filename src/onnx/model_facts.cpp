@@ -45,15 +45,14 @@ using namespace detail;
 
 namespace {
 
-ValueInfo value_info_of(const onnx::ValueInfoProto& v) {
-  ValueInfo info;
-  info.name = v.name();
-  const onnx::TypeProto& type = v.type();
+// The innermost tensor type of `type` into `info`, through the sequences and optionals around it
+// (each one a layer); other types leave dtype Unknown and name themselves in onnx_type.
+void read_type(const onnx::TypeProto& type, ValueInfo& info) {
   switch (type.value_case()) {
     case onnx::TypeProto::kTensorType: {
       const auto& tensor = type.tensor_type();
       info.dtype = dtype_of(tensor.elem_type());
-      info.onnx_type = onnx_type_name(tensor.elem_type());
+      if (info.layers.empty()) info.onnx_type = onnx_type_name(tensor.elem_type());
       info.has_shape = tensor.has_shape();
       for (const auto& d : tensor.shape().dim()) {
         Dim dim;
@@ -66,25 +65,39 @@ ValueInfo value_info_of(const onnx::ValueInfoProto& v) {
       }
       break;
     }
+    case onnx::TypeProto::kSequenceType:
+      if (info.layers.empty()) info.onnx_type = "SEQUENCE";
+      info.layers.push_back(ValueKind::Sequence);
+      read_type(type.sequence_type().elem_type(), info);
+      break;
+    case onnx::TypeProto::kOptionalType:
+      if (info.layers.empty()) info.onnx_type = "OPTIONAL";
+      info.layers.push_back(ValueKind::Optional);
+      read_type(type.optional_type().elem_type(), info);
+      break;
     case onnx::TypeProto::kSparseTensorType:
       info.onnx_type = "SPARSE_TENSOR";
-      break;
-    case onnx::TypeProto::kSequenceType:
-      info.onnx_type = "SEQUENCE";
+      info.dtype = DType::Unknown;
       break;
     case onnx::TypeProto::kMapType:
       info.onnx_type = "MAP";
-      break;
-    case onnx::TypeProto::kOptionalType:
-      info.onnx_type = "OPTIONAL";
+      info.dtype = DType::Unknown;
       break;
     case onnx::TypeProto::kOpaqueType:
       info.onnx_type = "OPAQUE";
+      info.dtype = DType::Unknown;
       break;
     default:
       info.onnx_type = "UNDEFINED";
+      info.dtype = DType::Unknown;
       break;
   }
+}
+
+ValueInfo value_info_of(const onnx::ValueInfoProto& v) {
+  ValueInfo info;
+  info.name = v.name();
+  read_type(v.type(), info);
   return info;
 }
 
@@ -319,99 +332,6 @@ std::set<std::string> external_data_files(const fs::path& path) {
   bool has_external_data = false;
   collect_facts(model, &facts, &has_external_data);
   return facts.external_files;
-}
-
-HostTensor read_tensor_pb(const fs::path& path) {
-  int64_t size_bytes = 0;
-  Fd fd = open_regular_file(path, &size_bytes);
-  onnx::TensorProto t;
-  Sha256 unused_hash;
-  try {
-    if (!parse_file(fd.get(), &t, &unused_hash)) {
-      throw invalid("not an ONNX TensorProto (protobuf parse failed)");
-    }
-  } catch (const std::bad_alloc&) {
-    throw invalid("not an ONNX TensorProto (protobuf parse ran out of memory)");
-  }
-  HostTensor out;
-  out.name = t.name();
-  out.dtype = dtype_of(t.data_type());
-  if (out.dtype == DType::Unknown) {
-    throw invalid(fmt::format("tensor '{}' has type {}, which turnkey cannot read", t.name(),
-                              onnx_type_name(t.data_type())));
-  }
-  if (is_external(t)) {
-    throw invalid(
-        fmt::format("tensor '{}' keeps its data externally, which .pb inputs "
-                    "do not support",
-                    t.name()));
-  }
-  const std::string what = fmt::format("tensor '{}'", t.name());
-  int64_t n = element_count_or_throw(what, t.dims());
-  int64_t stored = stored_elements(t);
-  if (stored != n) {
-    throw invalid(fmt::format(
-        "{}: dims {} need {} elements, its data holds {}", what, dims_to_string(t.dims()), n,
-        stored < 0 ? "a size that does not fit the type" : std::to_string(stored)));
-  }
-  out.shape.assign(t.dims().begin(), t.dims().end());
-  const size_t elem = dtype_size_bytes(out.dtype);
-  out.data.resize(static_cast<size_t>(n) * elem);
-  if (n == 0) return out;
-  std::byte* dst = out.data.data();
-  if (!t.raw_data().empty()) {
-    std::memcpy(dst, t.raw_data().data(), out.data.size());
-    return out;
-  }
-  // Typed fields: narrow types travel widened in int32_data (float16 as its bit pattern).
-  auto store = [&](int64_t i, auto value) { std::memcpy(dst + i * elem, &value, sizeof(value)); };
-  bool field_fits = true;
-  switch (out.dtype) {
-    case DType::Float32:
-      field_fits = t.float_data_size() == n;
-      if (field_fits) std::memcpy(dst, t.float_data().data(), out.data.size());
-      break;
-    case DType::Float64:
-      field_fits = t.double_data_size() == n;
-      if (field_fits) std::memcpy(dst, t.double_data().data(), out.data.size());
-      break;
-    case DType::Int64:
-      field_fits = t.int64_data_size() == n;
-      if (field_fits) std::memcpy(dst, t.int64_data().data(), out.data.size());
-      break;
-    case DType::Int32:
-      field_fits = t.int32_data_size() == n;
-      if (field_fits) std::memcpy(dst, t.int32_data().data(), out.data.size());
-      break;
-    case DType::Int16:
-    case DType::Float16:
-      field_fits = t.int32_data_size() == n;
-      for (int64_t i = 0; field_fits && i < n; ++i) {
-        store(i, static_cast<uint16_t>(t.int32_data(static_cast<int>(i))));
-      }
-      break;
-    case DType::Int8:
-    case DType::Uint8:
-      field_fits = t.int32_data_size() == n;
-      for (int64_t i = 0; field_fits && i < n; ++i) {
-        store(i, static_cast<uint8_t>(t.int32_data(static_cast<int>(i))));
-      }
-      break;
-    case DType::Bool:
-      field_fits = t.int32_data_size() == n;
-      for (int64_t i = 0; field_fits && i < n; ++i) {
-        store(i, static_cast<uint8_t>(t.int32_data(static_cast<int>(i)) != 0));
-      }
-      break;
-    case DType::Unknown:
-      field_fits = false;
-      break;
-  }
-  if (!field_fits) {
-    throw invalid(fmt::format("{}: data of type {} is not in the field ONNX stores it in", what,
-                              onnx_type_name(t.data_type())));
-  }
-  return out;
 }
 
 const char* libonnx_version() { return TURNKEY_LIBONNX_VERSION; }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <iterator>
 
 namespace turnkey::onnx_model::detail {
 
@@ -12,34 +13,17 @@ namespace fs = std::filesystem;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
-DType dtype_of(int onnx_type) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT:
-      return DType::Float32;
-    case onnx::TensorProto::FLOAT16:
-      return DType::Float16;
-    case onnx::TensorProto::DOUBLE:
-      return DType::Float64;
-    case onnx::TensorProto::INT8:
-      return DType::Int8;
-    case onnx::TensorProto::UINT8:
-      return DType::Uint8;
-    case onnx::TensorProto::INT16:
-      return DType::Int16;
-    case onnx::TensorProto::INT32:
-      return DType::Int32;
-    case onnx::TensorProto::INT64:
-      return DType::Int64;
-    case onnx::TensorProto::BOOL:
-      return DType::Bool;
-    default:
-      return DType::Unknown;
-  }
-}
+DType dtype_of(int onnx_type) { return dtype_from_onnx(onnx_type); }
 
 std::string onnx_type_name(int onnx_type) {
   if (onnx::TensorProto_DataType_IsValid(onnx_type)) {
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnx_type));
+  }
+  // Types newer than libonnx 1.12 (ONNX 1.14+), which ONNX Runtime runs.
+  static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                       "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  if (onnx_type >= 17 && onnx_type < 17 + static_cast<int>(std::size(kNewer))) {
+    return kNewer[onnx_type - 17];
   }
   return fmt::format("TYPE_{}", onnx_type);
 }
@@ -50,6 +34,10 @@ int64_t onnx_element_bytes(int onnx_type) {
     case onnx::TensorProto::BOOL:
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
+    case 17:  // the FLOAT8 types, unnamed in libonnx 1.12
+    case 18:
+    case 19:
+    case 20:
       return 1;
     case onnx::TensorProto::INT16:
     case onnx::TensorProto::UINT16:

@@ -108,7 +108,7 @@ TEST_F(CacheCli, SecondRunReusesExportAndOptionChangesRebuild) {
 
 TEST_F(CacheCli, LeanCacheKeepsLogsAndYamlOnlyAlsoOnFailure) {
   linear_relu(dir / "good.onnx");
-  string_input(dir / "bad.onnx");  // fails at load-onnx (no string inputs), after its build dir
+  complex_input(dir / "bad.onnx");  // fails at load-onnx (no complex inputs), after its build dir
   RunResult r = run_turnkey({(dir / "good.onnx").string(), (dir / "bad.onnx").string(),
                              "--lean-cache", "--iterations", "5"},
                             cache());

@@ -150,5 +150,97 @@ TEST(InputDataLive, ARuntimeOfLiveModelsRefusesInputDataInOneLine) {
       << r.err;
 }
 
+// Writes into `dir` (issue 35): image.onnx, a uint8 image model (image uint8 [1,3,8,8] ->
+// Cast(float) -> Conv(4x3x1x1) + bias -> logits [1,4,8,8]), and seq.onnx, a model with a
+// sequence input (seq: sequence of float [2,3] -> ConcatFromSequence(axis 0) -> out [6,3]); for
+// each, data the model has not seen (numpy, seeded) with the outputs numpy computes for it, as a
+// backend-test folder (<name>_pb/input_0.pb, output_0.pb: TensorProto, SequenceProto) and as an
+// .npz (<name>.npz: image/logits; seq[0], seq[1], seq[2]/out).
+void uint8_and_sequence_models(const fs::path& dir) {
+  const std::string code = R"(
+import os, sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+rng = np.random.default_rng(35)
+def save(name, graph, inputs, outputs):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, os.path.join(d, name + '.onnx'))
+    os.makedirs(os.path.join(d, name + '_pb'))
+    for kind, values in (('input', inputs), ('output', outputs)):
+        for n, v in enumerate(values):
+            open(os.path.join(d, name + '_pb', '%s_%d.pb' % (kind, n)), 'wb').write(
+                v.SerializeToString())
+w = rng.uniform(-1, 1, (4, 3, 1, 1)).astype(np.float32)
+b = rng.uniform(-1, 1, (4,)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node('Cast', ['image'], ['f'], to=TensorProto.FLOAT),
+     helper.make_node('Conv', ['f', 'w', 'b'], ['logits'])], 'image',
+    [helper.make_tensor_value_info('image', TensorProto.UINT8, [1, 3, 8, 8])],
+    [helper.make_tensor_value_info('logits', TensorProto.FLOAT, [1, 4, 8, 8])],
+    [numpy_helper.from_array(w, 'w'), numpy_helper.from_array(b, 'b')])
+image = rng.integers(0, 256, (1, 3, 8, 8), dtype=np.uint8)
+logits = (np.einsum('oc,nchw->nohw', w[:, :, 0, 0], image.astype(np.float32))
+          + b[None, :, None, None]).astype(np.float32)
+save('image', g, [numpy_helper.from_array(image, 'image')],
+     [numpy_helper.from_array(logits, 'logits')])
+np.savez(os.path.join(d, 'image.npz'), image=image, logits=logits)
+seq_type = helper.make_sequence_type_proto(
+    helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3]))
+g = helper.make_graph(
+    [helper.make_node('ConcatFromSequence', ['seq'], ['out'], axis=0)], 'seq',
+    [helper.make_value_info('seq', seq_type)],
+    [helper.make_tensor_value_info('out', TensorProto.FLOAT, [None, 3])])
+parts = [rng.uniform(-1, 1, (2, 3)).astype(np.float32) for _ in range(3)]
+seq = onnx.SequenceProto(name='seq', elem_type=onnx.SequenceProto.TENSOR)
+seq.tensor_values.extend([numpy_helper.from_array(p) for p in parts])
+out = np.concatenate(parts, axis=0)
+save('seq', g, [seq], [numpy_helper.from_array(out, 'out')])
+np.savez(os.path.join(d, 'seq.npz'), out=out, **{'seq[%d]' % i: p for i, p in enumerate(parts)})
+)";
+  RunResult r = run_command({"/usr/bin/python3", "-c", code, dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+}
+
+// Issue 35's acceptance: a uint8 image model and a model with a sequence input benchmark with
+// real data (a .pb folder and an .npz), compared with the outputs numpy computed for it.
+TEST(InputDataTypes, Uint8ImageAndSequenceInputBenchmarkWithRealData) {
+  TempDir dir{"tk-e2e-input-data-types"};
+  ASSERT_NO_FATAL_FAILURE(uint8_and_sequence_models(dir.path()));
+  for (const std::string name : {"image", "seq"}) {
+    for (const fs::path& data : {dir / (name + "_pb"), dir / (name + ".npz")}) {
+      SCOPED_TRACE(data.string());
+      RunResult r = run_turnkey({(dir / (name + ".onnx")).string(), "--input-data",
+                                 data.string(), "--iterations", "3"},
+                                dir / ("cache_" + data.filename().string()));
+      ASSERT_EQ(r.exit_code, 0) << r.all();
+      EXPECT_NE(r.out.find("Correctness:    within tolerance: "), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("(against --input-data's outputs)"), std::string::npos) << r.out;
+      if (name == "seq") {
+        EXPECT_NE(r.out.find("'seq': sequence of 3 float32 tensors"), std::string::npos) << r.out;
+      }
+    }
+  }
+  // Without data: generated input of the right type and range (uint8 in [0, 100); a sequence of
+  // 2 tensors), not checked.
+  for (const std::string name : {"image", "seq"}) {
+    RunResult r = run_turnkey({(dir / (name + ".onnx")).string(), "--iterations", "3"},
+                              dir / ("cache_generated_" + name));
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
+  }
+  // A sequence's file is never read as a tensor: a TensorProto where the graph declares a
+  // sequence is one line naming the input.
+  fs::copy_file(dir / "image_pb" / "input_0.pb", dir / "seq_pb" / "input_0.pb",
+                fs::copy_options::overwrite_existing);
+  RunResult r = run_turnkey({(dir / "seq.onnx").string(), "--input-data",
+                             (dir / "seq_pb").string(), "--iterations", "3"},
+                            dir / "cache_wrong");
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("input 'seq' (input_0.pb): "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("elements"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace turnkey::test

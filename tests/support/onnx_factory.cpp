@@ -225,11 +225,11 @@ void symbolic_dim(const fs::path& path) {
   save_checked(linear_relu_model(16, 4, DimSpec("batch"), "x", "y"), path);
 }
 
-void string_input(const fs::path& path) {
+void complex_input(const fs::path& path) {
   onnx::ModelProto model = new_model();
   onnx::GraphProto* g = model.mutable_graph();
-  add_input(g, "s", onnx::TensorProto::STRING, {1});
-  add_output(g, "t", onnx::TensorProto::STRING, {1});
+  add_input(g, "s", onnx::TensorProto::COMPLEX64, {1});
+  add_output(g, "t", onnx::TensorProto::COMPLEX64, {1});
   add_node(g, "Identity", {"s"}, {"t"});
   save_checked(model, path);
 }

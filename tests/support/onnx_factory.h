@@ -32,8 +32,8 @@ void int64_gather(const std::filesystem::path& path);
 // x ["batch",16] -> MatMul(W[16,4]) -> Add(B[4]) -> Relu -> y ["batch",4]. Parameters: 68.
 void symbolic_dim(const std::filesystem::path& path);
 
-// s [1] string -> Identity -> t [1] string: a valid model turnkey cannot make inputs for.
-void string_input(const std::filesystem::path& path);
+// s [1] complex64 -> Identity -> t [1] complex64: a valid model turnkey cannot make inputs for.
+void complex_input(const std::filesystem::path& path);
 
 // linear_relu(16, 4) with W and B stored as ONNX external data in "<file name>.weights" beside
 // the model (W at offset 0, B after it). Parameters: 68.

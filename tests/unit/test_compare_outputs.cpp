@@ -264,6 +264,76 @@ TEST(NoSignal, EmptyZeroConstantAndNonFiniteOutputsCarryNone) {
   EXPECT_EQ(no_signal_reason({ints}), "");
 }
 
+// A one-element output is what a reduction, an index or a loss computes: a comparison of it
+// checks that computation (issue 35). Strings and sequences carry signal as their contents do.
+TEST(NoSignal, OneElementStringsAndSequences) {
+  EXPECT_EQ(no_signal_reason({floats({0}, {1})}), "");
+  EXPECT_EQ(no_signal_reason({floats({0.5f}, {})}), "");
+  HostTensor s;
+  s.dtype = DType::String;
+  s.shape = {2};
+  s.strings = {"a", "a"};
+  EXPECT_EQ(no_signal_reason({s}), "every output is empty or constant");
+  s.strings[1] = "b";
+  EXPECT_EQ(no_signal_reason({s}), "");
+  HostTensor seq;
+  seq.kind = ValueKind::Sequence;
+  seq.elements = {floats({0, 0}, {2}), floats({0, 0}, {2})};
+  EXPECT_EQ(no_signal_reason({seq}), "every output is all zeros");
+  seq.elements[1] = floats({1, 2}, {2});
+  EXPECT_EQ(no_signal_reason({seq}), "");
+}
+
+// Strings compare exactly; sequences tensor by tensor once their lengths agree; an optional with
+// a value is that value; bfloat16 outputs are held to their own rounding (issue 35).
+TEST(CompareOutputs, StringsSequencesOptionalsAndBfloat16) {
+  HostTensor a;
+  a.name = "s";
+  a.dtype = DType::String;
+  a.shape = {2};
+  a.strings = {"x", "y"};
+  HostTensor b = a;
+  EXPECT_TRUE(compare_outputs({a}, {b}, {}).within);
+  b.strings[1] = "z";
+  Comparison c = compare_outputs({a}, {b}, {});
+  EXPECT_FALSE(c.within);
+  EXPECT_EQ(c.outputs[0].mismatches, 1);
+
+  HostTensor ref;
+  ref.name = "seq";
+  ref.kind = ValueKind::Sequence;
+  ref.dtype = DType::Float32;
+  ref.elements = {floats({1, 2}, {2}), floats({3}, {1})};
+  HostTensor cand = ref;
+  EXPECT_TRUE(compare_outputs({ref}, {cand}, {}).within);
+  cand.elements[1] = floats({3.5f}, {1});
+  c = compare_outputs({ref}, {cand}, {});
+  EXPECT_FALSE(c.within);
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_EQ(c.outputs[1].name, "seq[1]");
+  cand.elements.pop_back();
+  c = compare_outputs({ref}, {cand}, {});
+  EXPECT_FALSE(c.within);
+  EXPECT_EQ(c.outputs.back().shape_note,
+            "output 'seq' is a sequence of 1 where the reference is a sequence of 2");
+  HostTensor opt;
+  opt.name = "seq";
+  opt.kind = ValueKind::Optional;
+  opt.elements = {ref};
+  EXPECT_TRUE(compare_outputs({opt}, {ref}, {}).within);
+  opt.elements.clear();
+  EXPECT_FALSE(compare_outputs({opt}, {ref}, {}).within);
+
+  // 1.0 and 1.0078125 (one bfloat16 step) against a float32 reference of 1.0 and 1.004.
+  HostTensor bf;
+  bf.name = "y";
+  bf.dtype = DType::BFloat16;
+  bf.shape = {2};
+  bf.data = {std::byte{0x80}, std::byte{0x3f}, std::byte{0x81}, std::byte{0x3f}};
+  EXPECT_TRUE(compare_outputs({floats({1.0f, 1.004f}, {2})}, {bf}, {1e-3, 0.9999}).within);
+  EXPECT_FALSE(compare_outputs({floats({1.0f, 1.02f}, {2})}, {bf}, {1e-3, 0.9999}).within);
+}
+
 TEST(NoSignal, ACheckModelOutputsTheNamedIntermediateValuesAfterItsOwn) {
   test::TempDir dir;
   test::small_conv_net(dir / "net.onnx");

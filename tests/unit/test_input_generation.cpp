@@ -103,9 +103,9 @@ TEST(ResolveInputShapes, FixedShapesPassThroughInOrder) {
 }
 
 TEST(ResolveInputShapes, UngeneratableTypes) {
-  ModelFacts f = facts_with({input("s", DType::Unknown, {1}, "STRING")});
+  ModelFacts f = facts_with({input("s", DType::Unknown, {1}, "COMPLEX64")});
   expect_invalid([&] { resolve_input_shapes(f, {}); },
-                 "input 's' has type STRING, which turnkey cannot generate");
+                 "input 's' has type COMPLEX64, which turnkey cannot generate");
   ValueInfo seq;
   seq.name = "q";
   seq.onnx_type = "SEQUENCE";
@@ -282,6 +282,48 @@ TEST(GenerateInputs, RangesForEveryDtype) {
   EXPECT_LT(ones, 5500);
 }
 
+// The types beyond the first nine (issue 35): unsigned integers in [0, 100), bfloat16 and the
+// float8 types in (-1, 1) and never NaN, strings the decimal text of such integers; a sequence
+// holds 2 tensors of the input's shape, an optional its value.
+TEST(GenerateInputs, UnsignedBfloat16Float8StringsSequencesAndOptionals) {
+  ModelFacts f = facts_with({
+      input("u16", DType::Uint16, {1000}), input("u32", DType::Uint32, {1000}),
+      input("u64", DType::Uint64, {1000}), input("bf16", DType::BFloat16, {1000}),
+      input("s", DType::String, {1000}),   input("e4m3", DType::Float8E4M3FN, {1000}),
+      input("e5m2fnuz", DType::Float8E5M2FNUZ, {1000}), input("seq", DType::Float32, {2, 3}),
+      input("opt", DType::Int64, {4})});
+  f.inputs[7].layers = {ValueKind::Sequence};
+  f.inputs[8].layers = {ValueKind::Optional};
+  auto t = generate_inputs(f, resolve_input_shapes(f, {}));
+  ASSERT_EQ(t.size(), 9u);
+  for (uint16_t v : values_of<uint16_t>(t[0])) ASSERT_LT(v, 100);
+  for (uint32_t v : values_of<uint32_t>(t[1])) ASSERT_LT(v, 100u);
+  for (uint64_t v : values_of<uint64_t>(t[2])) ASSERT_LT(v, 100u);
+  for (const size_t k : {3, 5, 6}) {
+    SCOPED_TRACE(t[k].name);
+    const size_t size = dtype_size_bytes(t[k].dtype);
+    double lo = 1, hi = -1;
+    for (int64_t i = 0; i < t[k].element_count(); ++i) {
+      const double x = small_float_to_double(t[k].dtype, t[k].data.data() + i * size);
+      ASSERT_TRUE(x > -1 && x < 1) << x;
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    EXPECT_LT(lo, -0.5);
+    EXPECT_GT(hi, 0.5);
+  }
+  ASSERT_EQ(t[4].strings.size(), 1000u);
+  EXPECT_TRUE(t[4].data.empty());
+  for (const std::string& v : t[4].strings) ASSERT_LT(std::stoi(v), 100) << v;
+  EXPECT_EQ(t[7].kind, ValueKind::Sequence);
+  ASSERT_EQ(t[7].elements.size(), 2u);
+  EXPECT_EQ(t[7].elements[1].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_NE(t[7].elements[0].data, t[7].elements[1].data);
+  EXPECT_EQ(t[8].kind, ValueKind::Optional);
+  ASSERT_EQ(t[8].elements.size(), 1u);
+  EXPECT_EQ(t[8].elements[0].dtype, DType::Int64);
+}
+
 // A one-element integer input is 0 for about 1 seed in 100; the generator must never hand a model
 // an all-zero input.
 TEST(GenerateInputs, NeverAllZeros) {
@@ -302,9 +344,9 @@ TEST(GenerateInputs, Errors) {
   expect_invalid([&] { generate_inputs(f, {}); }, "0 input shapes given for a model with 1 inputs");
   expect_invalid([&] { generate_inputs(f, {{-2}}); }, "input 'x': negative dim");
   expect_invalid([&] { generate_inputs(f, {{int64_t{1} << 40}}); }, "needs more than the 4 GB");
-  ModelFacts s = facts_with({input("s", DType::Unknown, {1}, "STRING")});
+  ModelFacts s = facts_with({input("s", DType::Unknown, {1}, "COMPLEX64")});
   expect_invalid([&] { generate_inputs(s, {{1}}); },
-                 "input 's' has type STRING, which turnkey cannot generate");
+                 "input 's' has type COMPLEX64, which turnkey cannot generate");
   // Zero-sized dims from a model are legal: an empty tensor.
   auto empty = generate_inputs(f, {{0}});
   EXPECT_TRUE(empty[0].data.empty());

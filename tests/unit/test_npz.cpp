@@ -62,7 +62,10 @@ for k, a in arrays.items():
     a = np.asarray(a)
     open(d + "/" + k.replace(":", "_") + ".raw", "wb").write(
         np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))).tobytes())
-np.savez(d + "/u16.npz", x=np.arange(3, dtype=np.uint16))
+np.savez(d + "/c64.npz", x=np.arange(3, dtype=np.complex64))
+np.savez(d + "/more.npz", u16=np.arange(3, dtype=np.uint16), u32=np.arange(3, dtype=">u4"),
+         u64=np.array([1 << 63], dtype=np.uint64), text=np.array([["a", "Zoë"], ["", "¤€𝄞"]]),
+         raw=np.array([b"x", b"yz"]))
 np.savez(d + "/obj.npz", x=np.array([{"a": 1}], dtype=object))
 np.savez(d + "/structured.npz", x=np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
 np.save(d + "/plain.npy", np.arange(4, dtype=np.int64))
@@ -110,6 +113,28 @@ TEST_F(Npz, ReadsWhatNumpyWritesStoredAndDeflated) {
   }
 }
 
+// Unsigned integers of every width, and fixed-width strings (UTF-32 'U' as UTF-8, bytes 'S')
+// without their padding (issue 35).
+TEST_F(Npz, ReadsUnsignedIntegersAndStrings) {
+  std::map<std::string, HostTensor> got;
+  for (HostTensor& t : read_npz(dir_ / "more.npz")) got[t.name] = std::move(t);
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got["u16"].dtype, DType::Uint16);
+  EXPECT_EQ(got["u16"].data.size(), 6u);
+  EXPECT_EQ(got["u32"].dtype, DType::Uint32);
+  uint32_t u32[3];
+  std::memcpy(u32, got["u32"].data.data(), sizeof u32);  // big-endian in the file
+  EXPECT_EQ(u32[2], 2u);
+  uint64_t u64;
+  std::memcpy(&u64, got["u64"].data.data(), 8);
+  EXPECT_EQ(u64, uint64_t{1} << 63);
+  EXPECT_EQ(got["text"].dtype, DType::String);
+  EXPECT_EQ(got["text"].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(got["text"].strings,
+            (std::vector<std::string>{"a", "Zo\xc3\xab", "", "\xc2\xa4\xe2\x82\xac\xf0\x9d\x84\x9e"}));
+  EXPECT_EQ(got["raw"].strings, (std::vector<std::string>{"x", "yz"}));
+}
+
 TEST_F(Npz, RefusesWhatItCannotFeedInOneLine) {
   auto reason = [&](const std::string& file) {
     try {
@@ -120,7 +145,8 @@ TEST_F(Npz, RefusesWhatItCannotFeedInOneLine) {
     }
     return std::string("(read)");
   };
-  EXPECT_EQ(reason("u16.npz"), "member 'x.npy': dtype uint16 is not one turnkey feeds to models");
+  EXPECT_EQ(reason("c64.npz"),
+            "member 'x.npy': dtype complex64 is not one turnkey feeds to models");
   EXPECT_EQ(reason("obj.npz"), "member 'x.npy': dtype object is not one turnkey feeds to models");
   EXPECT_EQ(reason("structured.npz"),
             "member 'x.npy': structured dtypes are not supported (descr is a list)");

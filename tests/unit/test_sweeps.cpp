@@ -53,10 +53,10 @@ TEST(BatchShapes, FixedBatchIsNamedForACopyAndOtherSymbolicDimsBecomeOne) {
   using onnx_model::Dim;
   using onnx_model::ValueInfo;
   onnx_model::ModelFacts f;
-  ValueInfo tokens{"tokens", DType::Int64, "INT64", {Dim{-1, "batch"}, Dim{-1, "seq"}}, true};
-  ValueInfo features{"features", DType::Float32, "FLOAT", {Dim{10, ""}}, true};  // one sample
-  ValueInfo lengths{"lengths", DType::Int64, "INT64", {Dim{-1, "batch"}}, true};
-  ValueInfo scale{"scale", DType::Float32, "FLOAT", {}, true};
+  ValueInfo tokens{"tokens", DType::Int64, "INT64", {Dim{-1, "batch"}, Dim{-1, "seq"}}, true, {}};
+  ValueInfo features{"features", DType::Float32, "FLOAT", {Dim{10, ""}}, true, {}};  // one sample
+  ValueInfo lengths{"lengths", DType::Int64, "INT64", {Dim{-1, "batch"}}, true, {}};
+  ValueInfo scale{"scale", DType::Float32, "FLOAT", {}, true, {}};
   f.inputs = {tokens, features, lengths, scale};
   const onnx_model::BatchShapes s = onnx_model::batch_input_shapes(f, {}, 8);
   EXPECT_EQ(s.batched, (std::vector<std::string>{"tokens", "lengths"}));

@@ -16,11 +16,13 @@ namespace turnkey {
 // Largest array (and largest inflated member) read: 4 GiB, the largest input turnkey generates.
 inline constexpr int64_t kMaxNpyBytes = int64_t{4} << 30;
 
-// One .npy file's bytes as a tensor named `name`. Element types: the DType ones (float16/32/64,
-// int8/16/32/64, uint8, bool), either byte order; Fortran-order arrays are reordered to C order.
-// Throws Error(InvalidInput) with a one-line reason (no file name) for anything else: a bad magic,
-// a header that is not the dict numpy writes, an object or structured dtype, a type turnkey has no
-// DType for ("uint16"), or data shorter or longer than the shape says.
+// One .npy file's bytes as a tensor named `name`. Element types: float16/32/64, int8/16/32/64,
+// uint8/16/32/64, bool, fixed-width strings ('U' as UTF-8, 'S' as bytes, without their NUL
+// padding) and 2-byte void ('V2', read as uint16: what bfloat16 saves as), either byte order;
+// Fortran-order arrays are reordered to C order. Throws Error(InvalidInput) with a one-line reason
+// (no file name) for anything else: a bad magic, a header that is not the dict numpy writes, an
+// object or structured dtype, a type turnkey has no DType for ("complex64"), or data shorter or
+// longer than the shape says.
 HostTensor parse_npy(std::string_view bytes, const std::string& name);
 
 // Every .npy member of an .npz archive's bytes, in archive order, each named after its member

@@ -22,11 +22,20 @@ struct Dim {
 
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::Unknown;  // Unknown for types turnkey cannot generate (STRING, BFLOAT16...)
+  // The element type of the tensor, or of the tensors inside a sequence or optional; Unknown for
+  // types turnkey has no DType for (complex, int4) and for maps.
+  DType dtype = DType::Unknown;
   std::string onnx_type;  // ONNX element type name ("FLOAT", "STRING"), or "SEQUENCE", "MAP",
                           // "OPTIONAL", "SPARSE_TENSOR" for non-tensor values
   std::vector<Dim> dims;
   bool has_shape = false;  // false when the model gives no shape at all (rank unknown)
+  // What wraps the tensor, outermost first: {} a tensor, {Sequence}, {Optional},
+  // {Optional, Sequence}. dtype, dims and has_shape are the innermost tensor's. (Last, so that
+  // aggregate initialisers of a tensor's fields stay as they were.)
+  std::vector<ValueKind> layers;
+  bool is_tensor() const { return layers.empty(); }
+  // "float32 [1, 3, ?]", "sequence of float32 [N]", "optional sequence of int64 (any shape)".
+  std::string declared() const;
 };
 
 struct ModelFacts {
@@ -113,11 +122,13 @@ std::string input_shapes_text(const InputShapes& shapes);
 // Largest single generated input; beyond it a shape is almost surely a typo (or hostile).
 inline constexpr int64_t kMaxInputBytes = int64_t{4} << 30;
 
-// Deterministic inputs from `seed`: floats ~ U(-1, 1) (float16 as IEEE half), integers in
-// [0, 100) (valid token ids / indices for small vocabularies), bools from the RNG, never all
-// zeros. Each input's stream depends only on the seed and the input's name. Same seed and shapes
-// -> same bytes on every machine (own splitmix64, no <random> distributions). Throws
-// Error(InvalidInput) for types turnkey cannot generate or shapes that do not match the inputs.
+// Deterministic inputs from `seed`: floats ~ U(-1, 1) (float16, bfloat16 and float8 too),
+// integers (signed and unsigned) in [0, 100) (valid token ids / indices for small vocabularies),
+// strings the decimal text of such integers, bools from the RNG, never all zeros. A sequence input
+// holds 2 tensors of its shape, an optional one holds its value. Each input's stream depends only
+// on the seed and the input's name. Same seed and shapes -> same bytes on every machine (own
+// splitmix64, no <random> distributions). Throws Error(InvalidInput) for types turnkey cannot
+// generate (maps, complex) or shapes that do not match the inputs.
 std::vector<HostTensor> generate_inputs(const ModelFacts& facts,
                                         const std::vector<std::vector<int64_t>>& shapes,
                                         uint64_t seed = 0x7475726e6b6579ULL);

@@ -1,4 +1,5 @@
 #include "ort_runtime.h"
+#include "ort_values.h"
 
 #include <fmt/format.h>
 #include <onnxruntime_cxx_api.h>
@@ -19,37 +20,6 @@ Ort::Env& ort_env() {
   // One environment per process; ORT's own warnings would interleave with turnkey's output.
   static Ort::Env env(ORT_LOGGING_LEVEL_FATAL, "turnkey");
   return env;
-}
-
-ONNXTensorElementDataType to_ort(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-    case DType::Float16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
-    case DType::Float64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
-    case DType::Int8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
-    case DType::Uint8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-    case DType::Int16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
-    case DType::Int32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
-    case DType::Int64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
-    case DType::Bool: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
-    case DType::Unknown: break;
-  }
-  return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-}
-
-DType from_ort(ONNXTensorElementDataType t) {
-  switch (t) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return DType::Float32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return DType::Float16;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return DType::Float64;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return DType::Int8;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return DType::Uint8;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return DType::Int16;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return DType::Int32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return DType::Int64;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return DType::Bool;
-    default: return DType::Unknown;
-  }
 }
 
 GraphOptimizationLevel parse_opt_level(const std::string& level) {
@@ -77,18 +47,7 @@ int parse_int_arg(const std::string& key, const std::string& value, int min, int
 std::vector<HostTensor> host_outputs(std::vector<Ort::Value>& values,
                                      const std::vector<std::string>& names) {
   std::vector<HostTensor> out;
-  for (size_t i = 0; i < values.size(); ++i) {
-    HostTensor t;
-    t.name = names[i];
-    if (!values[i].IsTensor()) continue;
-    auto info = values[i].GetTensorTypeAndShapeInfo();
-    t.dtype = from_ort(info.GetElementType());
-    t.shape = info.GetShape();
-    size_t bytes = static_cast<size_t>(t.element_count()) * dtype_size_bytes(t.dtype);
-    t.data.resize(bytes);
-    if (bytes) std::memcpy(t.data.data(), values[i].GetTensorRawData(), bytes);
-    out.push_back(std::move(t));
-  }
+  for (size_t i = 0; i < values.size(); ++i) out.push_back(ort_values::from_ort(values[i], names[i]));
   return out;
 }
 
@@ -148,14 +107,15 @@ class OrtSession final : public Session {
         if (candidate.name == name) t = &candidate;
       }
       if (!t) throw Error(ErrorKind::Runtime, fmt::format("no prepared input named '{}'", name));
-      input_values_.push_back(Ort::Value::CreateTensor(mem, t->data.data(), t->data.size(),
-                                                       t->shape.data(), t->shape.size(),
-                                                       to_ort(t->dtype)));
+      // The C API cannot make a None: an empty optional is an input left out of the feed,
+      // which ONNX Runtime reads as None for an optional-typed input.
+      if (t->kind == ValueKind::Optional && t->elements.empty()) continue;
+      input_values_.push_back(ort_values::to_ort(*t, mem));
+      input_name_ptrs_.push_back(name.c_str());
     }
     for (size_t i = 0; i < session_.GetOutputCount(); ++i) {
       output_names_.push_back(session_.GetOutputNameAllocated(i, alloc).get());
     }
-    for (const auto& s : input_names_) input_name_ptrs_.push_back(s.c_str());
     for (const auto& s : output_names_) output_name_ptrs_.push_back(s.c_str());
   }
 

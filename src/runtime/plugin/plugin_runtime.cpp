@@ -44,7 +44,7 @@ int32_t to_abi(DType dtype) {
       return TURNKEY_DTYPE_INT64;
     case DType::Bool:
       return TURNKEY_DTYPE_BOOL;
-    case DType::Unknown:
+    default:  // the plugin ABI (turnkey_plugin.h) has no other element types
       break;
   }
   return 0;
@@ -159,6 +159,11 @@ class PluginRuntime final : public Runtime {
     }
     std::vector<turnkey_tensor> tensors;
     for (const HostTensor& t : inputs) {
+      if (!t.is_tensor() || to_abi(t.dtype) == 0) {
+        throw Error(ErrorKind::InvalidInput,
+                    fmt::format("{}: input '{}' is a {}, which the plugin interface does not carry",
+                                name(), t.name, describe_value(t)));
+      }
       tensors.push_back({t.name.c_str(), to_abi(t.dtype), static_cast<int32_t>(t.shape.size()),
                          t.shape.data(), t.data.data(), static_cast<uint64_t>(t.data.size())});
     }

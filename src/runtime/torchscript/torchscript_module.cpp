@@ -45,10 +45,15 @@ c10::ScalarType to_torch(DType d) {
       return torch::kInt64;
     case DType::Bool:
       return torch::kBool;
-    case DType::Unknown:
+    case DType::BFloat16:
+      return torch::kBFloat16;
+    default:  // LibTorch 1.13 has no uint16/32/64, strings or float8
       break;
   }
-  throw Error(ErrorKind::InvalidInput, "torchscript: an input has an unknown element type");
+  // dtype_name lives in tk_common, which this module does not link.
+  throw Error(ErrorKind::InvalidInput,
+              "torchscript: an input has an element type LibTorch 1.13 lacks (unsigned above 8 "
+              "bits, string, float8) or none");
 }
 
 DType from_torch(c10::ScalarType t) {
