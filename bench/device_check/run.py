@@ -139,7 +139,7 @@ class Check:
                         TRANSFORMERS_OFFLINE="1", TURNKEY_STATE_DIR=os.path.join(self.work, "state"),
                         PYTHONUNBUFFERED="1")
         if args.python:
-            self.env["TURNKEY_PACK_PYTHON"] = args.python
+            self.env["TURNKEY_PYTHON"] = args.python  # turnkey's and the bare loop's interpreter
 
     def left(self, wanted):
         """Seconds a step may take: its own limit within what the budget has left, or 0."""
@@ -266,9 +266,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pack", default=os.path.join(ROOT, ".gpu-pack"))
     parser.add_argument("--device", choices=("nvidia", "x86"), default="nvidia")
-    parser.add_argument("--python", default=os.environ.get("TURNKEY_PACK_PYTHON"),
-                        help="interpreter with torch (default: TURNKEY_PACK_PYTHON, else python3 "
-                        "on PATH)")
+    parser.add_argument("--python", default=os.environ.get("TURNKEY_PYTHON"),
+                        help="interpreter with torch (default: TURNKEY_PYTHON, else python3 on "
+                        "PATH)")
     parser.add_argument("--models", default="hello_world,resnet50,bert")
     parser.add_argument("--runtimes", default="torch-eager,torch-compiled")
     parser.add_argument("--iterations", type=int, default=200)

@@ -78,6 +78,7 @@ TEST_F(DeviceCheckPack, FitsIn64MiBWithTheWorkingTree) {
   EXPECT_GT(std::stod(m[1]), 10.0);  // ONNX Runtime alone is larger: the libraries are there
   EXPECT_TRUE(fs::exists(pack_ / "lib/libonnxruntime.so.1"));
   EXPECT_TRUE(fs::exists(pack_ / "lib-compat/libstdc++.so.6"));
+  EXPECT_TRUE(fs::exists(pack_ / "bin/turnkey"));
   EXPECT_FALSE(fs::exists(pack_ / "lib/libc.so.6"));
 }
 
