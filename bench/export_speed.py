@@ -1,8 +1,13 @@
 """In-process half of bench/export: turnkey's export function against a plain torch.onnx.export
 of the same live model, same inputs, same opset, in this one interpreter.
 
-    python3 bench/export_speed.py SCRIPT [--rounds N] [--opset N] [--no-grad] [-- SCRIPT ARGS]
-    python3 bench/export_speed.py SCRIPT --plain-once [--opset N]
+    python3 bench/export_speed.py SCRIPT [--rounds N] [--opset N] [--exporter E] [--no-grad]
+                                  [-- SCRIPT ARGS]
+    python3 bench/export_speed.py SCRIPT --plain-once [--opset N] [--exporter E]
+
+--exporter torchscript|dynamo (default torchscript): the same exporter on both sides (the plain
+side passes dynamo=True/False where torch.onnx.export has that parameter). --opset defaults to
+the exporter's default in turnkey: 17 for torchscript, 18 for dynamo.
 
 Runs SCRIPT with turnkey's discovery hook (as `turnkey SCRIPT` would), takes its largest
 top-level model, then alternates, N rounds each:
@@ -30,7 +35,7 @@ sys.path.insert(0, os.environ.get("TURNKEY_PYTHON_DIR") or os.path.join(_ROOT, "
 
 import torch  # noqa: E402
 
-from turnkeyml.discovery import export, inputs  # noqa: E402
+from turnkeyml.discovery import export, exporter_fixes, inputs  # noqa: E402
 from turnkeyml.discovery.hooks import Tracker  # noqa: E402
 
 
@@ -51,7 +56,7 @@ def discover(script, script_args):
     return max(top, key=lambda e: e.message["parameters"])
 
 
-def plain_export(entry, path, opset, grad=True):
+def plain_export(entry, path, opset, grad=True, exporter="torchscript"):
     """What a user writes: the model, its call's arguments (keywords as a trailing dict)."""
     args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
                                       lambda t: t.clone())
@@ -59,7 +64,8 @@ def plain_export(entry, path, opset, grad=True):
     entry.module.eval()
     with torch.set_grad_enabled(grad):
         torch.onnx.export(entry.module, feed, path, opset_version=opset,
-                          input_names=list(entry.input_names), do_constant_folding=True)
+                          input_names=list(entry.input_names),
+                          **exporter_fixes.export_arguments(exporter))
 
 
 def plain_no_grad(entry, path, opset):
@@ -80,21 +86,26 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("script")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--opset", type=int, default=None)
+    parser.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript")
     parser.add_argument("--no-grad", action="store_true")
     parser.add_argument("--plain-once", action="store_true")
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args()
+    if options.opset is None:
+        options.opset = 18 if options.exporter == "dynamo" else 17
     script = os.path.abspath(options.script)
     entry = discover(script, options.script_args)
     name = os.path.splitext(os.path.basename(script))[0]
     work = tempfile.mkdtemp()
     sides = {
-        "turnkey": lambda path: export.export(entry, path, options.opset, work, {}),
-        "plain": lambda path: plain_export(entry, path, options.opset),
+        "turnkey": lambda path: export.export(entry, path, options.opset, work, {},
+                                              [options.exporter]),
+        "plain": lambda path: plain_export(entry, path, options.opset,
+                                           exporter=options.exporter),
     }
     if options.no_grad:
-        sides["plain no_grad"] = lambda path: plain_no_grad(entry, path, options.opset)
+        sides["plain no_grad"] = lambda path: plain_no_grad(entry, path, options.opset)  # torchscript
     if options.plain_once:
         sides = {"plain": sides["plain"]}
         options.rounds = 1

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
@@ -83,11 +84,30 @@ std::pair<int, int> parse_attach_fds(const std::string& value) {
 
 namespace {
 
+// The installation an interpreter at PREFIX/bin/python runs from (a venv: its site-packages and
+// pyvenv.cfg; pyenv's versions/X), as named and with links resolved; none for one in / or /usr,
+// which every root shows anyway.
+std::vector<std::string> interpreter_prefixes(const std::string& python) {
+  std::vector<std::string> prefixes;
+  std::error_code ec;
+  for (fs::path exe : {fs::absolute(python, ec), fs::canonical(python, ec)}) {
+    if (exe.empty() || exe.parent_path().filename() != "bin") continue;
+    const fs::path prefix = exe.parent_path().parent_path();
+    if (prefix == "/" || prefix == "/usr" || prefix == "/usr/local") continue;
+    if (std::find(prefixes.begin(), prefixes.end(), prefix.string()) == prefixes.end()) {
+      prefixes.push_back(prefix.string());
+    }
+  }
+  return prefixes;
+}
+
 // TURNKEY_BIND_PATHS for the child: every host folder the Python side touches (the script's,
-// turnkeyml's, the caller's), then what our own caller was given.
+// turnkeyml's, the interpreter's own installation, the caller's), then what our own caller was
+// given. In a sandbox they are read-only.
 std::string bind_paths(const ScriptOptions& options) {
   std::vector<std::string> paths = {options.script.parent_path().string(),
                                     python_package_dir().string()};
+  for (const std::string& prefix : interpreter_prefixes(options.python)) paths.push_back(prefix);
   for (const fs::path& p : options.bind_paths) {
     // A folder the Python side will write into must exist before it starts: a wrapper binds
     // only what exists (the cache is otherwise made at the first build).
@@ -240,6 +260,7 @@ DiscoveryResult ScriptSession::discover() {
         result.python_version = str("python");
         result.torch_version = str("torch");
         result.onnx_version = str("onnx");
+        result.onnxscript_version = str("onnxscript");
         torch_version_ = result.torch_version;
         python_pid_ = e.value("pid", -1);
         // The sandbox has a process-id namespace of its own: the pid the Python side knows is
@@ -323,14 +344,15 @@ DiscoveryResult ScriptSession::discover() {
 }
 
 ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int opset,
-                                         const fs::path& io_dir, const std::string& exporter) {
+                                         const fs::path& io_dir,
+                                         const std::vector<std::string>& exporters) {
   if (closed_) throw Error(ErrorKind::Export, "the Python side has already exited");
   send({{"type", "export"},
         {"id", id},
         {"path", onnx_path.string()},
         {"opset", opset},
         {"io_dir", io_dir.string()},
-        {"exporter", exporter}});
+        {"exporters", exporters}});
   for (;;) {
     auto event = read_event();
     if (!event) throw Error(ErrorKind::Export, ended_during("export"));
@@ -353,6 +375,9 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
     r.log = str("log");
     r.opset = e.value("opset", opset);
     r.export_s = e.value("export_s", 0.0);
+    r.exporter = str("exporter");
+    r.exporter_version = str("exporter_version");
+    r.exporter_fallback = str("exporter_fallback");
     for (const char* key : {"inputs", "outputs"}) {
       if (!e.contains(key) || !e[key].is_array()) continue;
       for (const auto& p : e[key]) {

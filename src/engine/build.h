@@ -101,8 +101,16 @@ std::string python_stage_versions(const nlohmann::json& options);
 void write_build_stats(Build& build);
 
 // The tool's options with values that come from the environment made explicit (export-pytorch's
-// opset from TURNKEY_ONNX_OPSET or the default), so they take part in the cache key.
-nlohmann::json resolve_options(const std::string& tool, nlohmann::json options);
+// opset from TURNKEY_ONNX_OPSET or the default of the exporter tried first, which depends on the
+// build's torch), so they take part in the cache key.
+nlohmann::json resolve_options(const std::string& tool, nlohmann::json options,
+                               const Build& build);
+
+// export-pytorch's exporters in the order to try: --exporter auto gives torch.onnx.export's own
+// default for `torch_version` (dynamo from torch 2.9, pytorch PR #159646) and then the other one
+// where that torch has it (dynamo from 2.5); an explicit exporter is tried alone.
+std::vector<std::string> exporter_order(const std::string& requested,
+                                        const std::string& torch_version);
 
 // Versions a cacheable tool's output depends on (beyond turnkey's own), e.g. "torch 1.13.1".
 std::string tool_versions(const std::string& tool, const Build& build,

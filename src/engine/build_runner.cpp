@@ -192,7 +192,7 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
     const ToolSpec& spec = *find_tool(call->name);
     json given = call_options(*call);
     given.update(build.point_options.value(spec.name, json::object()));  // a sweep's point
-    const json options = resolve_options(spec.name, given);
+    const json options = resolve_options(spec.name, given, build);
     const std::string label = call_label(*call);
     const std::string versions = tool_versions(spec.name, build, options);
     const std::string key =

@@ -3,6 +3,7 @@
 // model's export, after every script has run.
 #include <fmt/format.h>
 
+#include "build.h"
 #include "tool_checks.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -28,7 +29,8 @@ void check_export_opset(const RunRequest& request) {
   }
   if (!exporter) return;
   const nlohmann::json& options = exporter->options;
-  if (options.value("exporter", std::string("torchscript")) != "torchscript") return;
+  const std::string requested = options.value("exporter", std::string("auto"));
+  if (requested == "dynamo") return;  // it writes any opset, by conversion from its base
   int opset = 0;
   std::string given;
   if (options.contains("opset") && options["opset"].is_number_integer()) {
@@ -51,6 +53,10 @@ void check_export_opset(const RunRequest& request) {
     python = &find_interpreter(request.global.python);
   } catch (const Error&) {
     return;  // no interpreter with torch: discovery says so, once per script
+  }
+  // auto: the TorchScript exporter's range matters only where it is tried first.
+  if (engine_internal::exporter_order(requested, python->torch_version).front() != "torchscript") {
+    return;
   }
   const int low = python->export_opset_min, high = python->export_opset_max;
   if (high == 0 || (opset >= low && opset <= high)) return;

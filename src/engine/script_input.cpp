@@ -43,6 +43,7 @@ void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult
   s.set("labels", labels);
   s.set("torch_version", disc.torch_version);
   s.set("onnx_python_version", disc.onnx_version);
+  if (!disc.onnxscript_version.empty()) s.set("onnxscript_version", disc.onnxscript_version);
   s.set("python_version", disc.python_version);
 }
 

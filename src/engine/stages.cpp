@@ -23,9 +23,19 @@ using nlohmann::json;
 
 namespace {
 
+// The TorchScript exporter's default here (libonnx 1.12's newest opset until newer ones are
+// known), and the dynamo exporter's base opset: it writes 18 and converts to any other.
 constexpr int kDefaultOpset = 17;
+constexpr int kDynamoBaseOpset = 18;
 
-int resolve_opset(const json& options) {
+// (major, minor) of a torch version string ("2.15.0+cu130" -> 2, 15); 0, 0 when unreadable.
+std::pair<int, int> torch_major_minor(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
+  return {major, minor};
+}
+
+int resolve_opset(const json& options, const std::string& first_exporter) {
   if (options.contains("opset") && options["opset"].is_number_integer()) {
     int opset = options["opset"].get<int>();
     if (opset < 7 || opset > 30) {
@@ -34,7 +44,8 @@ int resolve_opset(const json& options) {
     }
     return opset;
   }
-  return static_cast<int>(env_int("TURNKEY_ONNX_OPSET", 7, 30).value_or(kDefaultOpset));
+  const int fallback = first_exporter == "dynamo" ? kDynamoBaseOpset : kDefaultOpset;
+  return static_cast<int>(env_int("TURNKEY_ONNX_OPSET", 7, 30).value_or(fallback));
 }
 
 void record_facts(BuildStats& s, const onnx_model::ModelFacts& facts) {
@@ -191,11 +202,25 @@ std::string describe_onnx_inputs(const onnx_model::ModelFacts& facts) {
 
 // Values were checked against the tool table (tool_options.cpp) when the command was read; this
 // only resolves what depends on the environment and keeps default values out of cache keys.
-json resolve_options(const std::string& tool, json options) {
+std::vector<std::string> exporter_order(const std::string& requested,
+                                        const std::string& torch_version) {
+  if (requested != "auto") return {requested};
+  const std::pair<int, int> torch = torch_major_minor(torch_version);
+  const bool has_dynamo = torch >= std::pair{2, 5};
+  if (torch >= std::pair{2, 9}) return {"dynamo", "torchscript"};
+  if (has_dynamo) return {"torchscript", "dynamo"};
+  return {"torchscript"};
+}
+
+json resolve_options(const std::string& tool, json options, const Build& build) {
   if (tool == "export-pytorch") {
-    options["opset"] = resolve_opset(options);
-    // The tool table checked the value; the default leaves the cache key as it was.
-    if (options.value("exporter", "torchscript") == "torchscript") options.erase("exporter");
+    const std::string requested = options.value("exporter", "auto");
+    const std::vector<std::string> order =
+        exporter_order(requested, build.stats.text("torch_version", ""));
+    options["opset"] = resolve_opset(options, order.front());
+    // The tool table checked the value; the default leaves the cache key as it was (the torch
+    // version, in the key's versions, decides what auto does).
+    if (requested == "auto") options.erase("exporter");
   }
   return options;
 }
@@ -206,9 +231,17 @@ std::string tool_versions(const std::string& tool, const Build& build, const jso
     // The revision of python/turnkeyml/discovery/exporter_fixes.py: a new fix changes the ONNX
     // files exports write, so exports made before it are rebuilt.
     constexpr int kExporterFixesRevision = 1;
-    return fmt::format("torch {}, onnx {}, exporter fixes {}",
-                       build.stats.text("torch_version", "?"),
-                       build.stats.text("onnx_python_version", "?"), kExporterFixesRevision);
+    std::string versions = fmt::format("torch {}, onnx {}, exporter fixes {}",
+                                       build.stats.text("torch_version", "?"),
+                                       build.stats.text("onnx_python_version", "?"),
+                                       kExporterFixesRevision);
+    // The dynamo exporter's translation to ONNX is onnxscript's.
+    const std::vector<std::string> order = exporter_order(
+        options.value("exporter", "auto"), build.stats.text("torch_version", ""));
+    if (std::find(order.begin(), order.end(), "dynamo") != order.end()) {
+      versions += ", onnxscript " + build.stats.text("onnxscript_version", "none");
+    }
+    return versions;
   }
   const Runtime* ort = find_runtime("ort");
   std::string ort_version = ort ? ort->version() : "?";
@@ -239,20 +272,21 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!build.session || !build.model) {
     throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
   }
-  const int opset = resolve_opset(options);
+  const std::vector<std::string> exporters =
+      exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
+  const int opset = resolve_opset(options, exporters.front());
   const fs::path onnx_dir = build.dir->path() / "onnx";
   const fs::path io_dir = build.dir->path() / "io";
   fs::create_directories(onnx_dir);
   fs::create_directories(io_dir);
   const fs::path target =
       onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
-  const std::string exporter = options.value("exporter", "torchscript");
   // Sandboxed, the Python side writes to its staging folder and the files are taken from there.
   Outbox outbox = build.session->outbox();
   ExportResult r;
   try {
     r = build.session->export_model(build.model->id, outbox.file(target), opset,
-                                    outbox.folder(io_dir), exporter);
+                                    outbox.folder(io_dir), exporters);
   } catch (const Error& e) {
     // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
     if (const int signal = build.session->end_signal(); signal > 0) {
@@ -260,7 +294,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     }
     throw;
   }
-  log += fmt::format("opset {}, exporter {}\n", opset, exporter);
+  log += fmt::format("opset {}, exporters to try: {}\n", opset, fmt::join(exporters, ", "));
   if (!r.log.empty()) log += r.log + "\n";
   if (!r.ok) {
     if (!r.traceback.empty()) log += r.traceback + "\n";
@@ -295,8 +329,18 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
                        fmt::join(r.exporter_fixes, ", "));
   }
   build.stats.set("export_s", r.export_s);
-  build.stats.set("opset", opset);
+  const std::string exporter = r.exporter.empty() ? exporters.front() : r.exporter;
+  log += fmt::format("exported by the {} exporter ({}), opset {}\n", exporter,
+                     r.exporter_version.empty() ? "?" : r.exporter_version, r.opset);
+  if (!r.exporter_fallback.empty()) log += "fallback: " + r.exporter_fallback + "\n";
+  build.stats.set("opset", r.opset > 0 ? r.opset : opset);
   build.stats.set("exporter", exporter);
+  build.stats.set("exporter_version", r.exporter_version);
+  build.stats.set("exporter_fallback", r.exporter_fallback);
+  // The block says what made the ONNX file, and why not the exporter tried first.
+  std::string made_by = fmt::format("{} ({}), opset {}", exporter, r.exporter_version, r.opset);
+  if (!r.exporter_fallback.empty()) made_by += "; after: " + r.exporter_fallback;
+  build.block.sig_fields.push_back({"Exporter", made_by});
   build.stats.set("exporter_fixes", r.exporter_fixes);
 }
 

@@ -274,7 +274,7 @@ std::vector<std::string> device_names() {
   return names;
 }
 
-std::vector<std::string> exporters() { return {"torchscript", "dynamo"}; }
+std::vector<std::string> exporters() { return {"auto", "torchscript", "dynamo"}; }
 
 std::vector<std::string> ort_levels() {
   std::vector<std::string> names;

@@ -93,14 +93,16 @@ const std::vector<ToolSpec>& tool_specs() {
        {{"--opset",
          "opset",
          T::Int,
-         "ONNX opset (default 17, or TURNKEY_ONNX_OPSET; torch 1.13 supports 7-17)",
+         "ONNX opset (default TURNKEY_ONNX_OPSET, else 17 for the TorchScript exporter and 18, "
+         "its base, for the dynamo exporter; torch 1.13 supports 7-17)",
          nullptr,
          {.low = 7, .high = 30}},
         {"--exporter",
          "exporter",
          T::String,
-         "torch.onnx.export's exporter: torchscript (default; dynamo=False where torch has that "
-         "parameter) or dynamo (torch >= 2.5 with onnxscript)",
+         "torch.onnx.export's exporter: auto (default: torch's own default, dynamo from torch "
+         "2.9, else torchscript; the other when it fails, with the reason recorded), torchscript "
+         "(dynamo=False) or dynamo (torch >= 2.5 with onnxscript)",
          nullptr,
          {.choices = exporters}}},
        A::PyTorchModel,

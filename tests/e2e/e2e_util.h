@@ -23,7 +23,7 @@
 namespace turnkey::test {
 
 // The interpreter matrix (tests/e2e/CMakeLists.txt, docs/torch_versions.md): the torch-2 variant
-// of a test program runs with TURNKEY_PYTHON set to .deps/torch2/bin/python3 and
+// of a test program runs with TURNKEY_PYTHON set to .deps/pypi/bin/python3 and
 // TURNKEY_TEST_TORCH2=1, the other with the default interpreter (Debian 12's torch 1.13).
 inline bool torch2_run() {
   const char* v = std::getenv("TURNKEY_TEST_TORCH2");
@@ -38,7 +38,7 @@ class Torch2Interpreter : public ::testing::Environment {
     const char* python = std::getenv("TURNKEY_PYTHON");
     if (!python || access(python, X_OK) != 0) {
       GTEST_SKIP() << "torch 2 interpreter " << (python ? python : "(TURNKEY_PYTHON unset)")
-                   << " is absent: run scripts/setup-torch2 (scripts/test does)";
+                   << " is absent: run scripts/setup-pypi (scripts/test does)";
     }
   }
 };

@@ -1,7 +1,8 @@
-// The torch-2 interpreter (scripts/setup-torch2, docs/torch_versions.md): what only a second
-// PyTorch can show. Hashes equal under both interpreters, torch-compiled for real, the exporter
-// choice, a cache outside every default bind of the sandbox, and a torchvision smoke under 2.6.
-// Every test skips, saying why, when .deps/torch2 is absent (e2e_util.h).
+// The PyPI interpreter (scripts/setup-pypi, docs/torch_versions.md): what only a second PyTorch
+// can show. Hashes equal under both interpreters, torch-compiled for real, the exporter choice
+// and its fallback, scripts that compile or export themselves, the sandbox with a venv under
+// /tmp, and a torchvision smoke under torch 2.15. Every test skips, saying why, when .deps/pypi
+// is absent (e2e_util.h).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -133,32 +134,47 @@ TEST_F(Torch2, HelloWorldRunsOnEachRuntimeAndTheTorchRuntimesNameTorch2) {
   }
 }
 
-// --sandbox with the torch 2 wrapper: its bwrap nests inside the sandbox's, which still decides
-// what is writable (docs/sandbox.md).
-TEST_F(Torch2, TheSandboxNestsTheTorch2Wrapper) {
+// --sandbox with an interpreter that lives under /tmp (a venv, as a clone under /tmp has): the
+// sandbox hides /tmp, so it must show the interpreter's own installation (read-only) for the
+// script to import what is installed there (docs/sandbox.md).
+TEST_F(Torch2, TheSandboxShowsAVenvUnderTmpReadOnly) {
+  const fs::path venv = dir.path() / "venv";
+  // A venv of Debian's interpreter that sees its torch, with a module of its own.
+  RunResult made = run_command({kDefaultPython, "-m", "venv", "--without-pip",
+                                "--system-site-packages", venv.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.all();
+  RunResult site = run_command({(venv / "bin/python3").string(), "-c",
+                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+  ASSERT_EQ(site.exit_code, 0) << site.all();
+  const fs::path purelib = site.out.substr(0, site.out.find('\n'));
+  std::ofstream(purelib / "tk_venv_marker.py") << "WHERE = 'venv'\n";
   const fs::path home = dir.path() / "home";
   fs::create_directories(home);
-  const fs::path script = dir.path() / "nested.py";
-  std::ofstream(script) << "import os, torch\nprint('torch', torch.__version__)\n"
-                           "for p in [os.path.expanduser('~/w'), '/var/tmp/tk_nested_' + str(os.getpid())]:\n"
-                           "    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n"
-                           "    except OSError as e:\n        print('DENIED', p)\n"
+  const fs::path script = dir.path() / "venv_user.py";
+  std::ofstream(script) << "import os, torch, tk_venv_marker\nprint('MARKER', tk_venv_marker.WHERE)\n"
+                           "try:\n    open(os.path.join(os.path.dirname(tk_venv_marker.__file__), 'w'), 'w')\n"
+                           "    print('WROTE')\nexcept OSError:\n    print('DENIED')\n"
                            "torch.nn.Linear(3, 3)(torch.ones(1, 3))\n";
-  RunResult r = run_turnkey({script.string(), "--sandbox", "--python", torch2_python(),
+  RunResult r = run_turnkey({script.string(), "--sandbox", "--python", (venv / "bin/python3").string(),
                              "--iterations", "5"},
                             cache(), {{"HOME", home.string()}});
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(torch 2\.\d+)"))) << r.out;
-  EXPECT_EQ(r.out.find("WROTE"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(home / "w"));
+  EXPECT_NE(r.out.find("MARKER venv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DENIED"), std::string::npos) << r.out;  // read-only inside
   EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
-  // torch.compile's outputs, too, come through the staging folder the inner root sees.
-  RunResult compiled = run_turnkey({script.string(), "--sandbox", "--python", torch2_python(),
-                                    "--runtime", "torch-compiled", "--iterations", "5"},
-                                   cache(), {{"HOME", home.string()}});
-  ASSERT_EQ(compiled.exit_code, 0) << compiled.all();
-  EXPECT_NE(compiled.out.find("Successfully benchmarked"), std::string::npos) << compiled.out;
   EXPECT_FALSE(fs::exists(cache() / ".staging"));
+}
+
+// The PyPI interpreter itself under --sandbox, on the torch runtimes too.
+TEST_F(Torch2, ThePypiInterpreterRunsUnderTheSandbox) {
+  const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
+  for (const std::string runtime : {"ort", "torch-compiled"}) {
+    RunResult r = run_turnkey({script.string(), "--sandbox", "--python", torch2_python(),
+                               "--runtime", runtime, "--iterations", "5"},
+                              cache());
+    ASSERT_EQ(r.exit_code, 0) << runtime << "\n" << r.all();
+    EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {
@@ -172,23 +188,67 @@ TEST_F(Torch2, TheInductorCompilesHelloWorldAndItsOutputsMatchEager) {
   EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
 }
 
-TEST_F(Torch2, TheExporterIsChosenAndDynamoIsRefusedInOneLineWithoutOnnxscript) {
+// --exporter auto does what torch.onnx.export does by default in torch 2.15 (dynamo), records
+// the exporter, its version and the opset written; torchscript and dynamo can be named.
+TEST_F(Torch2, TheExporterIsChosenRecordedAndPartOfTheKey) {
   const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
-  RunResult r =
-      run_turnkey({script.string(), "--exporter", "dynamo", "--iterations", "5"}, cache());
-  EXPECT_EQ(r.exit_code, 1) << r.all();
-  EXPECT_NE(r.out.find("--exporter dynamo needs the onnxscript package"), std::string::npos)
-      << r.all();
   RunResult bad = run_turnkey({script.string(), "--exporter", "fx", "--iterations", "5"},
                               dir.path() / "cache2");
   EXPECT_EQ(bad.exit_code, 2) << bad.all();  // refused when the command line is read
-  EXPECT_NE(bad.all().find("--exporter 'fx': not one of torchscript, dynamo"), std::string::npos)
+  EXPECT_NE(bad.all().find("--exporter 'fx': not one of auto, torchscript, dynamo"),
+            std::string::npos)
       << bad.all();
-  // The default says dynamo=False explicitly; the log names the exporter and the fixes.
-  RunResult ok = run_turnkey({script.string(), "--iterations", "5"}, dir.path() / "cache3");
+  RunResult ok = run_turnkey({script.string(), "--iterations", "5"}, cache());
   ASSERT_EQ(ok.exit_code, 0) << ok.all();
-  json s = stats_of(dir.path() / "cache3", "hello_world");
-  EXPECT_EQ(s["exporter"], "torchscript");
+  json s = stats_of(cache(), "hello_world");
+  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+  EXPECT_EQ(s["opset"], 18) << s.dump();
+  EXPECT_EQ(s["onnx_opset"], 18) << s.dump();
+  EXPECT_TRUE(std::regex_search(s["exporter_version"].get<std::string>(),
+                                std::regex(R"(^torch 2\.\d+\.\d+, onnxscript \d)")))
+      << s.dump();
+  EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  // The TorchScript exporter by name: another export (its key differs), recorded as such.
+  RunResult ts = run_turnkey({script.string(), "--exporter", "torchscript", "--iterations", "5"},
+                             cache());
+  ASSERT_EQ(ts.exit_code, 0) << ts.all();
+  EXPECT_EQ(ts.out.find("reused from cache"), std::string::npos) << ts.out;
+  s = stats_of(cache(), "hello_world");
+  EXPECT_EQ(s["exporter"], "torchscript") << s.dump();
+  EXPECT_EQ(s["opset"], 17) << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
+// A forward the dynamo exporter cannot trace: auto falls back to the TorchScript exporter and
+// says why, in the stats and the export log; naming dynamo fails that build in one line.
+TEST_F(Torch2, AutoFallsBackToTorchscriptAndSaysWhy) {
+  const fs::path script = kSource / "tests/data/torch2/data_dependent.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of(cache(), "data_dependent");
+  EXPECT_EQ(s["exporter"], "torchscript") << s.dump();
+  EXPECT_NE(s.value("exporter_fallback", "").find("dynamo exporter failed: "), std::string::npos)
+      << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  RunResult dynamo = run_turnkey({script.string(), "--exporter", "dynamo", "--iterations", "5"},
+                                 dir.path() / "cache2");
+  EXPECT_EQ(dynamo.exit_code, 1) << dynamo.all();
+  EXPECT_EQ(dynamo.all().find("Traceback"), std::string::npos) << dynamo.all();
+}
+
+// A script that compiles and exports its model itself: one model, hashed as the plain module
+// (the same hash as a script that only calls it), never the tracers' fake calls.
+TEST_F(Torch2, ScriptsThatCompileOrExportThemselvesShowTheirModelOnce) {
+  const fs::path script = kSource / "tests/data/torch2/self_compiled.py";
+  RunResult r = run_turnkey({"--analyze-only", script.string()}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const std::vector<std::string> found = hashes(r);
+  ASSERT_EQ(found.size(), 1u) << r.out;
+  EXPECT_NE(r.out.find("Small"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("OptimizedModule"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(Input Shape:.*\(3, 10\))"))) << r.out;
+  EXPECT_NE(r.out.find("Executed:"), std::string::npos) << r.out;
 }
 
 TEST_F(Torch2, ACacheAndScriptOutsideTmpHomeAndTheCheckoutAreVisibleInsideTheRoot) {

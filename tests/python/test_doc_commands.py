@@ -82,9 +82,9 @@ NOT_RUN = {
 LIMITS = [
     (re.compile(r"nvidia|GPU|CUDA|TensorRT", re.I), "no GPU"),
     (re.compile(r"needs (PyTorch|torch) >= 2|torch 1\.13[^\n]*exports ONNX opsets 7 to 17"),
-     "PyTorch 1.13 (torch 2 features need .deps/torch2)"),
-    (re.compile(r"\.deps/torch2[^\n]*(not an executable|absent|not found)"),
-     "torch 2 interpreter not built (scripts/setup-torch2)"),
+     "PyTorch 1.13 (torch 2 features need .deps/pypi)"),
+    (re.compile(r"\.deps/pypi[^\n]*(not an executable|absent|not found)"),
+     "PyPI interpreter not made (scripts/setup-pypi)"),
     (re.compile(r"\b(timm|transformers|diffusers)\b"), "no timm/transformers packages"),
     (re.compile(r"[Ss]lurm|sbatch|slurmctld"), "no Slurm cluster running"),
 ]

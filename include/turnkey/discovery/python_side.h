@@ -62,6 +62,7 @@ struct DiscoveryResult {
   bool ready = false;        // the Python side waits for export commands
   std::vector<std::string> warnings;  // discovery problems on single calls (one line each)
   std::string python_version, torch_version, onnx_version;
+  std::string onnxscript_version;  // empty where the interpreter has no onnxscript
 };
 
 // A tensor inside the graph the correctness check compares when the outputs carry no signal
@@ -78,8 +79,11 @@ struct ExportResult {
   std::vector<std::filesystem::path> inputs, outputs;  // TensorProto .pb files
   std::string error, traceback, log;
   std::string error_type, error_status;  // as in DiscoveryResult
-  int opset = 0;
+  int opset = 0;  // the ai.onnx opset the file declares
   double export_s = 0;
+  std::string exporter;          // the exporter that wrote the file: torchscript or dynamo
+  std::string exporter_version;  // "torch 2.15.0, onnxscript 0.7.2"
+  std::string exporter_fallback;  // why the exporters tried before it failed; empty if none
   // turnkey's own symbolic functions the graph used (python/turnkeyml/discovery/exporter_fixes.py)
   std::vector<std::string> exporter_fixes;
   // Only when the outputs carry no signal (empty, all zero, constant): see IntermediateTensor.
@@ -129,10 +133,11 @@ class ScriptSession {
   // are reported in the result.
   DiscoveryResult discover();
   // Only after discover() returned ready. Throws Error(Export) when the Python side is gone.
-  // `exporter`: "torchscript" or "dynamo" (--exporter of export-pytorch).
+  // `exporters`: "torchscript" and/or "dynamo", in the order to try (the first that writes the
+  // file wins; --exporter auto gives both).
   ExportResult export_model(int id, const std::filesystem::path& onnx_path, int opset,
                             const std::filesystem::path& io_dir,
-                            const std::string& exporter = "torchscript");
+                            const std::vector<std::string>& exporters = {"torchscript"});
   // Any other command of docs/protocol.md (bench_prepare, bench_run, bench_outputs, trace):
   // sends `command` (v is added) and returns the reply of type `reply_type`. Throws
   // Error(kind) when the Python side is gone or does not understand the command; a reply with

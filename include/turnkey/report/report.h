@@ -19,7 +19,7 @@ namespace turnkey::report {
 // runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
 // repetitions, the machine-speed probe and CPU throttling (issue 18); profile_top_ops and each
 // row's profile (benchmark --profile); 6: load_s, concurrency, sessions, batch_size (issue 20).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 enum class CellType { Text, Integer, Number };
 

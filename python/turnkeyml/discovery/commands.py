@@ -4,13 +4,18 @@ outputs. One loop for the runner (a script turnkey started) and for the Python A
 attached to the caller)."""
 
 import contextlib
+import re
 import traceback
 
 from .protocol import PROTOCOL_VERSION
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def one_line(error):
-    message = (str(error).strip().splitlines() or [""])[0]
+    """The error's first line, without terminal colour codes (torch's exporter prints some)."""
+    message = (_ANSI.sub("", str(error)).strip().splitlines() or [""])[0]
     return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
 
 
@@ -64,9 +69,15 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         return modules[name]
 
     def do_export(command, reply):
+        # `exporters`: the order to try (auto: torch's default, then the other); older cores
+        # sent only `exporter`.
+        exporters = command.get("exporters") or [command.get("exporter") or "torchscript"]
+        if not isinstance(exporters, list) or not all(e in ("torchscript", "dynamo")
+                                                      for e in exporters):
+            raise ValueError("exporters must be a list of torchscript/dynamo, got %r"
+                             % (exporters,))
         module("export").export(entry_of(command), command["path"], int(command["opset"]),
-                                command["io_dir"], reply,
-                                command.get("exporter") or "torchscript")
+                                command["io_dir"], reply, exporters)
 
     def release():
         """Ends the prepared session: on nvidia its module goes back where the script had it,

@@ -1,7 +1,9 @@
 """ONNX export of a discovered entry with the inputs captured at its first call."""
 
 import contextlib
+import itertools
 import mmap
+import shutil
 import os
 import sys
 import tempfile
@@ -117,24 +119,84 @@ def _trace_mode(grad):
 
 
 def _export_traced(module, target, feed, path, opset, input_names, output_names, log,
-                   export_arguments=None):
+                   export_arguments):
     """torch.onnx.export of `target` (module or its _FlatCall) with the grad mode it needs:
     on where a module with a fused fast path is present, off elsewhere. A graph that still meets
     an op the exporter lacks with grad off (a fast path we do not know of) is traced again with
     grad on, as every graph was before, and the log says so."""
     grad = any(isinstance(m, _FAST_PATH_MODULES) for m in module.modules())
-    unsupported = getattr(getattr(torch.onnx, "errors", None), "UnsupportedOperatorError", ())
+    unsupported = exporter_fixes.unsupported_operator_error()
     for attempt in ((grad,) if grad else (False, True)):
         try:
             with _trace_mode(attempt):
                 torch.onnx.export(target, feed, path, opset_version=opset,
                                   input_names=list(input_names), output_names=output_names,
-                                  do_constant_folding=True, **(export_arguments or {}))
+                                  **export_arguments)
             return
         except unsupported as error:
             if attempt:
                 raise
             log.append("traced again with grad on: %s" % str(error).strip().splitlines()[0])
+
+
+# Above this many bytes of weights the dynamo exporter writes them to an external data file
+# (protobuf's 2 GB limit on one message); below, one self-contained file as TorchScript's writes.
+_EXTERNAL_DATA_BYTES = 1 << 30
+
+
+def _export_with(exporter, module, target, feed, path, opset, input_names, output_names, log):
+    """One export attempt with `exporter` ("torchscript" or "dynamo")."""
+    arguments = exporter_fixes.export_arguments(exporter)
+    if exporter == "torchscript":
+        log.extend(exporter_fixes.apply(opset))
+        exporter_fixes.reset()
+        arguments["do_constant_folding"] = True
+    else:
+        log.append("exporter fixes: none (they are TorchScript exporter symbolics, which the "
+                   "dynamo exporter never calls)")
+        weights = sum(t.numel() * t.element_size()
+                      for t in itertools.chain(module.parameters(), module.buffers()))
+        arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
+    _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
+
+
+def _export_attempts(exporters, module, target, feed, path, opset, input_names, output_names,
+                     log, reply):
+    """Tries `exporters` in order (auto: torch's default first, then the other); the first that
+    writes the file wins. Each failure before the last is a line in the log and in the reply's
+    `exporter_fallback`; the last one's error is raised. A failed allocation is not retried:
+    the other exporter needs no less memory."""
+    from .commands import is_out_of_memory, one_line
+
+    failures = []
+    for n, exporter in enumerate(exporters):
+        try:
+            _export_with(exporter, module, target, feed, path, opset, input_names,
+                         output_names, log)
+        except Exception as error:  # noqa: BLE001 (the next exporter, or raised)
+            if n + 1 == len(exporters) or is_out_of_memory(error):
+                raise
+            # torch.onnx wraps the cause (a data-dependent guard, an unsupported op) in an error
+            # that only says which step failed: the cause is the reason.
+            cause = error.__cause__ if error.__cause__ is not None else error
+            failures.append("%s exporter failed: %s" % (exporter, one_line(cause)))
+            log.append("%s; trying the %s exporter" % (failures[-1], exporters[n + 1]))
+            _remove_partial(path)
+            continue
+        reply["exporter"] = exporter
+        reply["exporter_version"] = exporter_fixes.exporter_version(exporter)
+        if failures:
+            reply["exporter_fallback"] = "; ".join(failures)
+        return exporter
+    raise ValueError("no exporter to try")
+
+
+def _remove_partial(path):
+    """What a failed attempt left in the export's private folder."""
+    folder = os.path.dirname(path)
+    for name in os.listdir(folder):
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
 
 
 def _no_saved_tensors():
@@ -156,8 +218,8 @@ def _save_tensor(path, name, tensor):
     _write_atomic(path, load_onnx().numpy_helper.from_array(array, name).SerializeToString())
 
 
-def _checked_graph(path, checked_by_exporter):
-    """The graph of the ONNX file at `path`, once the ONNX checker has passed it.
+def _checked_model(path, checked_by_exporter):
+    """The ONNX model at `path` (its weights too, unless external), once the checker passed it.
 
     torch.onnx.export (the TorchScript exporter) runs the checker itself on what it writes (a
     full check, with shape inference, in torch 1.13) unless the weights went to external files:
@@ -170,11 +232,14 @@ def _checked_graph(path, checked_by_exporter):
     # Parsed from the page cache's pages: a read() into bytes first doubles the time (distilbert's
     # 124 MB: 0.24 s against 0.5 s on a busy machine).
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        model.ParseFromString(data)
+        try:
+            model.ParseFromString(data)
+        except TypeError:  # protobuf >= 5 (upb) takes bytes only
+            model.ParseFromString(data[:])
     if not checked_by_exporter or any(t.data_location == onnx.TensorProto.EXTERNAL
                                       for t in model.graph.initializer):
         onnx.checker.check_model(path)
-    return model.graph
+    return model
 
 
 def _first_call_outputs(entry, flags):
@@ -216,16 +281,14 @@ def _intermediates(module, flags, fresh, graph, io_dir, reply):
     return found
 
 
-def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
+def export(entry, path, opset, io_dir, reply, exporters=("torchscript",)):
     """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
-    as it goes (so `log` survives a failure).
+    as it goes (so `log` survives a failure). `exporters`: the exporters to try, in order.
 
     Raises on failure (the caller turns it into ok=false). The module's training flags and the
     entry's captured inputs are left as they were.
     """
-    onnx = load_onnx()
-    export_arguments = exporter_fixes.export_arguments(exporter)
-
+    load_onnx()
     for folder in (os.path.dirname(os.path.abspath(path)), io_dir):
         if not os.path.isdir(folder):
             raise FileNotFoundError("folder %s does not exist" % folder)
@@ -238,7 +301,11 @@ def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
                                        lambda t: t.clone())
     saved_inputs = dict(zip(entry.input_names, inputs.tensors_of(fresh())))
     reply.update(onnx_path=path, opset=opset, log="")
-    tmp_path = "%s.tmp%d" % (path, os.getpid())
+    # A private folder beside the target: the exporter writes the model under its final name
+    # there, with any external data file it names after the model, and both are moved out
+    # once complete (renaming the model alone would leave it pointing at a temporary name).
+    private = "%s.tmp%d" % (path, os.getpid())
+    os.mkdir(private)
     log = []
     try:
         with _captured_output() as log:
@@ -257,31 +324,22 @@ def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
                     if not outputs:
                         raise ValueError("the model returned no tensors")
                     args, kwargs = fresh()
-                    if isinstance(module, torch.jit.ScriptModule):
-                        # Scripted or traced by the user: exported as is (it cannot be called
-                        # from inside a trace), which needs positional tensor arguments.
-                        if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
-                            raise ValueError("a TorchScript module can only be exported when "
-                                             "called with positional tensor arguments")
-                        target, feed = module, args
-                    else:
-                        target = _FlatCall(module, args, kwargs)
-                        target.training = False
-                        feed = tuple(inputs.tensors_of((args, kwargs)))
-                    log.extend(exporter_fixes.apply(opset))
-                    exporter_fixes.reset()
-                    _export_traced(module, target, feed, tmp_path, opset, entry.input_names,
-                                   output_names, log, export_arguments)
+                    target, feed = _export_target(module, args, kwargs, entry)
+                    exporter = _export_attempts(
+                        list(exporters), module, target, feed,
+                        os.path.join(private, os.path.basename(path)), opset, entry.input_names,
+                        output_names, log, reply)
             finally:
                 for m, training in flags:
                     m.training = training
-        os.replace(tmp_path, path)
+        _move_out(private, os.path.basename(path))
     finally:
         reply["log"] = "\n".join(log)  # complete only once _captured_output has exited
-        if os.path.exists(tmp_path):
-            os.unlink(tmp_path)
+        shutil.rmtree(private, ignore_errors=True)
 
-    graph = _checked_graph(path, checked_by_exporter=exporter == "torchscript")
+    model = _checked_model(path, checked_by_exporter=exporter == "torchscript")
+    graph = model.graph
+    reply["opset"] = _written_opset(model, opset)
     graph_inputs = [i.name for i in graph.input]
     graph_outputs = [o.name for o in graph.output]
     if len(graph_outputs) != len(outputs):
@@ -301,8 +359,39 @@ def export(entry, path, opset, io_dir, reply, exporter="torchscript"):
         reply["outputs"].append(pb)
     if not intermediates.has_signal(outputs):
         reply["intermediates"] = _intermediates(module, flags, fresh, graph, io_dir, reply)
-    reply["exporter_fixes"] = exporter_fixes.used()
+    reply["exporter_fixes"] = exporter_fixes.used() if exporter == "torchscript" else []
     reply["input_names"] = graph_inputs
     reply["output_names"] = graph_outputs
     reply["export_s"] = time.perf_counter() - start
     return reply
+
+
+def _export_target(module, args, kwargs, entry):
+    """(what torch.onnx.export is given, its flat tensor arguments)."""
+    if isinstance(module, torch.jit.ScriptModule):
+        # Scripted or traced by the user: exported as is (it cannot be called from inside a
+        # trace), which needs positional tensor arguments.
+        if kwargs or len(inputs.tensors_of(args)) != len(entry.input_names):
+            raise ValueError("a TorchScript module can only be exported when called with "
+                             "positional tensor arguments")
+        return module, args
+    target = _FlatCall(module, args, kwargs)
+    target.training = False
+    return target, tuple(inputs.tensors_of((args, kwargs)))
+
+
+def _move_out(private, model_name):
+    """Moves the files of a finished export beside the private folder: the data files first,
+    the model last, so a model file in place always finds its data."""
+    destination = os.path.dirname(private)
+    names = sorted(os.listdir(private), key=lambda name: name == model_name)
+    for name in names:
+        os.replace(os.path.join(private, name), os.path.join(destination, name))
+
+
+def _written_opset(model, default):
+    """The ai.onnx opset the file declares (the dynamo exporter may write another than asked)."""
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return int(entry.version)
+    return default

@@ -1,7 +1,8 @@
 """Symbolic functions that torch.onnx.export lacks, or gets wrong, in the PyTorch and torchvision
 releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14).
 
-Each fix is registered only where the installed exporter has no symbolic of its own for that op
+The fixes are TorchScript exporter symbolics: the dynamo exporter (torch.export) never calls
+them, and an export with it reports none. Each fix is registered only where the installed exporter has no symbolic of its own for that op
 and opset, so a newer torch or torchvision keeps its own. A fix records when the exporter calls
 it, and the export reply names the fixes a graph used (`exporter_fixes`), so a user can see that
 an ONNX file holds nodes turnkey wrote rather than the exporter.
@@ -15,14 +16,29 @@ _applied = {}  # (op name, opset it is registered at) -> fix name
 _used = set()  # fix names called since the last reset()
 
 
+def _registration():
+    """The TorchScript exporter's symbolic registry: torch.onnx._internal.registration up to
+    torch 2.8, torch.onnx._internal.torchscript_exporter.registration since (pytorch PR
+    #161323). None where neither exists."""
+    import importlib
+    for name in ("torch.onnx._internal.torchscript_exporter.registration",
+                 "torch.onnx._internal.registration"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
 def _has_own_symbolic(op, first, opset):
     """Whether the installed exporter (or a library such as torchvision) registered a symbolic
     for `op` at an opset from `first` to `opset`: the function it dispatches to at `opset`
-    differs from the one at `first - 1`."""
-    try:
-        from torch.onnx._internal import registration
-    except ImportError:  # another exporter generation: assume it has its own symbolics
-        return True
+    differs from the one at `first - 1`. Raises LookupError where the registry is unknown, so
+    the fix is reported as not applied rather than as not needed."""
+    registration = _registration()
+    if registration is None:
+        raise LookupError("this torch has no symbolic registry turnkey knows "
+                          "(torch.onnx._internal[.torchscript_exporter].registration)")
     group = registration.registry.get_function_group(op)
     return group is not None and group.get(opset) is not group.get(first - 1)
 
@@ -112,7 +128,8 @@ def apply(opset):
             _applied[(op, first)] = fix
             registered.append(fix)
         except Exception as e:  # an exporter whose registry we do not know: do without the fix
-            problems.append("exporter fix %s not applied: %s: %s" % (fix, type(e).__name__, e))
+            problems.append("exporter fix %s cannot be registered: %s: %s"
+                            % (fix, type(e).__name__, e))
     lines = []
     if registered or not_needed:
         lines.append("exporter fixes for %s at opset %d: registered: %s; not needed (the "
@@ -122,28 +139,59 @@ def apply(opset):
     return lines + problems
 
 
-def export_arguments(exporter):
-    """torch.onnx.export's keyword arguments for `exporter` (--exporter of export-pytorch):
-    "torchscript" (the default, the tracing exporter; dynamo=False is said explicitly where the
-    parameter exists, as torch >= 2.9 makes dynamo=True the default) or "dynamo". Raises
-    ValueError with one line when this interpreter cannot use it."""
+def _dynamo_parameter():
+    """torch.onnx.export's `dynamo` parameter (inspect.Parameter), or None before torch 2.5."""
     import inspect
     try:
-        has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
+        return inspect.signature(torch.onnx.export).parameters.get("dynamo")
     except (TypeError, ValueError):
-        has_dynamo = False
+        return None
+
+
+def export_arguments(exporter):
+    """torch.onnx.export's keyword arguments for `exporter`: "torchscript" (the tracing
+    exporter; dynamo=False is said explicitly where the parameter exists, as torch >= 2.9 makes
+    dynamo=True the default) or "dynamo" (torch.export-based; needs onnxscript). Raises
+    ValueError with one line when this interpreter cannot use it."""
+    has_dynamo = _dynamo_parameter() is not None
     if exporter == "torchscript":
         return {"dynamo": False} if has_dynamo else {}
     if exporter != "dynamo":
-        raise ValueError("--exporter %s: expected torchscript or dynamo" % exporter)
+        raise ValueError("exporter %r: expected torchscript or dynamo" % exporter)
     if not has_dynamo:
-        raise ValueError("--exporter dynamo needs torch.onnx.export(dynamo=True) (torch >= 2.5), "
+        raise ValueError("the dynamo exporter needs torch.onnx.export(dynamo=True) (torch >= 2.5), "
                          "found torch %s" % torch.__version__.split("+")[0])
     import importlib.util
     if importlib.util.find_spec("onnxscript") is None:
-        raise ValueError("--exporter dynamo needs the onnxscript package, which this "
-                         "interpreter lacks (no Debian package ships it)")
+        raise ValueError("the dynamo exporter needs the onnxscript package, which this "
+                         "interpreter lacks (pip install onnxscript)")
     return {"dynamo": True}
+
+
+def exporter_version(exporter):
+    """What made the file: torch's version, and onnxscript's for the dynamo exporter."""
+    versions = "torch %s" % torch.__version__.split("+")[0]
+    if exporter == "dynamo":
+        import importlib.metadata
+        try:
+            versions += ", onnxscript %s" % importlib.metadata.version("onnxscript")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def unsupported_operator_error():
+    """The TorchScript exporter's error for an op it has no symbolic for: torch.onnx.errors'
+    UnsupportedOperatorError, which moved with the exporter in torch 2.9; () where absent."""
+    import importlib
+    for name in ("torch.onnx.errors", "torch.onnx._internal.torchscript_exporter.errors"):
+        try:
+            found = getattr(importlib.import_module(name), "UnsupportedOperatorError", None)
+        except ImportError:
+            found = None
+        if found is not None:
+            return found
+    return ()
 
 
 def reset():

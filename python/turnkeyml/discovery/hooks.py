@@ -27,6 +27,55 @@ _tracing_state = torch._C._get_tracing_state
 # Wrappers torch.jit.trace / torch.onnx.export put around the user's model.
 _TORCH_INTERNAL = frozenset(filter(None, [getattr(torch.jit._trace, "ONNXTracedModule", None)]))
 _CONTAINER_SCAN_LIMIT = 10000
+
+
+def _symbolic_checks():
+    """Functions that say whether torch is running modules symbolically right now: torch.compile's
+    or torch.export's tracing (dynamo), FX symbolic tracing, or a fake, proxy or functional
+    tensor mode (torch.export's non-strict tracing and the dynamo ONNX exporter run the model on
+    fake tensors). Such a call is not an execution: its inputs are not real, its weights may be
+    fake too. Each check exists only in some torch versions; those this torch lacks are left
+    out (torch 1.13 has only the FX flag)."""
+    checks = []
+    compiler = getattr(torch, "compiler", None)
+    for owner, name in ((compiler, "is_compiling"), (compiler, "is_exporting")):
+        function = getattr(owner, name, None)
+        if callable(function):
+            checks.append(function)
+    # FX's own symbolic tracing (torch >= 2.x: is_fx_tracing also says true under torch.export,
+    # with a warning each time; the compiler checks above cover that).
+    fx = getattr(torch.fx, "_symbolic_trace", None)
+    fx_tracing = getattr(fx, "is_fx_symbolic_tracing", None) or getattr(fx, "is_fx_tracing", None)
+    if callable(fx_tracing):
+        checks.append(fx_tracing)
+    get_mode = getattr(torch._C, "_get_dispatch_mode", None)
+    keys = getattr(torch._C, "_TorchDispatchModeKey", None)
+    if callable(get_mode) and keys is not None:
+        for name in ("FAKE", "PROXY", "FUNCTIONAL"):
+            key = getattr(keys, name, None)
+            if key is not None:
+                checks.append(lambda key=key: get_mode(key) is not None)
+    return tuple(checks)
+
+
+_SYMBOLIC_CHECKS = _symbolic_checks()
+
+
+def _symbolic():
+    for check in _SYMBOLIC_CHECKS:
+        if check():
+            return True
+    return False
+
+
+def _inner_module(module):
+    """The module a torch.compile wrapper (OptimizedModule) holds, else the module itself: the
+    user's model is the inner one, which is what is reported, hashed and exported."""
+    if type(module).__name__ == "OptimizedModule":
+        inner = getattr(module, "_orig_mod", None)
+        if isinstance(inner, torch.nn.Module):
+            return inner
+    return module
 # torch functions that call modules eagerly, outside a trace, for their own purposes: the
 # output check of torch.jit.trace (check_trace=True, the default) runs the model once more and
 # then a second, checking trace of it.
@@ -159,18 +208,19 @@ class Tracker:
     def _tracked_call(self, module, args, kwargs, depth):
         original = self._original_call
         if (self._suspended or _tracing_state() is not None
-                or type(module) in _TORCH_INTERNAL):
-            # The script traces or exports a model itself: not an execution, and touching
-            # the tensors (clone, numpy) would leave marks in the user's trace.
+                or type(module) in _TORCH_INTERNAL or _symbolic()):
+            # The script traces, exports or compiles a model itself: not an execution, and
+            # touching the tensors (clone, numpy) would leave marks in the user's trace.
             return original(module, *args, **kwargs)
         entry = None
         new = False
         try:
-            key = (id(module), inputs.call_key(args, kwargs))
+            model = _inner_module(module)
+            key = (id(model), inputs.call_key(args, kwargs))
             entry = self._by_key.get(key)
             if entry is None:
                 try:
-                    entry, new = self._resolve(module, key, args, kwargs, depth)
+                    entry, new = self._resolve(model, key, args, kwargs, depth)
                 except Exception:
                     self._by_key[key] = _SKIPPED  # warn once, not at every call
                     raise
@@ -190,7 +240,7 @@ class Tracker:
                 result = original(module, *args, **kwargs)
                 entry.first_call_s = time.perf_counter() - start
                 if depth == 0:
-                    entry.first_outputs = first_call_reference(module, result)
+                    entry.first_outputs = first_call_reference(entry.module, result)
                 return result
             return original(module, *args, **kwargs)
         finally:
@@ -301,7 +351,8 @@ class Tracker:
                 scopes.append(frame.f_globals)
             for scope in scopes:
                 for name, value in list(scope.items()):
-                    if value is module and name != "self":
+                    # A torch.compile wrapper's variable names the module it holds.
+                    if (value is module or _inner_module(value) is module) and name != "self":
                         return name
             for scope in scopes:
                 for name, value in list(scope.items()):

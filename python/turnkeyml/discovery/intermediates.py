@@ -6,10 +6,12 @@ head and random weights; a detector that keeps no box) gives a comparison that c
 Then the export also saves the input of the last layer the model ran whose input varies, captured
 from PyTorch, named by the ONNX tensor that holds the same value: torch.onnx names every node by
 the module it comes from (`/heads/head/Gemm`; a module's second call `/layer1/relu_1/Relu`), so
-the tensor is the first input of the module's last call that comes from outside it. The core adds
+the tensor is the first input of the module's last call that comes from outside it; the dynamo
+exporter records the module paths of each node in its metadata instead. The core adds
 that tensor to a copy of the graph as an extra output, for the check only, and compares.
 """
 
+import ast
 import collections
 import os
 import re
@@ -95,11 +97,38 @@ def _live_values(graph):
     return live
 
 
-def _scope_tensor(graph, path, live=None):
-    """The ONNX tensor holding the input of the last call of module `path`: the first input of
-    that call's nodes that neither an initializer, a Constant nor another node of the call
-    makes, and that is not a graph input. None when there is no such value, or when it feeds no
-    graph output (`live`)."""
+_NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+
+
+def _dynamo_calls(graph, path):
+    """The nodes of module `path`'s last call in a graph the dynamo exporter wrote: each node
+    carries the module paths it was made in (metadata `pkg.torch.onnx.name_scopes`, e.g.
+    ['', 'body', 'body.0', 'linear'], the last entry the op); a call is a run of consecutive
+    such nodes. None when the graph has no such metadata."""
+    found, runs = False, []
+    for index, node in enumerate(graph.node):
+        scopes = next((p.value for p in node.metadata_props if p.key == _NAME_SCOPES), None)
+        if scopes is None:
+            continue
+        found = True
+        try:
+            inside = path in ast.literal_eval(scopes)[1:-1]
+        except (ValueError, SyntaxError):
+            continue
+        if inside:
+            if runs and runs[-1][0] == index - 1:
+                runs[-1][0] = index
+                runs[-1][1].append(node)
+            else:
+                runs.append([index, [node]])
+    if not found:
+        return None
+    return {str(n): run for n, run in enumerate(runs)}
+
+
+def _torchscript_calls(graph, path):
+    """The nodes of each call of module `path` in a graph the TorchScript exporter wrote, by
+    the scope it names nodes with (`/heads/head/Gemm`; a second call `/relu_1/Relu`)."""
     segments = "".join("/%s(?:_\\d+)?" % re.escape(s) for s in _scope_segments(path))
     scope = re.compile("^(%s)/" % segments)
     calls = {}  # the matched scope text -> [index of its last node, its nodes in graph order]
@@ -109,6 +138,17 @@ def _scope_tensor(graph, path, live=None):
             call = calls.setdefault(match.group(1), [index, []])
             call[0] = index
             call[1].append(node)
+    return calls
+
+
+def _scope_tensor(graph, path, live=None):
+    """The ONNX tensor holding the input of the last call of module `path`: the first input of
+    that call's nodes that neither an initializer, a Constant nor another node of the call
+    makes, and that is not a graph input. None when there is no such value, or when it feeds no
+    graph output (`live`)."""
+    calls = _dynamo_calls(graph, path)
+    if calls is None:
+        calls = _torchscript_calls(graph, path)
     if not calls:
         return None
     last = max(calls.values(), key=lambda call: call[0])[1]

@@ -186,7 +186,7 @@ def main(argv=None):
         torch = None
         torch_version = None
     channel.send("hello", python=platform.python_version(), torch=torch_version,
-                 onnx=_version("onnx"), pid=os.getpid())
+                 onnx=_version("onnx"), onnxscript=_version("onnxscript"), pid=os.getpid())
 
     tracker = None
     if torch is not None:
