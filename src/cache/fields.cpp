@@ -145,10 +145,10 @@ const std::vector<StatsField>& field_table() {
     {"batch_size",             Integer, R, "",      "batch_size",        6, "first dim of the first input when it has rank >= 2, else 1"},
     // Issue 34: the nvidia device (docs/gpu.md): torch runtimes only; no column until a schema
     // adds one.
-    {"device_memory_allocated_bytes", Integer, R, "bytes", nullptr,      6, "nvidia: peak bytes torch's CUDA allocator handed out from loading to the end of the timing (weights, inputs, activations, workspaces; not the CUDA context), bytes"},
-    {"device_memory_reserved_bytes", Integer, R, "bytes", nullptr,       6, "nvidia: peak bytes torch's CUDA allocator held from the driver over the same span, bytes"},
-    {"tf32_matmul",            Boolean, R, "",      nullptr,             6, "nvidia: float32 matmuls could use TF32 (torch.get_float32_matmul_precision() not 'highest')"},
-    {"tf32_cudnn",             Boolean, R, "",      nullptr,             6, "nvidia: cuDNN float32 convolutions could use TF32 (torch.backends.cudnn.allow_tf32)"},
+    {"device_memory_allocated_bytes", Integer, R, "bytes", nullptr,      7, "nvidia: peak bytes torch's CUDA allocator handed out from loading to the end of the timing (weights, inputs, activations, workspaces; not the CUDA context), bytes"},
+    {"device_memory_reserved_bytes", Integer, R, "bytes", nullptr,       7, "nvidia: peak bytes torch's CUDA allocator held from the driver over the same span, bytes"},
+    {"tf32_matmul",            Boolean, R, "",      nullptr,             7, "nvidia: float32 matmuls could use TF32 (torch.get_float32_matmul_precision() not 'highest')"},
+    {"tf32_cudnn",             Boolean, R, "",      nullptr,             7, "nvidia: cuDNN float32 convolutions could use TF32 (torch.backends.cudnn.allow_tf32)"},
   };
   // clang-format on
   return kFields;
