@@ -130,7 +130,8 @@ class Check:
     def __init__(self, args):
         self.args = args
         self.pack = os.path.abspath(args.pack)
-        self.deadline = time.monotonic() + args.budget_s
+        self.started = time.monotonic()
+        self.deadline = self.started + args.budget_s
         self.work = tempfile.mkdtemp(prefix="tk-device-check-")
         self.logs = Logs(args.out)
         self.rows = []
@@ -146,8 +147,20 @@ class Check:
         left = self.deadline - time.monotonic() - 5
         return 0 if left < 20 else min(wanted, left)
 
+    def record(self, result):
+        """Keeps a step's result, says it in one line, and rewrites results.json (a run killed at
+        its limit still leaves what it did)."""
+        self.results.append(result)
+        print("[%5.0f s] %s: %s" % (time.monotonic() - self.started, result["step"],
+                                   result.get("skipped") or "exit %s in %s s%s" % (
+                                       result.get("exit"), result.get("seconds"),
+                                       ": " + result["reason"] if result.get("reason") else "")),
+              flush=True)
+        with open(os.path.join(self.args.out, "results.json"), "w") as f:
+            json.dump(self.results, f, indent=1, default=str)
+
     def skipped(self, what):
-        self.results.append({"step": what, "skipped": "time budget spent"})
+        self.record({"step": what, "skipped": "skipped: the run's time budget is spent"})
         self.logs.add("turnkey.log", what, "skipped: the run's time budget is spent")
 
     def turnkey(self, model, runtime, iterations, timeout_s):
@@ -177,7 +190,7 @@ class Check:
                   "seconds": round(seconds, 1), "verdict": verdict, "stats": keep}
         if code != 0:
             result["reason"] = reason_of(out) if code != "timeout" else "timed out after %d s" % limit
-        self.results.append(result)
+        self.record(result)
         return result
 
     def bare(self, model, compiled, iterations, timeout_s):
@@ -193,8 +206,8 @@ class Check:
         self.logs.add("bare.log", "%s (exit %s, %.1f s)" % (step, code, seconds), out)
         found = re.search(r"^BARE_LOOP (\{.*\})$", out, re.M)
         result = json.loads(found.group(1)) if found else None
-        self.results.append({"step": step, "exit": code, "seconds": round(seconds, 1),
-                             "bare": result, "reason": None if found else reason_of(out)})
+        self.record({"step": step, "exit": code, "seconds": round(seconds, 1), "bare": result,
+                     "reason": None if found else reason_of(out)})
         return result
 
     def pair(self, model, runtime, timeout_s):
@@ -250,8 +263,8 @@ class Check:
                                   os.path.join(ROOT, "tests/python/test_timing.py"), "-v"],
                                  limit, env, cwd=self.work)
         self.logs.add("test_timing.log", "exit %s, %.1f s" % (code, seconds), out)
-        self.results.append({"step": "test_timing.py", "exit": code,
-                             "summary": (out.strip().splitlines() or ["?"])[-1]})
+        self.record({"step": "test_timing.py", "exit": code, "seconds": round(seconds, 1),
+                     "summary": (out.strip().splitlines() or ["?"])[-1]})
 
     def table(self):
         head = ("runtime", "model", "turnkey ms", "bare ms", "ratio", "correctness",
@@ -278,7 +291,6 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     check = Check(args)
-    started = time.monotonic()
     check.environment()
     models = [m for m in args.models.split(",") if m]
     runtimes = [r for r in args.runtimes.split(",") if r]
@@ -297,15 +309,14 @@ def main():
     gpus = [r["bare"]["gpu"] for r in check.results if (r.get("bare") or {}).get("gpu")]
     summary = ("device check on %s%s, %.0f s\n%s\n\nratio: turnkey median / bare loop median "
                "(budget <= %.2f); dev MiB: torch's CUDA allocator peaks, allocated/reserved\n" % (
-                   args.device, " (%s)" % gpus[0] if gpus else "", time.monotonic() - started,
+                   args.device, " (%s)" % gpus[0] if gpus else "", time.monotonic() - check.started,
                    check.table(), OVERHEAD_BUDGET))
     tests = [r for r in check.results if r["step"] == "test_timing.py"]
     if tests:
-        summary += "test_timing.py: exit %s, %s\n" % (tests[0]["exit"], tests[0]["summary"])
+        summary += "test_timing.py: %s\n" % (tests[0].get("skipped") or "exit %s, %s" % (
+            tests[0]["exit"], tests[0]["summary"]))
     print(summary)
     check.logs.add("summary.txt", "summary", summary)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(check.results, f, indent=1, default=str)
     shutil.rmtree(check.work, ignore_errors=True)
     return 0
 

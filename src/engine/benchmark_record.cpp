@@ -200,8 +200,8 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   // A GPU's name, driver and CUDA versions (the device table's), and what the runtime saw of it
   // (torch's CUDA and cuDNN versions: docs/gpu.md).
   if (device) e.update(device->environment());
-  if (auto it = m.session_stats.find("device_environment"); it != m.session_stats.end() &&
-                                                             it->is_object()) {
+  if (auto it = m.session_stats.find("device_environment");
+      it != m.session_stats.end() && it->is_object()) {
     e.update(*it);
   }
   s.set("environment", e);

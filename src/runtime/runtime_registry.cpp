@@ -63,10 +63,10 @@ Availability probe_nvidia() {
   const GpuFacts gpu = gpu_facts();
   const bool driver = gpu.driver || !gpu.cuda_driver_version.empty();
   if (!driver && gpu.device_nodes.empty()) {
-    return {false, fmt::format("no NVIDIA GPU found: no driver (/proc/driver/nvidia/version is "
-                               "missing), no /dev/nvidia0{}",
-                               find_on_path("nvidia-smi").empty() ? ", nvidia-smi not on PATH"
-                                                                   : "")};
+    return {false,
+            fmt::format("no NVIDIA GPU found: no driver (/proc/driver/nvidia/version is "
+                        "missing), no /dev/nvidia0{}",
+                        find_on_path("nvidia-smi").empty() ? ", nvidia-smi not on PATH" : "")};
   }
   if (gpu.device_nodes.empty()) {
     return {false, "NVIDIA driver loaded but no GPU device (no /dev/nvidia<N>)"};

@@ -85,14 +85,13 @@ TEST_F(DeviceCheckPack, FitsIn64MiBWithTheWorkingTree) {
 // Under `env -i` the loader finds every library but glibc's and GCC's in the pack.
 TEST_F(DeviceCheckPack, TheWrapperStartsWithThePacksLibraries) {
   ASSERT_EQ(packed_.exit_code, 0) << packed_.all();
-  RunResult version =
-      run_command({"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", (pack_ / "turnkey").string(),
-                   "version"});
+  RunResult version = run_command(
+      {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", (pack_ / "turnkey").string(), "version"});
   EXPECT_EQ(version.exit_code, 0) << version.all();
   EXPECT_TRUE(std::regex_search(version.out, std::regex(R"(^[0-9]+\.[0-9]+)"))) << version.out;
 
-  RunResult traced = run_command(
-      {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", (pack_ / "turnkey").string(), "--pack-libraries"});
+  RunResult traced = run_command({"/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+                                  (pack_ / "turnkey").string(), "--pack-libraries"});
   ASSERT_EQ(traced.exit_code, 0) << traced.all();
   const std::regex entry(R"(^\s*(\S+) => (\S+))");
   const std::regex system(R"(^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so.*)");

@@ -12,8 +12,8 @@
 namespace turnkey {
 
 struct GpuFacts {
-  bool driver = false;           // <root>/proc/driver/nvidia/version exists
-  std::string driver_version;    // "550.54.14" from that file; "" when unreadable
+  bool driver = false;                    // <root>/proc/driver/nvidia/version exists
+  std::string driver_version;             // "550.54.14" from that file; "" when unreadable
   std::vector<std::string> device_nodes;  // "/dev/nvidia0", ... (a container may see only one)
   std::vector<std::string> models;        // each GPU's "Model:" of /proc/driver/nvidia/gpus/*
   // The CUDA version libcuda.so.1 supports ("13.0"); "" when it cannot be loaded, with the reason

@@ -144,11 +144,12 @@ class Runtime {
 
 // A device a runtime can target, with a probe that says why it is not usable here.
 struct Device {
-  std::string name;          // CLI name: "x86", "nvidia"
+  std::string name;  // CLI name: "x86", "nvidia"
   std::string description;
-  Availability (*probe)();   // the hardware and its driver, not a runtime's support of it
-  std::string (*model)();    // what results call it (device_name): "AMD EPYC 9B45", "NVIDIA
-                             // H100 80GB HBM3"; "" when its driver does not say
+  Availability (*probe)();  // the hardware and its driver, not a runtime's support of it
+  // What results call it (device_name): "AMD EPYC 9B45", "NVIDIA H100 80GB HBM3"; "" when its
+  // driver does not say.
+  std::string (*model)();
   nlohmann::json (*environment)();  // facts for a result's environment beyond the CPU's ({} x86)
 };
 const std::vector<Device>& device_registry();
