@@ -95,9 +95,6 @@ const std::vector<StatsField>& field_table() {
     {"onnx_outputs",           Object,  B, "",      nullptr,             1, "onnx_file's graph outputs: [{name, dtype, shape}]"},
     {"export_s",               Number,  B, "s",     nullptr,             1, "time torch.onnx.export took, s"},
     {"opset",                  Integer, B, "",      nullptr,             1, "opset export-pytorch exported at"},
-    {"exporter",               Text,    B, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first)"},
-    {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
-    {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
     {"exporter_fixes",         TextList, B, "",     nullptr,             2, "turnkey's own symbolic functions the exported graph used"},
     {"optimize_level",         Text,    B, "",      nullptr,             2, "optimize-ort's level"},
     {"optimize_nodes_before",  Integer, B, "",      nullptr,             2, "nodes before optimize-ort"},
@@ -143,6 +140,15 @@ const std::vector<StatsField>& field_table() {
     {"concurrency",            Integer, R, "",      "concurrency",       6, "requests in flight (--concurrency; 1 = one call at a time; a result setting)"},
     {"sessions",               Integer, R, "",      "sessions",          6, "sessions loaded for the requests in flight: 1 (shared by the callers) or one per request"},
     {"batch_size",             Integer, R, "",      "batch_size",        6, "first dim of the first input when it has rank >= 2, else 1"},
+    // Issue 34: the nvidia device (docs/gpu.md): torch runtimes only; no column until a schema
+    // adds one.
+    {"device_memory_allocated_bytes", Integer, R, "bytes", nullptr,      7, "nvidia: peak bytes torch's CUDA allocator handed out from loading to the end of the timing (weights, inputs, activations, workspaces; not the CUDA context), bytes"},
+    {"device_memory_reserved_bytes", Integer, R, "bytes", nullptr,       7, "nvidia: peak bytes torch's CUDA allocator held from the driver over the same span, bytes"},
+    {"tf32_matmul",            Boolean, R, "",      nullptr,             7, "nvidia: float32 matmuls could use TF32 (torch.get_float32_matmul_precision() not 'highest')"},
+    {"tf32_cudnn",             Boolean, R, "",      nullptr,             7, "nvidia: cuDNN float32 convolutions could use TF32 (torch.backends.cudnn.allow_tf32)"},
+    {"exporter",               Text,    B, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7)"},
+    {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
+    {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
   };
   // clang-format on
   return kFields;

@@ -32,6 +32,13 @@ void print_runtimes_and_devices(const std::string& python) {
                                    fmt::join(r->devices(), ", "));
     std::cout << fmt::format("  {:<16}{}: {}\n", r->name(), what,
                              a.available ? "available" : "unavailable: " + a.reason);
+    if (!a.available) continue;
+    // A device the runtime lists but this build of it cannot use (docs/gpu.md).
+    for (const std::string& device : r->devices()) {
+      if (Availability d = r->probe_device(device, PythonSide{python}); !d.available) {
+        std::cout << fmt::format("  {:<16}on {}: unavailable: {}\n", "", device, d.reason);
+      }
+    }
   }
   std::cout << "Devices:\n";
   for (const Device& d : device_registry()) {

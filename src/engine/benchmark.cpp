@@ -124,7 +124,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   for (const std::string& f : flags) log += "warning: " + f + "\n";
 
   ModelBlock& b = build.block;
-  b.status = fmt::format("Successfully benchmarked on {} ({} v{})", cpu.model, runtime_name,
+  b.status = fmt::format("Successfully benchmarked on {} ({} v{})",
+                         build.stats.text("device_name", cpu.model), runtime_name,
                          setup.runtime_version);
   b.status_detail = result_block_lines(build.stats.fields(), correctness, flags);
   if (judged.mismatch) {

@@ -65,6 +65,17 @@ std::string repetitions_text(const json& s) {
                      format_latency(num(s, "median_interval_high_ms")));
 }
 
+// The device as results name it: the device table's model, else what the runtime saw of it
+// (torch's name of a GPU whose driver files a container hides), else the device's CLI name.
+std::string device_name_of(const Device* device, const json& session_stats) {
+  std::string name = device ? device->model() : cpu_facts().model;
+  if (name.empty()) {
+    name = session_stats.value("device_environment", json::object())
+               .value("torch_gpu_name", std::string());
+  }
+  return name.empty() && device ? device->name : name;
+}
+
 }  // namespace
 
 std::string sequence_text(const BuildState& state) {
@@ -93,7 +104,8 @@ void record_settings(Build& build, const BenchmarkSetup& setup) {
 
 void record_measurement(Build& build, const BenchmarkSetup& setup, const Measurement& m) {
   BuildStats& s = build.stats;
-  s.set("device_name", cpu_facts().model);
+  const Device* device = find_device(setup.device);
+  s.set("device_name", device_name_of(device, m.session_stats));
   s.set("runtime_name", setup.runtime->display_name());
   s.set("runtime_version", setup.runtime_version);
   // A runtime's own facts (torch.compile's) are kept where the field table names them.
@@ -185,6 +197,13 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   // Which host and Slurm job measured this: results of many nodes share a cache
   // (docs/corpus_runs.md).
   e.update(where_running());
+  // A GPU's name, driver and CUDA versions (the device table's), and what the runtime saw of it
+  // (torch's CUDA and cuDNN versions: docs/gpu.md).
+  if (device) e.update(device->environment());
+  if (auto it = m.session_stats.find("device_environment");
+      it != m.session_stats.end() && it->is_object()) {
+    e.update(*it);
+  }
   s.set("environment", e);
   s.set("measurement_flags", m.flags);
   s.set("noisy", !m.flags.empty());
@@ -208,11 +227,16 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
            s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms"))) +
            repetitions_text(s)},
       {"model_memory_bytes",
-       fmt::format("{} (load), {} (run) above the process's {} before loading; process peak {}",
+       fmt::format("{} (load), {} (run) above the process's {} before loading; process peak {}{}",
                    format_bytes(num(s, "model_memory_load_bytes")),
                    format_bytes(num(s, "model_memory_run_bytes")),
                    format_bytes(num(s, "memory_before_load_bytes")),
-                   format_bytes(num(s, "peak_memory_bytes")))},
+                   format_bytes(num(s, "peak_memory_bytes")),
+                   s.contains("device_memory_allocated_bytes")
+                       ? fmt::format("; device peak {} allocated, {} reserved",
+                                     format_bytes(num(s, "device_memory_allocated_bytes")),
+                                     format_bytes(num(s, "device_memory_reserved_bytes")))
+                       : "")},
       {"correctness", correctness_line}};
   // Under requests in flight the throughput is sustained: say under what load.
   if (const int64_t n = s.value("concurrency", int64_t{1}); n > 1) {

@@ -4,6 +4,8 @@
 #include "torch_eager/torch_eager_runtime.h"
 #include "torchscript/torchscript_runtime.h"
 #include "turnkey/common/process.h"
+#include "turnkey/measure/gpu_facts.h"
+#include "turnkey/measure/system_info.h"
 #include "turnkey/plugin/plugin_host.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -53,30 +55,47 @@ Availability probe_x86() {
 #endif
 }
 
-// An NVIDIA GPU needs its kernel driver (/proc/driver/nvidia/version), a device node and, to be
-// usable by a runtime, a runtime build with a CUDA provider. Says which piece is missing.
+// An NVIDIA GPU needs its kernel driver (/proc/driver/nvidia/version, or libcuda.so.1 where a
+// container does not show /proc/driver) and a device node. Says which piece is missing. Whether
+// a runtime can use it (a CUDA build of torch, ONNX Runtime's CUDA provider) is the runtime's
+// answer (Runtime::probe_device, and torch's when the model is prepared).
 Availability probe_nvidia() {
-  std::error_code ec;
-  const bool driver = std::filesystem::exists("/proc/driver/nvidia/version", ec);
-  const bool device = std::filesystem::exists("/dev/nvidia0", ec);
-  const bool smi = !find_on_path("nvidia-smi").empty();
-  if (!driver && !device) {
-    return {false, fmt::format("no NVIDIA GPU found: no driver (/proc/driver/nvidia/version is "
-                               "missing), no /dev/nvidia0{}",
-                               smi ? "" : ", nvidia-smi not on PATH")};
+  const GpuFacts gpu = gpu_facts();
+  const bool driver = gpu.driver || !gpu.cuda_driver_version.empty();
+  if (!driver && gpu.device_nodes.empty()) {
+    return {false,
+            fmt::format("no NVIDIA GPU found: no driver (/proc/driver/nvidia/version is "
+                        "missing), no /dev/nvidia0{}",
+                        find_on_path("nvidia-smi").empty() ? ", nvidia-smi not on PATH" : "")};
   }
-  if (!device) return {false, "NVIDIA driver loaded but no GPU device (/dev/nvidia0 missing)"};
-  return {false,
-          "an NVIDIA GPU is present, but no runtime of this build has a CUDA provider (build "
-          "with a GPU ONNX Runtime release through TURNKEY_ORT_ROOT)"};
+  if (gpu.device_nodes.empty()) {
+    return {false, "NVIDIA driver loaded but no GPU device (no /dev/nvidia<N>)"};
+  }
+  if (!driver) {
+    return {false, fmt::format("{} exists but no NVIDIA driver answers: "
+                               "/proc/driver/nvidia/version is missing and {}",
+                               gpu.device_nodes.front(), gpu.cuda_driver_error)};
+  }
+  return {true, ""};
 }
+
+std::string nvidia_model() {
+  const GpuFacts gpu = gpu_facts();
+  return gpu.models.empty() ? "" : gpu.models.front();
+}
+
+nlohmann::json nvidia_environment() { return gpu_environment(gpu_facts()); }
+
+std::string x86_model() { return cpu_facts().model; }
+
+nlohmann::json no_environment() { return nlohmann::json::object(); }
 
 }  // namespace
 
 const std::vector<Device>& device_registry() {
   static const std::vector<Device> devices = {
-      {"x86", "the host CPU", &probe_x86},
-      {"nvidia", "an NVIDIA GPU through CUDA", &probe_nvidia},
+      {"x86", "the host CPU", &probe_x86, &x86_model, &no_environment},
+      {"nvidia", "an NVIDIA GPU through CUDA", &probe_nvidia, &nvidia_model, &nvidia_environment},
   };
   return devices;
 }

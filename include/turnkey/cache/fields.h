@@ -19,7 +19,7 @@ namespace turnkey {
 //    5"); 6: load time, concurrency (a result setting), sessions, batch_size as a column. Files of
 //    schema 4 and 5 read as before.
 inline constexpr int kStateSchemaVersion = 6;
-inline constexpr int kStatsSchemaVersion = 6;
+inline constexpr int kStatsSchemaVersion = 7;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)

@@ -109,6 +109,13 @@ class Runtime {
   // probe() and version() for the run's Python side; runtimes that do not use Python keep theirs.
   virtual Availability probe_for(const PythonSide& /*side*/) const { return probe(); }
   virtual std::string version_for(const PythonSide& /*side*/) const { return version(); }
+  // Whether this build of the runtime can use `device` (one of devices(), whose hardware probe
+  // passed), and what is missing when not (ort: "... has no CUDA execution provider"). Runtimes
+  // that can only tell once the model is prepared (torch: torch.cuda) answer there.
+  virtual Availability probe_device(const std::string& /*device*/,
+                                    const PythonSide& /*side*/) const {
+    return {true, ""};
+  }
   // Whether benchmark --profile works with this runtime (its sessions implement profile()); the
   // reason names what is missing when not.
   virtual Availability profiler() const {
@@ -137,9 +144,13 @@ class Runtime {
 
 // A device a runtime can target, with a probe that says why it is not usable here.
 struct Device {
-  std::string name;          // CLI name: "x86", "nvidia"
+  std::string name;  // CLI name: "x86", "nvidia"
   std::string description;
-  Availability (*probe)();
+  Availability (*probe)();  // the hardware and its driver, not a runtime's support of it
+  // What results call it (device_name): "AMD EPYC 9B45", "NVIDIA H100 80GB HBM3"; "" when its
+  // driver does not say.
+  std::string (*model)();
+  nlohmann::json (*environment)();  // facts for a result's environment beyond the CPU's ({} x86)
 };
 const std::vector<Device>& device_registry();
 const Device* find_device(const std::string& name);

@@ -79,15 +79,25 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         module("export").export(entry_of(command), command["path"], int(command["opset"]),
                                 command["io_dir"], reply, exporters)
 
+    def release():
+        """Ends the prepared session: on nvidia its module goes back where the script had it,
+        before anything else uses the model (docs/gpu.md)."""
+        bench, state["bench"] = state["bench"], None
+        if bench is not None:
+            bench.release()
+
     def do_bench_prepare(command, reply):
-        state["bench"] = None
+        release()
         state["bench"] = module("timing").Bench(entry_of(command), command.get("mode", "eager"),
                                                 command.get("threads", 0),
                                                 command.get("cpus") or [],
-                                                command.get("compile") or {})
+                                                command.get("compile") or {},
+                                                command.get("device") or "x86")
         reply["threads"] = state["bench"].threads
         if state["bench"].compiled is not None:
             reply["compiled"] = state["bench"].compiled
+        if state["bench"].cuda is not None:
+            reply["cuda"] = state["bench"].cuda
 
     def prepared(command):
         """The prepared Bench and the command's call count (both checked)."""
@@ -101,6 +111,8 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
     def do_bench_run(command, reply):
         bench, n = prepared(command)
         reply["samples_ns"] = bench.run(n, bool(command.get("empty")))
+        if bench.device_memory() is not None:
+            reply["device_memory"] = bench.device_memory()
 
     def do_bench_profile(command, reply):
         bench, n = prepared(command)
@@ -145,6 +157,16 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         "reference": ("reference_saved", do_reference),
         "trace": ("traced", do_trace),
     }
+    try:
+        return _loop(channel, handlers, gate, notices, release)
+    finally:
+        try:
+            release()  # the API's caller gets its model back where it was
+        except Exception:  # a GPU gone bad at exit; the run's results are already sent
+            traceback.print_exc()
+
+
+def _loop(channel, handlers, gate, notices, release):
     while True:
         try:
             command = channel.receive()
@@ -168,6 +190,8 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         reply = {"id": command.get("id"), "ok": False}
         try:
             with gate:
+                if not command["type"].startswith("bench_"):
+                    release()  # the model leaves the GPU before it is exported, traced or re-run
                 function(command, reply)
             reply["ok"] = True
         except Exception as error:  # the command's failure is the core's to report

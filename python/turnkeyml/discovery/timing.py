@@ -1,14 +1,15 @@
 """Timing of live models on the Python side (torch-eager, torch-compiled) and tracing for the
 torchscript runtime. The C++ core drives the loop in batches (docs/measurement.md): each
-`bench_run` command runs n calls, each between two perf_counter_ns reads, and returns the raw
-samples; statistics, warm-up and stopping rules are the core's."""
+`bench_run` command runs n calls, each between two perf_counter_ns reads (on nvidia two CUDA
+events, cuda.py), and returns the raw samples; statistics, warm-up and stopping rules are the
+core's."""
 
 import os
 import time
 
 import torch
 
-from . import export, inputs
+from . import cuda, export, inputs
 
 
 def _pin_all_threads(cpus):
@@ -92,12 +93,25 @@ def _compile(module, args, kwargs, given):
     return compiled, facts
 
 
+def _self_us(event, device):
+    """An op's self time in µs: CPU time on x86, its kernels' time on a GPU (torch >= 2.4 names
+    it device time, older ones CUDA time)."""
+    if device is None:
+        return event.self_cpu_time_total
+    return getattr(event, "self_device_time_total", None) or getattr(
+        event, "self_cuda_time_total", 0)
+
+
 class Bench:
     """One prepared live model: its call with fresh copies of the captured inputs."""
 
-    def __init__(self, entry, mode, threads, cpus, compile_args=None):
+    def __init__(self, entry, mode, threads, cpus, compile_args=None, device=None):
         self.mode = mode
         module = entry.module
+        # nvidia: the live module is moved to the GPU in place (release() moves it back) and runs
+        # on copies of the captured inputs there.
+        self.device = cuda.device_for(device)
+        self._home = cuda.home_device(module)
         # Benchmarks measure inference in eval mode (as export does); the module's own training
         # flags are put back after every batch, outside the timed region.
         self._flags = [(m, m.training) for m in module.modules()]
@@ -108,17 +122,32 @@ class Bench:
         # already), then put back, so later work of the script's process is not confined.
         self._cpus = set(int(c) for c in cpus) if cpus else None
         self._unpinned = os.sched_getaffinity(0)
-        args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
-                                          lambda t: t.clone())
-        target = module
+        if mode not in ("eager", "compiled"):
+            raise ValueError("unknown mode %r (eager, compiled)" % (mode,))
+        self.cuda = None
+        self._last = None
+        try:
+            if self.device is not None:
+                torch.cuda.reset_peak_memory_stats(self.device)
+                self.cuda = cuda.facts(self.device)
+                module.to(self.device)
+            self._prepare_call(entry, mode, compile_args)
+        except BaseException:
+            self.release()  # a failed prepare leaves the model where the script had it
+            raise
+        self.threads = torch.get_num_threads()
+
+    def _prepare_call(self, entry, mode, compile_args):
+        """The timed call: the module (compiled for `compiled`) on fresh copies of the captured
+        inputs, on the session's device."""
+        device = self.device
+        copy = (lambda t: t.clone()) if device is None else (lambda t: t.to(device, copy=True))
+        args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs), copy)
+        target = self._module
         self.compiled = None
         if mode == "compiled":
-            target, self.compiled = _compile(module, args, kwargs, compile_args or {})
-        elif mode != "eager":
-            raise ValueError("unknown mode %r (eager, compiled)" % (mode,))
+            target, self.compiled = _compile(self._module, args, kwargs, compile_args or {})
         self._call = lambda: target(*args, **kwargs)
-        self._last = None
-        self.threads = torch.get_num_threads()
 
     def run(self, n, empty):
         call = (lambda: None) if empty else self._call
@@ -130,10 +159,13 @@ class Bench:
             _pin_all_threads(self._cpus)
         try:
             with torch.inference_mode():
-                for i in range(n):
-                    start = clock()
-                    out = call()
-                    samples[i] = clock() - start
+                if self.device is not None:
+                    samples, out = cuda.timed_calls(call, n)
+                else:
+                    for i in range(n):
+                        start = clock()
+                        out = call()
+                        samples[i] = clock() - start
         finally:
             for m, training in self._flags:
                 m.training = training
@@ -143,22 +175,42 @@ class Bench:
             self._last = out
         return samples
 
+    def device_memory(self):
+        """nvidia: the allocator's peaks since prepare (cuda.memory); None on x86."""
+        return cuda.memory(self.device) if self.device is not None else None
+
+    def release(self):
+        """Puts the live module back where the script had it (nvidia moved it) and frees what
+        this session held on the GPU: the script, and the next runtime, see the model as before."""
+        if self.device is None:
+            return
+        self._call = self._last = None
+        self._module.to(self._home)
+        self.device = None
+        torch.cuda.empty_cache()
+
     def profile(self, n, path):
-        """--profile: one warm-up call, then n calls under torch.profiler (CPU activities), whose
-        Chrome trace is written to `path`. Returns each op's self (exclusive) CPU time over the n
-        calls and the wall time of the n calls (profiler overhead included)."""
+        """--profile: one warm-up call, then n calls under torch.profiler (CPU activities, and
+        CUDA on nvidia), whose Chrome trace is written to `path`. Returns each op's self
+        (exclusive) time over the n calls (CPU time; on nvidia its kernels' time) and the wall
+        time of the n calls (profiler overhead included)."""
         from torch import profiler
 
+        activities = [profiler.ProfilerActivity.CPU]
+        if self.device is not None:
+            activities.append(profiler.ProfilerActivity.CUDA)
         self._module.eval()
         if self._cpus:
             _pin_all_threads(self._cpus)
         try:
             with torch.inference_mode():
                 self._call()
-                with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+                with profiler.profile(activities=activities) as prof:
                     start = time.perf_counter_ns()
                     for _ in range(n):
                         self._call()
+                    if self.device is not None:
+                        torch.cuda.synchronize()
                     run_ns = time.perf_counter_ns() - start
         finally:
             for m, training in self._flags:
@@ -168,8 +220,8 @@ class Bench:
         tmp = "%s.tmp%d" % (path, os.getpid())
         prof.export_chrome_trace(tmp)
         os.replace(tmp, path)
-        ops = [{"op_type": e.key, "self_ms": e.self_cpu_time_total / 1000.0, "count": e.count}
-               for e in prof.key_averages() if e.self_cpu_time_total > 0]
+        ops = [{"op_type": e.key, "self_ms": _self_us(e, self.device) / 1000.0, "count": e.count}
+               for e in prof.key_averages() if _self_us(e, self.device) > 0]
         return ops, run_ns / 1e6
 
     def save_outputs(self, io_dir):

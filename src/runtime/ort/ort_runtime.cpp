@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <onnxruntime_cxx_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -82,6 +83,9 @@ class OrtSession final : public Session {
       }
     }
     so.SetLogSeverityLevel(ORT_LOGGING_LEVEL_FATAL);
+    // On nvidia the CUDA provider runs what it can (the CPU provider the rest); the inputs stay
+    // in host memory and every run copies them in and the outputs out (docs/gpu.md).
+    if (options.device == "nvidia") so.AppendExecutionProvider_CUDA(OrtCUDAProviderOptions{});
     so.SetIntraOpNumThreads(threads);
     so.SetGraphOptimizationLevel(level);
     so.SetExecutionMode(mode);
@@ -221,19 +225,29 @@ class OrtRuntime final : public Runtime {
   }
   std::string name() const override { return "ort"; }
   std::string display_name() const override { return "ONNX Runtime"; }
-  std::vector<std::string> devices() const override { return {"x86"}; }
+  std::vector<std::string> devices() const override { return {"x86", "nvidia"}; }
   Availability probe() const override { return {true, ""}; }
+  // nvidia needs the CUDA execution provider in the ONNX Runtime this process loaded; the npm
+  // package turnkey builds with by default is a CPU build.
+  Availability probe_device(const std::string& device, const PythonSide&) const override {
+    if (device != "nvidia") return {true, ""};
+    const std::vector<std::string> providers = Ort::GetAvailableProviders();
+    if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") != providers.end()) {
+      return {true, ""};
+    }
+    return {false, fmt::format("the ONNX Runtime {} turnkey loaded has no CUDA execution provider "
+                               "(it has {}): build turnkey with TURNKEY_ORT_ROOT set to an ONNX "
+                               "Runtime GPU release",
+                               Ort::GetVersionString(), fmt::join(providers, ", "))};
+  }
   std::string version() const override { return Ort::GetVersionString(); }
   Availability profiler() const override { return {true, ""}; }
   ConcurrencySupport concurrency() const override { return {true, true, ""}; }
   std::unique_ptr<Session> load(const std::filesystem::path& onnx_path,
                                 const std::vector<HostTensor>& inputs,
                                 const RuntimeOptions& options) const override {
-    if (options.device != "x86") {
-      throw Error(ErrorKind::InvalidInput,
-                  fmt::format("ort: device '{}' is not supported by this ONNX Runtime build "
-                              "(CPU only)",
-                              options.device));
+    if (Availability a = probe_device(options.device, PythonSide{}); !a.available) {
+      throw Error(ErrorKind::InvalidInput, fmt::format("ort on {}: {}", options.device, a.reason));
     }
     try {
       return std::make_unique<OrtSession>(onnx_path, inputs, options);

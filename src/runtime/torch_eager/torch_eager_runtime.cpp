@@ -49,6 +49,7 @@ class TorchEagerSession final : public Session {
     json reply = python_->request({{"type", "bench_prepare"},
                                    {"id", model.model_id},
                                    {"mode", mode},
+                                   {"device", o.device},
                                    {"threads", o.threads},
                                    {"cpus", cpus},
                                    {"compile", compile}},
@@ -59,6 +60,8 @@ class TorchEagerSession final : public Session {
     threads_ = reply.value("threads", 0);
     // torch.compile's facts (compile time apart from the steady-state latency, graph breaks).
     if (reply.contains("compiled") && reply["compiled"].is_object()) stats_ = reply["compiled"];
+    // On a GPU: TF32 settings (result fields) and what torch saw of it (the environment's).
+    if (reply.contains("cuda") && reply["cuda"].is_object()) stats_.update(reply["cuda"]);
   }
   json stats() const override { return stats_; }
 
@@ -69,6 +72,11 @@ class TorchEagerSession final : public Session {
                                   "bench_samples", ErrorKind::Runtime);
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("bench_run failed")));
+    }
+    // The device memory peaks so far (torch's CUDA allocator): the latest reply's are read
+    // after the timed phase.
+    if (reply.contains("device_memory") && reply["device_memory"].is_object()) {
+      stats_.update(reply["device_memory"]);
     }
     std::vector<double> samples;
     for (const auto& v : reply.value("samples_ns", json::array())) {
@@ -134,7 +142,8 @@ class TorchEagerRuntime final : public Runtime {
   std::string display_name() const override {
     return compiled_ ? "PyTorch (torch.compile)" : "PyTorch eager";
   }
-  std::vector<std::string> devices() const override { return {"x86"}; }
+  // nvidia: the Python side says at bench_prepare whether its torch can use the GPU.
+  std::vector<std::string> devices() const override { return {"x86", "nvidia"}; }
   Availability profiler() const override { return {true, ""}; }
   Availability probe() const override { return probe_for(PythonSide{}); }
   std::string version() const override { return version_for(PythonSide{}); }

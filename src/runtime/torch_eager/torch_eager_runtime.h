@@ -1,5 +1,6 @@
 // torch-eager and torch-compiled: the live model in the script's Python process, timed there
-// (torch.inference_mode, perf_counter_ns around each call) in batches the C++ loop asks for.
+// (torch.inference_mode, perf_counter_ns around each call; on nvidia CUDA events, docs/gpu.md)
+// in batches the C++ loop asks for.
 #pragma once
 
 #include "turnkey/runtime/runtime.h"
