@@ -32,13 +32,18 @@ ONNXTensorElementDataType to_ort(DType d) {
 // tolerance is made for (float32, float64).
 double rounding_error(DType t) {
   switch (t) {
-    case DType::Float16: return 0x1p-10;
-    case DType::BFloat16: return 0x1p-7;
+    case DType::Float16:
+      return 0x1p-10;
+    case DType::BFloat16:
+      return 0x1p-7;
     case DType::Float8E4M3FN:
-    case DType::Float8E4M3FNUZ: return 0x1p-3;
+    case DType::Float8E4M3FNUZ:
+      return 0x1p-3;
     case DType::Float8E5M2:
-    case DType::Float8E5M2FNUZ: return 0x1p-2;
-    default: return 0;
+    case DType::Float8E5M2FNUZ:
+      return 0x1p-2;
+    default:
+      return 0;
   }
 }
 
@@ -233,8 +238,8 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
 // A host tensor (a runtime's output, or a saved .pb) as an Output.
 Output detail::from_host(const HostTensor& t) {
   if (!t.is_tensor()) {
-    throw Error(ErrorKind::Internal, fmt::format("output '{}' is a {}, not a tensor", t.name,
-                                                 describe_value(t)));
+    throw Error(ErrorKind::Internal,
+                fmt::format("output '{}' is a {}, not a tensor", t.name, describe_value(t)));
   }
   Output out;
   out.name = t.name;
@@ -271,7 +276,8 @@ Output detail::from_host(const HostTensor& t) {
     default:
       if (is_float_type(t.dtype)) {  // the 8- and 16-bit floats
         out.values.resize(n);
-        for (size_t k = 0; k < n; ++k) out.values[k] = small_float_to_double(t.dtype, data + k * size);
+        for (size_t k = 0; k < n; ++k)
+          out.values[k] = small_float_to_double(t.dtype, data + k * size);
         break;
       }
       out.elem_bytes = size;

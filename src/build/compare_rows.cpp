@@ -64,8 +64,8 @@ std::vector<RowGroup> row_groups(const std::vector<Output>& ref, const std::vect
     const Output& r = ref[k];
     const Output& c = cand[k];
     if (r.shape.empty() || r.shape[0] < 2 || r.shape != c.shape || r.type == DType::String ||
-        c.type == DType::String ||
-        is_float_type(r.type) != is_float_type(c.type) || r.elem_bytes != c.elem_bytes) {
+        c.type == DType::String || is_float_type(r.type) != is_float_type(c.type) ||
+        r.elem_bytes != c.elem_bytes) {
       continue;
     }
     const size_t bracket = r.name.rfind('[');

@@ -144,8 +144,8 @@ class HeaderReader {
 struct NpyType {
   DType dtype = DType::Unknown;
   bool big_endian = false;
-  size_t item = 0;   // bytes per element
-  char text = 0;     // 'U' (UTF-32 code points) or 'S' (bytes): fixed-width strings
+  size_t item = 0;  // bytes per element
+  char text = 0;    // 'U' (UTF-32 code points) or 'S' (bytes): fixed-width strings
 };
 
 // '<f4' -> Float32, '<U5' -> strings of up to 5 code points. NumPy has no bfloat16: '<V2' (what a
@@ -158,10 +158,9 @@ NpyType dtype_of(const std::string& descr) {
   }
   const std::string kind = descr.substr(1);
   static const std::pair<const char*, DType> kKinds[] = {
-      {"f2", DType::Float16}, {"f4", DType::Float32}, {"f8", DType::Float64},
-      {"i1", DType::Int8},    {"i2", DType::Int16},   {"i4", DType::Int32},
-      {"i8", DType::Int64},   {"u1", DType::Uint8},   {"b1", DType::Bool},
-      {"u2", DType::Uint16},  {"u4", DType::Uint32},  {"u8", DType::Uint64},
+      {"f2", DType::Float16}, {"f4", DType::Float32}, {"f8", DType::Float64}, {"i1", DType::Int8},
+      {"i2", DType::Int16},   {"i4", DType::Int32},   {"i8", DType::Int64},   {"u1", DType::Uint8},
+      {"b1", DType::Bool},    {"u2", DType::Uint16},  {"u4", DType::Uint32},  {"u8", DType::Uint64},
       {"V2", DType::Uint16}};
   for (const auto& [k, d] : kKinds) {
     if (kind == k) return {d, order == '>', dtype_size_bytes(d), 0};

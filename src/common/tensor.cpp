@@ -102,11 +102,16 @@ double small_float_to_double(DType dtype, const std::byte* element) {
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    case DType::Float8E4M3FN: return float8_to_double(b, 3, 7, false, false);
-    case DType::Float8E4M3FNUZ: return float8_to_double(b, 3, 8, false, true);
-    case DType::Float8E5M2: return float8_to_double(b, 2, 15, true, false);
-    case DType::Float8E5M2FNUZ: return float8_to_double(b, 2, 16, false, true);
-    default: return std::numeric_limits<double>::quiet_NaN();
+    case DType::Float8E4M3FN:
+      return float8_to_double(b, 3, 7, false, false);
+    case DType::Float8E4M3FNUZ:
+      return float8_to_double(b, 3, 8, false, true);
+    case DType::Float8E5M2:
+      return float8_to_double(b, 2, 15, true, false);
+    case DType::Float8E5M2FNUZ:
+      return float8_to_double(b, 2, 16, false, true);
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
@@ -134,9 +139,9 @@ std::string describe_value(const HostTensor& value) {
       return "sequence of " + std::to_string(value.elements.size()) + " " +
              dtype_name(value.dtype) + " tensors";
     case ValueKind::Optional:
-      return value.elements.empty() ? std::string("optional ") + dtype_name(value.dtype) +
-                                          " (empty)"
-                                    : "optional " + describe_value(value.elements[0]);
+      return value.elements.empty()
+                 ? std::string("optional ") + dtype_name(value.dtype) + " (empty)"
+                 : "optional " + describe_value(value.elements[0]);
   }
   return "?";
 }

@@ -112,9 +112,8 @@ IntermediateCheck check_intermediates(Build& build, const BenchmarkSetup& setup,
 std::string random_operators(const Build& build) {
   if (!build.facts || build.onnx_path.empty()) return "";
   try {
-    return fmt::format("{}", fmt::join(onnx_model::nondeterministic_operators(*build.facts,
-                                                                              build.inputs),
-                                       ", "));
+    return fmt::format(
+        "{}", fmt::join(onnx_model::nondeterministic_operators(*build.facts, build.inputs), ", "));
   } catch (const Error&) {
     return "";  // the file was read before: a failure now changes no verdict
   }
@@ -174,10 +173,10 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   const RuntimeDeviation* deviation =
       within || !compare_error.empty() || !random_ops.empty()
           ? nullptr
-          : find_deviation(setup.runtime_name,
-                           build.source_input.empty() ? build.onnx_path : build.source_input,
-                           build.facts ? build.facts->op_histogram
-                                       : std::map<std::string, int64_t>{});
+          : find_deviation(
+                setup.runtime_name,
+                build.source_input.empty() ? build.onnx_path : build.source_input,
+                build.facts ? build.facts->op_histogram : std::map<std::string, int64_t>{});
   // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
   // expected outputs the user supplied are data, whatever their values.
   const std::string no_signal =
@@ -209,9 +208,9 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
   if (deviation) {
     correctness["known_deviation"] = {{"of", deviation->whose},
                                       {"test", deviation->test},
-                                        {"operator", deviation->op},
-                                        {"reason", deviation->reason},
-                                        {"source", deviation->source}};
+                                      {"operator", deviation->op},
+                                      {"reason", deviation->reason},
+                                      {"source", deviation->source}};
   }
   if (!ties.empty()) correctness["ties"] = ties;
   if (!no_signal.empty()) {

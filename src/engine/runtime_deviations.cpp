@@ -11,8 +11,7 @@ namespace {
 constexpr const char* kOrtFilters =
     "onnxruntime/test/testdata/onnx_backend_test_series_filters.jsonc (microsoft/onnxruntime)";
 // ONNX's own run of its reference implementation over the same tests.
-constexpr const char* kOnnxExcludes =
-    "onnx/test/reference_evaluator_backend_test.py (onnx/onnx)";
+constexpr const char* kOnnxExcludes = "onnx/test/reference_evaluator_backend_test.py (onnx/onnx)";
 // numpy's float-to-string rounding made the expected strings ("0.2961402" for 0.296140194).
 constexpr const char* kCastToString =
     "the expected strings come from numpy's rounding, not the 8 significant digits Cast asks for";

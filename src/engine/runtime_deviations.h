@@ -11,12 +11,12 @@
 namespace turnkey::engine_internal {
 
 struct RuntimeDeviation {
-  const char* runtime;    // "ort"; "" for every runtime (the test's expected outputs are at fault)
-  const char* whose;      // whose deviation, for the verdict: "ONNX Runtime", "the test data"
-  const char* test;       // the ONNX backend node test ("test_resize_..."): the model's folder
-  const char* op;         // the operator the test exercises
-  const char* reason;     // the runtime project's own words
-  const char* source;     // where they say it
+  const char* runtime;  // "ort"; "" for every runtime (the test's expected outputs are at fault)
+  const char* whose;    // whose deviation, for the verdict: "ONNX Runtime", "the test data"
+  const char* test;     // the ONNX backend node test ("test_resize_..."): the model's folder
+  const char* op;       // the operator the test exercises
+  const char* reason;   // the runtime project's own words
+  const char* source;   // where they say it
 };
 
 // The row for a model of a backend test (the model's folder is named after the test) run by

@@ -173,7 +173,9 @@ HostTensor sequence_of(const Arrays& arrays, const std::string& name, DType dtyp
 bool value_of(const Arrays& arrays, const ValueInfo& want, HostTensor* out) {
   bool any = false;
   for (const auto& [name, t] : arrays) any = any || names_value(name, want.name);
-  const auto layer = [&](size_t i) { return i < want.layers.size() ? want.layers[i] : ValueKind::Tensor; };
+  const auto layer = [&](size_t i) {
+    return i < want.layers.size() ? want.layers[i] : ValueKind::Tensor;
+  };
   HostTensor inner;
   const ValueKind inside = layer(0) == ValueKind::Optional ? layer(1) : layer(0);
   if (inside == ValueKind::Sequence) {

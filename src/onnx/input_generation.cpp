@@ -33,8 +33,8 @@ std::string model_dims_string(const ValueInfo& input) {
 // Bytes of a tensor of `shape`, or -1 when a dim is negative, -2 on overflow.
 int64_t tensor_bytes(const std::vector<int64_t>& shape, DType dtype) {
   // A generated string is up to 2 digits in a std::string.
-  int64_t n = static_cast<int64_t>(dtype == DType::String ? sizeof(std::string)
-                                                           : dtype_size_bytes(dtype));
+  int64_t n =
+      static_cast<int64_t>(dtype == DType::String ? sizeof(std::string) : dtype_size_bytes(dtype));
   for (int64_t d : shape) {
     if (d < 0) return -1;
     if (__builtin_mul_overflow(n, d, &n)) return -2;
@@ -110,8 +110,8 @@ void fill(std::byte* dst, int64_t n, SplitMix64& rng, T (*make)(uint64_t)) {
 // NaN or infinity); the FNUZ types' 0x80 (their NaN) becomes zero.
 uint8_t small_float8(uint64_t x, int mbits, int bias) {
   const auto exponent = static_cast<uint8_t>(((x >> 8) & 0xff) % static_cast<uint64_t>(bias));
-  const auto b = static_cast<uint8_t>((x >> 63) << 7 | exponent << mbits |
-                                      (x & ((uint64_t{1} << mbits) - 1)));
+  const auto b =
+      static_cast<uint8_t>((x >> 63) << 7 | exponent << mbits | (x & ((uint64_t{1} << mbits) - 1)));
   return b == 0x80 ? 0 : b;
 }
 
@@ -120,8 +120,12 @@ void fill_tensor(HostTensor& t, SplitMix64& rng) {
   std::byte* p = t.data.data();
   const auto small = [](uint64_t x) { return below_100(x); };
   switch (t.dtype) {
-    case DType::Float32: fill<float>(p, n, rng, uniform_float); break;
-    case DType::Float64: fill<double>(p, n, rng, uniform_double); break;
+    case DType::Float32:
+      fill<float>(p, n, rng, uniform_float);
+      break;
+    case DType::Float64:
+      fill<double>(p, n, rng, uniform_double);
+      break;
     case DType::Float16:
       fill<uint16_t>(p, n, rng, [](uint64_t x) { return float_to_half(uniform_float(x)); });
       break;
@@ -158,20 +162,23 @@ void fill_tensor(HostTensor& t, SplitMix64& rng) {
       fill<uint32_t>(p, n, rng, [](uint64_t x) { return static_cast<uint32_t>(below_100(x)); });
       break;
     case DType::Int64:
-    case DType::Uint64: fill<uint64_t>(p, n, rng, small); break;
+    case DType::Uint64:
+      fill<uint64_t>(p, n, rng, small);
+      break;
     case DType::String:
       for (int64_t i = 0; i < n; ++i) t.strings.push_back(std::to_string(below_100(rng.next())));
       break;
-    case DType::Unknown: break;
+    case DType::Unknown:
+      break;
   }
   // An all-zero input can hide bugs (and makes some models divide by zero): make one element 1.
   if (n > 0 && !t.data.empty() &&
       std::all_of(t.data.begin(), t.data.end(), [](std::byte b) { return b == std::byte{0}; })) {
     static constexpr std::pair<DType, uint64_t> kOnes[] = {
-        {DType::Float32, 0x3f800000},   {DType::Float64, 0x3ff0000000000000},
-        {DType::Float16, 0x3c00},       {DType::BFloat16, 0x3f80},
-        {DType::Float8E4M3FN, 0x38},    {DType::Float8E4M3FNUZ, 0x40},
-        {DType::Float8E5M2, 0x3c},      {DType::Float8E5M2FNUZ, 0x40}};
+        {DType::Float32, 0x3f800000}, {DType::Float64, 0x3ff0000000000000},
+        {DType::Float16, 0x3c00},     {DType::BFloat16, 0x3f80},
+        {DType::Float8E4M3FN, 0x38},  {DType::Float8E4M3FNUZ, 0x40},
+        {DType::Float8E5M2, 0x3c},    {DType::Float8E5M2FNUZ, 0x40}};
     uint64_t one = 1;  // integers and bool
     for (const auto& [dtype, bits] : kOnes) {
       if (dtype == t.dtype) one = bits;

@@ -13,8 +13,8 @@ using namespace detail;
 namespace {
 
 // Default-domain operators whose every output is random (ONNX operator documentation).
-constexpr const char* kRandomOps[] = {"Bernoulli",       "Multinomial",        "RandomNormal",
-                                      "RandomNormalLike", "RandomUniform",     "RandomUniformLike"};
+constexpr const char* kRandomOps[] = {"Bernoulli",        "Multinomial",   "RandomNormal",
+                                      "RandomNormalLike", "RandomUniform", "RandomUniformLike"};
 
 // A bool tensor's first element; nullopt-like -1 when it is not a one-element bool.
 int bool_value(const onnx::TensorProto& t) {

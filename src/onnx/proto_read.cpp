@@ -20,8 +20,9 @@ std::string onnx_type_name(int onnx_type) {
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnx_type));
   }
   // Types newer than libonnx 1.12 (ONNX 1.14+), which ONNX Runtime runs.
-  static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-                                       "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  static const char* const kNewer[] = {"FLOAT8E4M3FN",   "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                       "FLOAT8E5M2FNUZ", "UINT4",          "INT4",
+                                       "FLOAT4E2M1"};
   if (onnx_type >= 17 && onnx_type < 17 + static_cast<int>(std::size(kNewer))) {
     return kNewer[onnx_type - 17];
   }

@@ -111,16 +111,18 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t) {
                               onnx_type_name(t.data_type())));
   }
   if (is_external(t)) {
-    throw invalid(fmt::format("tensor '{}' keeps its data externally, which .pb inputs do not "
-                              "support",
-                              t.name()));
+    throw invalid(
+        fmt::format("tensor '{}' keeps its data externally, which .pb inputs do not "
+                    "support",
+                    t.name()));
   }
   // A SequenceProto parses as a TensorProto too: its tensors land in `segment`, its name in dims.
   if (t.has_segment()) {
-    throw invalid(fmt::format("tensor '{}' is split into segments, which turnkey does not read "
-                              "(a sequence's file, read as the tensor the graph declares, looks "
-                              "so)",
-                              t.name()));
+    throw invalid(
+        fmt::format("tensor '{}' is split into segments, which turnkey does not read "
+                    "(a sequence's file, read as the tensor the graph declares, looks "
+                    "so)",
+                    t.name()));
   }
   const std::string what = fmt::format("tensor '{}'", t.name());
   const int64_t n = element_count_or_throw(what, t.dims());
@@ -154,12 +156,18 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t) {
 
 const char* element_kind_name(int elem_type) {
   switch (elem_type) {
-    case onnx::SequenceProto::TENSOR: return "tensors";
-    case onnx::SequenceProto::SPARSE_TENSOR: return "sparse tensors";
-    case onnx::SequenceProto::SEQUENCE: return "sequences";
-    case onnx::SequenceProto::MAP: return "maps";
-    case onnx::SequenceProto::OPTIONAL: return "optionals";
-    default: return "values of an undefined type";
+    case onnx::SequenceProto::TENSOR:
+      return "tensors";
+    case onnx::SequenceProto::SPARSE_TENSOR:
+      return "sparse tensors";
+    case onnx::SequenceProto::SEQUENCE:
+      return "sequences";
+    case onnx::SequenceProto::MAP:
+      return "maps";
+    case onnx::SequenceProto::OPTIONAL:
+      return "optionals";
+    default:
+      return "values of an undefined type";
   }
 }
 
@@ -198,9 +206,10 @@ HostTensor optional_from_proto(const onnx::OptionalProto& o, const ValueInfo& wa
       }
       break;
     default:
-      throw invalid(fmt::format("optional '{}' holds one of the {}; turnkey reads optional "
-                                "tensors and sequences",
-                                o.name(), element_kind_name(o.elem_type())));
+      throw invalid(
+          fmt::format("optional '{}' holds one of the {}; turnkey reads optional "
+                      "tensors and sequences",
+                      o.name(), element_kind_name(o.elem_type())));
   }
   if (!out.elements.empty() && out.elements[0].is_tensor() == holds_sequence) {
     throw invalid(fmt::format("optional '{}' holds a {} where the model declares a {}", o.name(),

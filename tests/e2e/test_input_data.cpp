@@ -211,9 +211,9 @@ TEST(InputDataTypes, Uint8ImageAndSequenceInputBenchmarkWithRealData) {
   for (const std::string name : {"image", "seq"}) {
     for (const fs::path& data : {dir / (name + "_pb"), dir / (name + ".npz")}) {
       SCOPED_TRACE(data.string());
-      RunResult r = run_turnkey({(dir / (name + ".onnx")).string(), "--input-data",
-                                 data.string(), "--iterations", "3"},
-                                dir / ("cache_" + data.filename().string()));
+      RunResult r = run_turnkey(
+          {(dir / (name + ".onnx")).string(), "--input-data", data.string(), "--iterations", "3"},
+          dir / ("cache_" + data.filename().string()));
       ASSERT_EQ(r.exit_code, 0) << r.all();
       EXPECT_NE(r.out.find("Correctness:    within tolerance: "), std::string::npos) << r.out;
       EXPECT_NE(r.out.find("(against --input-data's outputs)"), std::string::npos) << r.out;
@@ -234,9 +234,9 @@ TEST(InputDataTypes, Uint8ImageAndSequenceInputBenchmarkWithRealData) {
   // sequence is one line naming the input.
   fs::copy_file(dir / "image_pb" / "input_0.pb", dir / "seq_pb" / "input_0.pb",
                 fs::copy_options::overwrite_existing);
-  RunResult r = run_turnkey({(dir / "seq.onnx").string(), "--input-data",
-                             (dir / "seq_pb").string(), "--iterations", "3"},
-                            dir / "cache_wrong");
+  RunResult r = run_turnkey(
+      {(dir / "seq.onnx").string(), "--input-data", (dir / "seq_pb").string(), "--iterations", "3"},
+      dir / "cache_wrong");
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.out.find("input 'seq' (input_0.pb): "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("elements"), std::string::npos) << r.out;

@@ -55,7 +55,8 @@ TEST(OnnxTestdata, EveryModelBenchmarksOrGetsOneLineReason) {
 // outputs, and the known deviations. About 30 tiny models.
 TEST(OnnxTestdata, ConformanceSampleGetsTheVerdictsThatMeanWhatTheySay) {
   const fs::path node = "/usr/share/libonnx-testdata/data/node";
-  if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed (scripts/setup installs it)";
+  if (!fs::exists(node))
+    GTEST_SKIP() << "libonnx-testdata not installed (scripts/setup installs it)";
   const std::string within = "Correctness:    within tolerance: ";
   const std::string random = "Correctness:    inconclusive: nondeterministic operator ";
   const std::string deviation = "Correctness:    outside tolerance, a known deviation of ";
@@ -99,10 +100,10 @@ TEST(OnnxTestdata, ConformanceSampleGetsTheVerdictsThatMeanWhatTheySay) {
   TempDir dir("tk-e2e-conformance");
   for (const auto& [test, verdict] : cases) {
     SCOPED_TRACE(test);
-    RunResult r = run_turnkey({(node / test / "model.onnx").string(), "--input-data",
-                               (node / test / "test_data_set_0").string(), "--iterations", "2",
-                               "--warmup", "0"},
-                              dir / test);
+    RunResult r = run_turnkey(
+        {(node / test / "model.onnx").string(), "--input-data",
+         (node / test / "test_data_set_0").string(), "--iterations", "2", "--warmup", "0"},
+        dir / test);
     EXPECT_EQ(r.exit_code, verdict.rfind("Failed", 0) == 0 ? 1 : 0) << r.all();
     EXPECT_NE(r.out.find(verdict), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("no signal"), std::string::npos) << r.out;

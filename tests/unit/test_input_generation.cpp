@@ -286,12 +286,12 @@ TEST(GenerateInputs, RangesForEveryDtype) {
 // float8 types in (-1, 1) and never NaN, strings the decimal text of such integers; a sequence
 // holds 2 tensors of the input's shape, an optional its value.
 TEST(GenerateInputs, UnsignedBfloat16Float8StringsSequencesAndOptionals) {
-  ModelFacts f = facts_with({
-      input("u16", DType::Uint16, {1000}), input("u32", DType::Uint32, {1000}),
-      input("u64", DType::Uint64, {1000}), input("bf16", DType::BFloat16, {1000}),
-      input("s", DType::String, {1000}),   input("e4m3", DType::Float8E4M3FN, {1000}),
-      input("e5m2fnuz", DType::Float8E5M2FNUZ, {1000}), input("seq", DType::Float32, {2, 3}),
-      input("opt", DType::Int64, {4})});
+  ModelFacts f =
+      facts_with({input("u16", DType::Uint16, {1000}), input("u32", DType::Uint32, {1000}),
+                  input("u64", DType::Uint64, {1000}), input("bf16", DType::BFloat16, {1000}),
+                  input("s", DType::String, {1000}), input("e4m3", DType::Float8E4M3FN, {1000}),
+                  input("e5m2fnuz", DType::Float8E5M2FNUZ, {1000}),
+                  input("seq", DType::Float32, {2, 3}), input("opt", DType::Int64, {4})});
   f.inputs[7].layers = {ValueKind::Sequence};
   f.inputs[8].layers = {ValueKind::Optional};
   auto t = generate_inputs(f, resolve_input_shapes(f, {}));

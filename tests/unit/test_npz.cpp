@@ -130,8 +130,9 @@ TEST_F(Npz, ReadsUnsignedIntegersAndStrings) {
   EXPECT_EQ(u64, uint64_t{1} << 63);
   EXPECT_EQ(got["text"].dtype, DType::String);
   EXPECT_EQ(got["text"].shape, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(got["text"].strings,
-            (std::vector<std::string>{"a", "Zo\xc3\xab", "", "\xc2\xa4\xe2\x82\xac\xf0\x9d\x84\x9e"}));
+  EXPECT_EQ(
+      got["text"].strings,
+      (std::vector<std::string>{"a", "Zo\xc3\xab", "", "\xc2\xa4\xe2\x82\xac\xf0\x9d\x84\x9e"}));
   EXPECT_EQ(got["raw"].strings, (std::vector<std::string>{"x", "yz"}));
 }
 

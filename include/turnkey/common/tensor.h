@@ -14,12 +14,25 @@ namespace turnkey {
 // external: map explicitly at each boundary (ONNX TensorProto, ORT, torch, NumPy); the table in
 // tensor.cpp holds each type's name, size and ONNX number.
 enum class DType {
-  Float32, Float16, Float64, Int8, Uint8, Int16, Int32, Int64, Bool,
-  Uint16, Uint32, Uint64,
+  Float32,
+  Float16,
+  Float64,
+  Int8,
+  Uint8,
+  Int16,
+  Int32,
+  Int64,
+  Bool,
+  Uint16,
+  Uint32,
+  Uint64,
   BFloat16,  // the upper 16 bits of a binary32
   String,    // HostTensor::strings, not data
   // 8-bit floats (ONNX 1.14+, ORT >= 1.16): E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ.
-  Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
+  Float8E4M3FN,
+  Float8E4M3FNUZ,
+  Float8E5M2,
+  Float8E5M2FNUZ,
   Unknown
 };
 

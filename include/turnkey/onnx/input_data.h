@@ -32,7 +32,8 @@ bool value_fits(const HostTensor& value, const ValueInfo& want);
 // Reads PATH for the model `facts` describes:
 //  - a folder in the ONNX backend-test layout: input_0.pb, input_1.pb, ... (serialized
 //    TensorProto, one per graph input, in graph-input order) and optionally output_0.pb, ...
-//    (one per graph output: the expected outputs). A sequence input or output is a SequenceProto file, an optional one an OptionalProto file;
+//    (one per graph output: the expected outputs). A sequence input or output is a SequenceProto
+//    file, an optional one an OptionalProto file;
 //  - an .npz file (numpy.savez): one array per graph input, named after it; arrays named after
 //    graph outputs are the expected outputs. A sequence `x` is arrays `x[0]`, `x[1]`, ... (none:
 //    an empty sequence); an optional `x` is the array (or arrays) of its value, or none when it

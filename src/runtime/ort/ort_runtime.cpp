@@ -1,5 +1,4 @@
 #include "ort_runtime.h"
-#include "ort_values.h"
 
 #include <fmt/format.h>
 #include <onnxruntime_cxx_api.h>
@@ -8,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "ort_values.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/measure/cpu_budget.h"
@@ -48,7 +48,8 @@ int parse_int_arg(const std::string& key, const std::string& value, int min, int
 std::vector<HostTensor> host_outputs(std::vector<Ort::Value>& values,
                                      const std::vector<std::string>& names) {
   std::vector<HostTensor> out;
-  for (size_t i = 0; i < values.size(); ++i) out.push_back(ort_values::from_ort(values[i], names[i]));
+  for (size_t i = 0; i < values.size(); ++i)
+    out.push_back(ort_values::from_ort(values[i], names[i]));
   return out;
 }
 

@@ -26,8 +26,8 @@ Ort::Value tensor_value(HostTensor& t, const Ort::MemoryInfo& mem) {
     value.FillStringTensor(items.data(), items.size());
     return value;
   }
-  return Ort::Value::CreateTensor(mem, t.data.data(), t.data.size(), t.shape.data(),
-                                  t.shape.size(), element_type(t.dtype));
+  return Ort::Value::CreateTensor(mem, t.data.data(), t.data.size(), t.shape.data(), t.shape.size(),
+                                  element_type(t.dtype));
 }
 
 }  // namespace
