@@ -54,7 +54,11 @@ TEST(NewOpsetsCli, OptimizeFp16RunsOnOpset18To23AndFunctionsAndATooNewFileIsOneL
     }
   }
   ASSERT_EQ(too_new_lines.size(), 1u) << r.all();
-  EXPECT_NE(too_new_lines[0].find("30"), std::string::npos) << too_new_lines[0];
+  // The reason names what is too new: the opset (turnkey's facts) or the IR version (ONNX
+  // Runtime's refusal, when the sequence reaches it first).
+  EXPECT_TRUE(too_new_lines[0].find("30") != std::string::npos ||
+              too_new_lines[0].find("IR version: 15") != std::string::npos)
+      << too_new_lines[0];
 
   int fp16_builds = 0;
   for (const auto& e : fs::directory_iterator(cache)) {

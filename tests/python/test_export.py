@@ -185,9 +185,9 @@ class Export(unittest.TestCase):
                                        opset_imports=[onnx.helper.make_opsetid("", 17)])
         path = os.path.join(self.dir, "unchecked.onnx")
         onnx.save(model, path)
-        self.assertEqual([o.name for o in export._checked_graph(path, True).output], ["y"])
+        self.assertEqual([o.name for o in export._checked_model(path, True).graph.output], ["y"])
         with self.assertRaises(onnx.checker.ValidationError):
-            export._checked_graph(path, checked_by_exporter=False)
+            export._checked_model(path, checked_by_exporter=False)
 
     def test_graphs_with_external_data_are_checked_by_path(self):
         # torch.onnx.export does not check those (over 2 GB): a missing data file must be found.
@@ -200,10 +200,10 @@ class Export(unittest.TestCase):
             opset_imports=[onnx.helper.make_opsetid("", 17)])
         path = os.path.join(self.dir, "external.onnx")
         onnx.save_model(model, path, save_as_external_data=True, location="external.data")
-        self.assertEqual([i.name for i in export._checked_graph(path, True).input], ["x"])
+        self.assertEqual([i.name for i in export._checked_model(path, True).graph.input], ["x"])
         os.unlink(os.path.join(self.dir, "external.data"))
         with self.assertRaises(onnx.checker.ValidationError):
-            export._checked_graph(path, checked_by_exporter=True)
+            export._checked_model(path, checked_by_exporter=True)
 
 
 class ZeroHeadTwice(torch.nn.Module):

@@ -30,6 +30,20 @@ def _registration():
     return None
 
 
+def _exporter_module(name):
+    """A module of the TorchScript exporter (symbolic_helper, _type_utils, symbolic_opset11):
+    torch.onnx.<name> up to torch 2.8, torch.onnx._internal.torchscript_exporter.<name> since
+    (where torch.onnx keeps only some of them)."""
+    import importlib
+    for prefix in ("torch.onnx._internal.torchscript_exporter.", "torch.onnx."):
+        try:
+            return importlib.import_module(prefix + name)
+        except ImportError:
+            continue
+    raise ImportError("the TorchScript exporter's %s is in neither torch.onnx nor "
+                      "torch.onnx._internal.torchscript_exporter" % name)
+
+
 def _has_own_symbolic(op, first, opset):
     """Whether the installed exporter (or a library such as torchvision) registered a symbolic
     for `op` at an opset from `first` to `opset`: the function it dispatches to at `opset`
@@ -52,8 +66,9 @@ def _roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampl
     heads use aligned=False (output_half_pixel), so exporting them at opset 17 with torchvision's
     symbolic samples every region half a pixel off.
     """
-    from torch.onnx import symbolic_helper as helper
-    from torch.onnx.symbolic_opset11 import select, squeeze
+    helper = _exporter_module("symbolic_helper")
+    select = _exporter_module("symbolic_opset11").select
+    squeeze = _exporter_module("symbolic_opset11").squeeze
 
     _used.add("roi_align_opset16")
     spatial_scale = helper._get_const(spatial_scale, "f", "spatial_scale")
@@ -76,7 +91,8 @@ def _roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampl
 def _zero(g, self):
     """aten::zero, what tracing makes of an in-place `tensor.zero_()` (torchvision's Swin V2
     zeroes the key bias that way): zeros of self's shape and type."""
-    from torch.onnx import _type_utils, symbolic_helper
+    _type_utils = _exporter_module("_type_utils")
+    symbolic_helper = _exporter_module("symbolic_helper")
 
     _used.add("aten_zero")
     shape = g.op("Shape", self)

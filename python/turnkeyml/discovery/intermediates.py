@@ -107,7 +107,9 @@ def _dynamo_calls(graph, path):
     such nodes. None when the graph has no such metadata."""
     found, runs = False, []
     for index, node in enumerate(graph.node):
-        scopes = next((p.value for p in node.metadata_props if p.key == _NAME_SCOPES), None)
+        # NodeProto.metadata_props is new in onnx 1.16 (Debian 12 has 1.12).
+        scopes = next((p.value for p in getattr(node, "metadata_props", ())
+                       if p.key == _NAME_SCOPES), None)
         if scopes is None:
             continue
         found = True
