@@ -185,8 +185,12 @@ def _attached_run(binary, script, entry, message, options, seq, stages, monitor,
             onnx_version = importlib.metadata.version("onnx")
         except importlib.metadata.PackageNotFoundError:
             onnx_version = None
+        try:
+            onnxscript_version = importlib.metadata.version("onnxscript")
+        except importlib.metadata.PackageNotFoundError:
+            onnxscript_version = None
         channel.send("hello", python=platform.python_version(), torch=torch.__version__,
-                     onnx=onnx_version, pid=os.getpid())
+                     onnx=onnx_version, onnxscript=onnxscript_version, pid=os.getpid())
         channel.send("model", **message)
         channel.send("script_end", status="ok")
         channel.send("counts", counts={"0": 1}, first_call_s={})

@@ -169,12 +169,16 @@ TEST_F(MachineSpeed, SlowedRunsAreFlaggedAndAFreeRunIsNot) {
     throttled = throttled || s.stats.value("cpu_throttled_ms", 0.0) > 0;
   }
   if (!throttled) std::cerr << "note: no slowed run was throttled (a loaded machine)\n";
-  // The probe itself sees the quota (not only the cgroup's counter): a slowed run's slowest
-  // probe is well above the machine's best.
+  // Where the kernel's counter did not see the quota, the probe must have: a slowed run's
+  // slowest probe is well above the machine's best. (Where it did, the probe may not: a 5 ms
+  // probe at rest fits in a fresh 5 ms allowance of the 10 ms period, measured on an idle
+  // machine, 2026-11-26.)
   double most_slowed = 0;
   for (const SpeedRun& s : slowed_runs)
     most_slowed = std::max(most_slowed, s.stats.value("speed_slowdown", 0.0));
-  EXPECT_GT(most_slowed, 0.2) << slowed_runs.back().stats.dump();
+  if (!throttled) {
+    EXPECT_GT(most_slowed, 0.2) << slowed_runs.back().stats.dump();
+  }
   // At least one free run is clean of slowdown flags; a third is allowed where the machine had a
   // moment of real contention in both (that run would be flagged rightly).
   bool clean = !free_runs[0].slowdown_flagged() || !free_runs[1].slowdown_flagged();

@@ -142,6 +142,8 @@ def _export_traced(module, target, feed, path, opset, input_names, output_names,
 # Above this many bytes of weights the dynamo exporter writes them to an external data file
 # (protobuf's 2 GB limit on one message); below, one self-contained file as TorchScript's writes.
 _EXTERNAL_DATA_BYTES = 1 << 30
+# The opset the dynamo exporter writes and converts from (the core's default for it).
+_DYNAMO_BASE_OPSET = 18
 
 
 def _export_with(exporter, module, target, feed, path, opset, input_names, output_names, log):
@@ -173,6 +175,8 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
         try:
             _export_with(exporter, module, target, feed, path, opset, input_names,
                          output_names, log)
+            if exporter == "dynamo" and opset != _DYNAMO_BASE_OPSET:
+                _check_opset_written(path, opset)
         except Exception as error:  # noqa: BLE001 (the next exporter, or raised)
             if n + 1 == len(exporters) or is_out_of_memory(error):
                 raise
@@ -189,6 +193,18 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
             reply["exporter_fallback"] = "; ".join(failures)
         return exporter
     raise ValueError("no exporter to try")
+
+
+def _check_opset_written(path, opset):
+    """The dynamo exporter writes its base opset (18) when it cannot convert to the one asked
+    (below 18 through onnx's converter, which fails on many graphs) and only warns: a file at
+    another opset than asked is that exporter's failure, so auto tries the other one."""
+    model = load_onnx().load(path, load_external_data=False)
+    written = _written_opset(model, opset)
+    if written != opset:
+        raise ValueError("the dynamo exporter wrote opset %d instead of the %d asked (its version "
+                         "conversion failed; the TorchScript exporter writes opsets 7-20)"
+                         % (written, opset))
 
 
 def _remove_partial(path):
