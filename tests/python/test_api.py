@@ -122,8 +122,10 @@ class Api(unittest.TestCase):
         script = os.path.join(self.cache, "twin.py")
         shutil.copy(os.path.join(HERE, "data", "twin.py"), script)
         # The API's own environment for its binary (under torch 2 it names the binary's libraries).
+        # The CLI runs the script with this interpreter too: the same torch makes the same export.
         cli = subprocess.run([turnkeyml.turnkey_binary(), script, "--build-only", "-d",
-                              self.cache], env=turnkeyml.launch.environment(monitor=False),
+                              self.cache, "--python", sys.executable],
+                             env=turnkeyml.launch.environment(monitor=False),
                              capture_output=True, text=True, timeout=300)
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
         env = dict(os.environ, TURNKEY_BUILD_MONITOR="False")
