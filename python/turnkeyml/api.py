@@ -7,6 +7,7 @@ started with `discover --attach E,C`: instead of starting an interpreter on the 
 the discovery protocol (docs/protocol.md) with this process over two pipes.
 """
 
+import importlib.metadata
 import inspect
 import os
 import platform
@@ -23,6 +24,14 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 # ---- the model side --------------------------------------------------------------------------
+
+
+def _installed_version(distribution):
+    """The distribution's version in this interpreter, None where it is not installed."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 def _caller_frames():
     """Frames from our caller outwards, ours skipped."""
@@ -157,8 +166,6 @@ def _run_attached(model, inputs, options, monitor):
 
 
 def _attached_run(binary, script, entry, message, options, seq, stages, monitor, torch, yaml):
-    import importlib.metadata
-
     from .discovery.protocol import Channel
 
     class ApiChannel(Channel):
@@ -181,16 +188,9 @@ def _attached_run(binary, script, entry, message, options, seq, stages, monitor,
     channel = ApiChannel(event_write, command_read)
     built = []
     try:
-        try:
-            onnx_version = importlib.metadata.version("onnx")
-        except importlib.metadata.PackageNotFoundError:
-            onnx_version = None
-        try:
-            onnxscript_version = importlib.metadata.version("onnxscript")
-        except importlib.metadata.PackageNotFoundError:
-            onnxscript_version = None
         channel.send("hello", python=platform.python_version(), torch=torch.__version__,
-                     onnx=onnx_version, onnxscript=onnxscript_version, pid=os.getpid())
+                     onnx=_installed_version("onnx"),
+                     onnxscript=_installed_version("onnxscript"), pid=os.getpid())
         channel.send("model", **message)
         channel.send("script_end", status="ok")
         channel.send("counts", counts={"0": 1}, first_call_s={})
