@@ -67,7 +67,6 @@ const std::vector<StatsField>& field_table() {
     {"max_rel_error",          Number,  R, "",      "max_rel_error",     2, "largest max|diff| / max|reference| over the outputs"},
     {"min_cosine",             Number,  R, "",      "min_cosine",        2, "smallest cosine similarity to PyTorch's outputs over the outputs"},
     {"measurement_flags",      TextList, R, "",     "measurement_flags", 2, "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
-    {"flag_codes",             TextList, R, "",     "flag_codes",        8, "the codes of measurement_flags, in order (docs/measurement.md: threads_exceed_cores, machine_busy, noisy, machine_slowed, ...)"},
     {"noisy",                  Boolean, R, "",      nullptr,             2, "measurement_flags is not empty"},
     {"stop_rule",              Text,    R, "",      nullptr,             2, "iterations, duration or adaptive"},
     {"stop_reason",            Text,    R, "",      nullptr,             2, "why the timed loop stopped"},
@@ -153,6 +152,7 @@ const std::vector<StatsField>& field_table() {
     {"exporter",               Text,    R, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7; a result setting since 7)"},
     {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
     {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
+    {"flag_codes",             TextList, R, "",     "flag_codes",        8, "the codes of measurement_flags, in order (docs/measurement.md: threads_exceed_cores, machine_busy, noisy, machine_slowed, ...)"},
   };
   // clang-format on
   return kFields;

@@ -37,11 +37,18 @@ void check_discover_together(const nlohmann::json& options);
 // --profile needs a runtime with a profiler, --input-data one that runs ONNX models.
 void check_benchmark_together(const nlohmann::json& options);
 // python-stage: --stage given and a usable name; --file, when given, a Python file that exists
-// (defined in python_stage.cpp).
+//.
 void check_python_stage_together(const nlohmann::json& options);
 
 // export-pytorch's opset (--opset, else TURNKEY_ONNX_OPSET) within what the run's interpreter's
 // torch.onnx writes, when a script may be exported. Defined in opset_check.cpp.
 void check_export_opset(const RunRequest& request);
+
+// export-pytorch's exporters in the order to try: --exporter auto gives torch.onnx.export's own
+// default for `torch_version` (dynamo from torch 2.9, pytorch PR #159646) and then the other one
+// where that torch has it (dynamo from 2.5); an explicit exporter is tried alone. Defined in
+// opset_check.cpp.
+std::vector<std::string> exporter_order(const std::string& requested,
+                                        const std::string& torch_version);
 
 }  // namespace turnkey::tool_checks

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "catalog/tool_checks.h"
 #include "turnkey/transforms/transforms.h"
@@ -447,6 +448,24 @@ void check_benchmark_together(const json& options) {
   if (low > high) {
     throw invalid(fmt::format("--min-iterations {} / --max-iterations {}: need min <= max", low,
                               high));
+  }
+}
+
+void check_python_stage_together(const json& options) {
+  const std::string stage = options.value("stage", "");
+  if (stage.empty()) {
+    throw Error(ErrorKind::InvalidInput, "python-stage needs --stage (the stage's unique_name)");
+  }
+  if (!is_safe_build_name(stage)) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("python-stage --stage '{}': not a usable name", stage));
+  }
+  const std::string file = options.value("file", "");
+  std::error_code ec;
+  if (!file.empty() && (std::filesystem::path(file).extension() != ".py" ||
+                          !std::filesystem::is_regular_file(file, ec))) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("python-stage --file {}: not a Python file (.py)", file));
   }
 }
 

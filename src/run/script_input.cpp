@@ -86,6 +86,10 @@ void InputLoop::run_script(const InputItem& item) {
 
 // One run of a script: what every model of it shares.
 struct InputLoop::ScriptPass {
+  ScriptPass(const InputItem& item, const SweepPlan& plan, std::optional<int64_t> batch,
+             ScriptSweep* sweep)
+      : item(item), plan(plan), batch(batch), sweep(sweep) {}
+
   const InputItem& item;
   const SweepPlan& plan;
   std::optional<int64_t> batch;
@@ -156,7 +160,7 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
                                 std::optional<int64_t> batch, ScriptSweep* sweep) {
   const json discover_opts = tool_options(ctx_.request.sequence, "discover");
   if (discover_opts.value("attach", "").empty() && !find_script_python(item)) return false;
-  ScriptPass pass{item, plan, batch, sweep};
+  ScriptPass pass(item, plan, batch, sweep);
   pass.script_name = item.path.filename().string();
   pass.forced_name = discover_opts.value("build_name", "");
   ctx_.progress(ProgressEvent::stage_started("discover"));

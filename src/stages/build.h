@@ -109,12 +109,6 @@ void write_build_stats(Build& build);
 // build's torch), so they take part in the cache key.
 nlohmann::json resolve_export_options(nlohmann::json options, const Build& build);
 
-// export-pytorch's exporters in the order to try: --exporter auto gives torch.onnx.export's own
-// default for `torch_version` (dynamo from torch 2.9, pytorch PR #159646) and then the other one
-// where that torch has it (dynamo from 2.5); an explicit exporter is tried alone.
-std::vector<std::string> exporter_order(const std::string& requested,
-                                        const std::string& torch_version);
-
 // Versions a cacheable tool's output depends on (beyond turnkey's own and its options):
 // export-pytorch "torch 1.13.1, onnx 1.12.0, exporter fixes 1[, onnxscript 0.7.2]";
 // optimize-ort "onnxruntime 1.29.0"; check-onnx libonnx and onnxruntime; convert-fp16 libonnx;

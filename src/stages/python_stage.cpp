@@ -22,23 +22,6 @@ namespace turnkey {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void tool_checks::check_python_stage_together(const json& options) {
-  const std::string stage = options.value("stage", "");
-  if (stage.empty()) {
-    throw Error(ErrorKind::InvalidInput, "python-stage needs --stage (the stage's unique_name)");
-  }
-  if (!is_safe_build_name(stage)) {
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("python-stage --stage '{}': not a usable name", stage));
-  }
-  const std::string file = options.value("file", "");
-  std::error_code ec;
-  if (!file.empty() && (fs::path(file).extension() != ".py" || !fs::is_regular_file(file, ec))) {
-    throw Error(ErrorKind::InvalidInput,
-                fmt::format("python-stage --file {}: not a Python file (.py)", file));
-  }
-}
-
 namespace engine_internal {
 
 namespace {

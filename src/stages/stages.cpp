@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "stages/build.h"
+
+#include "catalog/tool_checks.h"
 #include "turnkey/transforms/transforms.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -27,13 +29,6 @@ namespace {
 // known), and the dynamo exporter's base opset: it writes 18 and converts to any other.
 constexpr int kDefaultOpset = 17;
 constexpr int kDynamoBaseOpset = 18;
-
-// (major, minor) of a torch version string ("2.15.0+cu130" -> 2, 15); 0, 0 when unreadable.
-std::pair<int, int> torch_major_minor(const std::string& version) {
-  int major = 0, minor = 0;
-  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
-  return {major, minor};
-}
 
 int resolve_opset(const json& options, const std::string& first_exporter) {
   if (options.contains("opset") && options["opset"].is_number_integer()) {
@@ -183,20 +178,10 @@ void show_fed_shapes(Build& build) {
 
 // Values were checked against the tool table (tool_options.cpp) when the command was read; this
 // only resolves what depends on the environment and keeps default values out of cache keys.
-std::vector<std::string> exporter_order(const std::string& requested,
-                                        const std::string& torch_version) {
-  if (requested != "auto") return {requested};
-  const std::pair<int, int> torch = torch_major_minor(torch_version);
-  const bool has_dynamo = torch >= std::pair{2, 5};
-  if (torch >= std::pair{2, 9}) return {"dynamo", "torchscript"};
-  if (has_dynamo) return {"torchscript", "dynamo"};
-  return {"torchscript"};
-}
-
 json resolve_export_options(json options, const Build& build) {
   const std::string requested = options.value("exporter", "auto");
   const std::vector<std::string> order =
-      exporter_order(requested, build.stats.text("torch_version", ""));
+      tool_checks::exporter_order(requested, build.stats.text("torch_version", ""));
   options["opset"] = resolve_opset(options, order.front());
   // The tool table checked the value; the default leaves the cache key as it was (the torch
   // version, in the key's versions, decides what auto does).
@@ -214,7 +199,7 @@ std::string export_versions(const Build& build, const json& options) {
                                      kExporterFixesRevision);
   // The dynamo exporter's translation to ONNX is onnxscript's.
   const std::vector<std::string> order =
-      exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
+      tool_checks::exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
   if (std::find(order.begin(), order.end(), "dynamo") != order.end()) {
     versions += ", onnxscript " + build.stats.text("onnxscript_version", "none");
   }
@@ -261,7 +246,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
   }
   const std::vector<std::string> exporters =
-      exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
+      tool_checks::exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
   const int opset = resolve_opset(options, exporters.front());
   const fs::path onnx_dir = build.dir->path() / "onnx";
   const fs::path io_dir = build.dir->path() / "io";

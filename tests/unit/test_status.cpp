@@ -123,15 +123,17 @@ TEST(FailureStatus, PythonSideEndsFromTheProtocolsFieldsNotTheMessage) {
   EXPECT_EQ(python_end_status("no_such_status", 0), std::nullopt);
   // Messages that name a MemoryError or a signal decide nothing.
   for (const char* tool : {"discover", "export-pytorch"}) {
-    EXPECT_EQ(status_of_failure(tool, Error(ErrorKind::Script, "MemoryError: x")),
+    EXPECT_EQ(status_of_failure(failure_status_of_tool(tool),
+                                Error(ErrorKind::Script, "MemoryError: x")),
               failure_status_of_tool(tool));
-    EXPECT_EQ(status_of_failure(tool, Error(ErrorKind::Export, "ValueError: killed by signal 9")),
+    EXPECT_EQ(status_of_failure(failure_status_of_tool(tool),
+                                Error(ErrorKind::Export, "ValueError: killed by signal 9")),
               failure_status_of_tool(tool));
     EXPECT_EQ(signal_of_failure(Error(ErrorKind::Export, "killed by signal 9")), 0);
   }
   // A crash carries its signal from where it was seen.
   const StatusError crash(Status::Crashed, Error(ErrorKind::Export, "the Python side ended"), 9);
-  EXPECT_EQ(of("export-pytorch", crash), Status::Crashed);
+  EXPECT_EQ(status_of_failure(Status::ExportFailed, crash), Status::Crashed);
   EXPECT_EQ(signal_of_failure(crash), 9);
   EXPECT_EQ(crash.kind(), ErrorKind::Export);
 }

@@ -24,7 +24,9 @@ TEST(ToolImpls, OneRowPerSequenceTool) {
     const ToolSpec* spec = find_tool(impl.name);
     ASSERT_NE(spec, nullptr) << impl.name << " is not in the catalog";
     // A tool whose output is reused needs the versions it depends on in its key.
-    if (spec->cacheable) EXPECT_NE(impl.versions, nullptr) << impl.name;
+    if (spec->cacheable) {
+      EXPECT_NE(impl.versions, nullptr) << impl.name;
+    }
   }
   EXPECT_EQ(impls, sequence_tools);
   EXPECT_THROW(tool_impl("no-such-tool"), Error);

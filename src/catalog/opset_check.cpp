@@ -3,8 +3,10 @@
 // model's export, after every script has run.
 #include <fmt/format.h>
 
-#include "stages/build.h"
+#include <cstdio>
+
 #include "catalog/tool_checks.h"
+#include "turnkey/catalog/tools.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
 #include "turnkey/discovery/interpreter.h"
@@ -13,12 +15,25 @@ namespace turnkey::tool_checks {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// (major, minor) of a torch version string ("2.15.0+cu130" -> 2, 15); 0, 0 when unreadable.
+std::pair<int, int> torch_major_minor(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
+  return {major, minor};
 }
 
 }  // namespace
+
+
+std::vector<std::string> exporter_order(const std::string& requested,
+                                        const std::string& torch_version) {
+  if (requested != "auto") return {requested};
+  const std::pair<int, int> torch = torch_major_minor(torch_version);
+  const bool has_dynamo = torch >= std::pair{2, 5};
+  if (torch >= std::pair{2, 9}) return {"dynamo", "torchscript"};
+  if (has_dynamo) return {"torchscript", "dynamo"};
+  return {"torchscript"};
+}
 
 void check_export_opset(const RunRequest& request) {
   const ToolCall* exporter = nullptr;
@@ -45,7 +60,9 @@ void check_export_opset(const RunRequest& request) {
   // Only scripts are exported: ONNX files and cached builds never reach the exporter.
   bool any_script = false;
   for (const std::string& input : request.global.inputs) {
-    if (!ends_with(input, ".onnx") && !ends_with(input, "_state.yaml")) any_script = true;
+    // An ONNX file or a build state starts at a first tool that needs no export.
+    const ToolSpec* first = first_tool_for_file(input);
+    if (!first || first->produces == Artifact::PyTorchModel) any_script = true;
   }
   if (!any_script) return;
   const PythonInterpreter* python = nullptr;
@@ -55,7 +72,7 @@ void check_export_opset(const RunRequest& request) {
     return;  // no interpreter with torch: discovery says so, once per script
   }
   // auto: the TorchScript exporter's range matters only where it is tried first.
-  if (engine_internal::exporter_order(requested, python->torch_version).front() != "torchscript") {
+  if (exporter_order(requested, python->torch_version).front() != "torchscript") {
     return;
   }
   const int low = python->export_opset_min, high = python->export_opset_max;
