@@ -1,20 +1,26 @@
 // The floor for harness overhead: a bare ONNX Runtime C++ loop, timed per iteration the same way
 // turnkey's loop is (steady_clock around Run()). Usage:
-//   bare_ort_loop MODEL.onnx ITERATIONS WARMUP THREADS
-// Prints "median_ms <value> mean_ms <value> p99_ms <value>". Inputs are float32 ones of the
-// model's static shapes.
+//   bare_ort_loop MODEL.onnx ITERATIONS WARMUP THREADS [DIMS]
+// Prints "median_ms <value> mean_ms <value> p99_ms <value>". Inputs are float32 0.5 or int64 1
+// of the model's shapes; each input's symbolic dims take DIMS's values in order ("1,128"), else 1.
 #include <onnxruntime_cxx_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx ITERATIONS WARMUP THREADS\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s MODEL.onnx ITERATIONS WARMUP THREADS [DIMS]\n", argv[0]);
     return 2;
+  }
+  std::vector<int64_t> dims;
+  if (argc == 6) {
+    std::stringstream list(argv[5]);
+    for (std::string d; std::getline(list, d, ',');) dims.push_back(std::stoll(d));
   }
   const int iterations = std::stoi(argv[2]);
   const int warmup = std::stoi(argv[3]);
@@ -28,18 +34,31 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> in_names, out_names;
   std::vector<std::vector<float>> buffers;
+  std::vector<std::vector<int64_t>> int_buffers;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<Ort::Value> values;
-  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+  const size_t n_in = session.GetInputCount();
+  buffers.reserve(n_in);
+  int_buffers.reserve(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
     in_names.push_back(session.GetInputNameAllocated(i, alloc).get());
-    shapes.push_back(session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetShape());
-    size_t n = 1;
-    for (int64_t d : shapes.back()) n *= static_cast<size_t>(d > 0 ? d : 1);
-    buffers.emplace_back(n, 0.5f);
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    values.push_back(Ort::Value::CreateTensor<float>(mem, buffers[i].data(), buffers[i].size(),
-                                                     shapes[i].data(), shapes[i].size()));
+    auto info = session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo();
+    shapes.push_back(info.GetShape());
+    size_t n = 1, k = 0;
+    for (int64_t& d : shapes.back()) {
+      if (d <= 0) d = k < dims.size() ? dims[k++] : 1;
+      n *= static_cast<size_t>(d);
+    }
+    auto& shape = shapes.back();
+    if (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+      int_buffers.emplace_back(n, 1);
+      values.push_back(Ort::Value::CreateTensor<int64_t>(
+          mem, int_buffers.back().data(), n, shape.data(), shape.size()));
+    } else {
+      buffers.emplace_back(n, 0.5f);
+      values.push_back(Ort::Value::CreateTensor<float>(mem, buffers.back().data(), n,
+                                                       shape.data(), shape.size()));
+    }
   }
   for (size_t i = 0; i < session.GetOutputCount(); ++i) {
     out_names.push_back(session.GetOutputNameAllocated(i, alloc).get());
