@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   int_buffers.reserve(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     in_names.push_back(session.GetInputNameAllocated(i, alloc).get());
-    auto info = session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo();
+    Ort::TypeInfo type = session.GetInputTypeInfo(i);  // owns what `info` reads
+    auto info = type.GetTensorTypeAndShapeInfo();
     shapes.push_back(info.GetShape());
     size_t n = 1, k = 0;
     for (int64_t& d : shapes.back()) {
