@@ -53,12 +53,12 @@ int main(int argc, char** argv) {
     auto& shape = shapes.back();
     if (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
       int_buffers.emplace_back(n, 1);
-      values.push_back(Ort::Value::CreateTensor<int64_t>(
-          mem, int_buffers.back().data(), n, shape.data(), shape.size()));
+      values.push_back(Ort::Value::CreateTensor<int64_t>(mem, int_buffers.back().data(), n,
+                                                         shape.data(), shape.size()));
     } else {
       buffers.emplace_back(n, 0.5f);
-      values.push_back(Ort::Value::CreateTensor<float>(mem, buffers.back().data(), n,
-                                                       shape.data(), shape.size()));
+      values.push_back(Ort::Value::CreateTensor<float>(mem, buffers.back().data(), n, shape.data(),
+                                                       shape.size()));
     }
   }
   for (size_t i = 0; i < session.GetOutputCount(); ++i) {

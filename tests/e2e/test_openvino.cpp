@@ -51,10 +51,10 @@ class OpenVino : public ::testing::Test {
 // An ONNX backend test's Conv with its expected outputs (--input-data) as the reference.
 TEST_F(OpenVino, ConvResultHasLatencyLoadTimeMemoryHintAndCorrectness) {
   const fs::path test = kNode / "test_conv_with_strides_padding";
-  RunResult r = run_turnkey({(test / "model.onnx").string(), "--input-data",
-                             (test / "test_data_set_0").string(), "--runtime", "openvino",
-                             "--iterations", "30"},
-                            cache());
+  RunResult r = run_turnkey(
+      {(test / "model.onnx").string(), "--input-data", (test / "test_data_set_0").string(),
+       "--runtime", "openvino", "--iterations", "30"},
+      cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("Correctness:    within tolerance"), std::string::npos) << r.out;
   const json s = stats_of("model");
@@ -94,10 +94,10 @@ TEST_F(OpenVino, HelloWorldScriptIsWithinToleranceOfPyTorch) {
 // Integer inputs (Gather's int64 indices) keep their element type and values.
 TEST_F(OpenVino, Int64InputsAreFedAsTheyAre) {
   const fs::path test = kNode / "test_gather_0";
-  RunResult r = run_turnkey({(test / "model.onnx").string(), "--input-data",
-                             (test / "test_data_set_0").string(), "--runtime", "openvino",
-                             "--iterations", "10"},
-                            cache());
+  RunResult r = run_turnkey(
+      {(test / "model.onnx").string(), "--input-data", (test / "test_data_set_0").string(),
+       "--runtime", "openvino", "--iterations", "10"},
+      cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(stats_of("model")["correctness"]["verdict"], "within_tolerance") << r.out;
 }
@@ -106,9 +106,13 @@ TEST_F(OpenVino, Int64InputsAreFedAsTheyAre) {
 // (benchmark_app -shape), or kept dynamic with reshape=false; both match the sample's expected
 // outputs at f32, and bf16 (OpenVINO's own default on this CPU) does not.
 TEST_F(OpenVino, DynamicDimsAreFixedOrKeptAndPrecisionIsChecked) {
-  const std::vector<std::string> base = {(kSample / "sample.onnx").string(), "--input-data",
-                                         (kSample / "sample_inputs.npz").string(), "--runtime",
-                                         "openvino", "--iterations", "10"};
+  const std::vector<std::string> base = {(kSample / "sample.onnx").string(),
+                                         "--input-data",
+                                         (kSample / "sample_inputs.npz").string(),
+                                         "--runtime",
+                                         "openvino",
+                                         "--iterations",
+                                         "10"};
   RunResult r = run_turnkey(base, cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   json s = stats_of("sample");
@@ -137,10 +141,10 @@ TEST_F(OpenVino, DynamicDimsAreFixedOrKeptAndPrecisionIsChecked) {
 // sustained throughput; the outputs match the expected ones.
 TEST_F(OpenVino, RequestsInFlightUseTheThroughputHintAndInferRequestsOfTheirOwn) {
   const fs::path test = kNode / "test_conv_with_strides_padding";
-  RunResult r = run_turnkey({(test / "model.onnx").string(), "--input-data",
-                             (test / "test_data_set_0").string(), "--runtime", "openvino",
-                             "--concurrency", "2", "--duration", "1"},
-                            cache());
+  RunResult r = run_turnkey(
+      {(test / "model.onnx").string(), "--input-data", (test / "test_data_set_0").string(),
+       "--runtime", "openvino", "--concurrency", "2", "--duration", "1"},
+      cache());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const json s = stats_of("model");
   EXPECT_EQ(s["concurrency"], 2);
@@ -192,12 +196,11 @@ TEST_F(OpenVino, ProfileComesFromItsPerLayerCounters) {
 TEST_F(OpenVino, AnUnknownRuntimeArgumentIsOneLineAndTheRunGoesOn) {
   const fs::path model = dir / "conv.onnx";
   small_conv_net(model);
-  RunResult r = run_turnkey({model.string(), "--runtime", "openvino", "--iterations", "5",
-                             "--rt-args", "hint=fastest"},
-                            cache());
+  RunResult r = run_turnkey(
+      {model.string(), "--runtime", "openvino", "--iterations", "5", "--rt-args", "hint=fastest"},
+      cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
-  EXPECT_NE(r.all().find("openvino: hint=fastest is not latency or throughput"),
-            std::string::npos)
+  EXPECT_NE(r.all().find("openvino: hint=fastest is not latency or throughput"), std::string::npos)
       << r.all();
   EXPECT_FALSE(looks_like_crash(r)) << r.all();
 }
@@ -235,7 +238,8 @@ TEST(OpenVinoUnavailable, OneLineNamingTheSetUpScriptAndOtherRuntimesRun) {
 
   RunResult info = run({"system-info"});
   ASSERT_EQ(info.exit_code, 0) << info.all();
-  EXPECT_TRUE(std::regex_search(info.out, std::regex("openvino +[^\n]*(cannot be loaded|not built)")))
+  EXPECT_TRUE(
+      std::regex_search(info.out, std::regex("openvino +[^\n]*(cannot be loaded|not built)")))
       << info.out;
 
   RunResult ort = run({model.string(), "--iterations", "5"});

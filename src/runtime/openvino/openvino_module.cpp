@@ -1,8 +1,9 @@
-// The openvino runtime's module (turnkey_openvino.so, see include/turnkey/runtime/runtime_module.h):
-// everything that touches OpenVINO, loaded only when a run uses openvino, so that turnkey builds
-// and starts without it. The ONNX file is read by OpenVINO's ONNX frontend and compiled for its
-// CPU plugin with a performance hint: LATENCY for one request, THROUGHPUT (streams chosen by
-// OpenVINO) when requests are in flight; each caller gets an infer request of its own.
+// The openvino runtime's module (turnkey_openvino.so, see
+// include/turnkey/runtime/runtime_module.h): everything that touches OpenVINO, loaded only when a
+// run uses openvino, so that turnkey builds and starts without it. The ONNX file is read by
+// OpenVINO's ONNX frontend and compiled for its CPU plugin with a performance hint: LATENCY for one
+// request, THROUGHPUT (streams chosen by OpenVINO) when requests are in flight; each caller gets an
+// infer request of its own.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -61,7 +62,7 @@ bool make_static(ov::Model& model, const std::vector<HostTensor>& inputs) {
   std::map<ov::Output<ov::Node>, ov::PartialShape> shapes;
   bool dynamic = false;
   for (ov::Output<ov::Node>& in : model.inputs()) {
-    const HostTensor& t = openvino_tensors::prepared_input(in.get_names(), inputs);
+    const HostTensor& t = inputs[openvino_tensors::prepared_input(in.get_names(), inputs)];
     dynamic = dynamic || in.get_partial_shape().is_dynamic();
     shapes[in] = ov::PartialShape(std::vector<ov::Dimension>(t.shape.begin(), t.shape.end()));
   }
@@ -82,8 +83,7 @@ class OpenVinoSession final : public Session {
     compiled_ = core().compile_model(model, "CPU", openvino_options::compile_config(settings_));
     compile_s_ = seconds_since(compile_start);
     for (const ov::Output<const ov::Node>& in : compiled_.inputs()) {
-      HostTensor& t = const_cast<HostTensor&>(
-          openvino_tensors::prepared_input(in.get_names(), inputs_));
+      HostTensor& t = inputs_[openvino_tensors::prepared_input(in.get_names(), inputs_)];
       input_tensors_.push_back(openvino_tensors::wrap(t));
     }
     request_ = new_request();
@@ -110,8 +110,12 @@ class OpenVinoSession final : public Session {
   }
   std::vector<HostTensor> read_outputs(ov::InferRequest& r) {
     std::vector<HostTensor> out;
-    for (const ov::Output<const ov::Node>& port : compiled_.outputs()) {
-      out.push_back(openvino_tensors::to_host(r.get_tensor(port), port.get_any_name()));
+    const auto ports = compiled_.outputs();
+    for (size_t i = 0; i < ports.size(); ++i) {
+      // Outputs are matched by position (the ONNX graph's order); a name is for messages.
+      const std::string name =
+          ports[i].get_names().empty() ? fmt::format("output_{}", i) : ports[i].get_any_name();
+      out.push_back(openvino_tensors::to_host(r.get_tensor(ports[i]), name));
     }
     return out;
   }

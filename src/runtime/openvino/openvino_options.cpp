@@ -44,13 +44,16 @@ Settings parse(const RuntimeOptions& options) {
   Settings s;
   const int requests = std::max(1, options.concurrency);
   int threads = options.threads;
-  s.hint = requests > 1 ? ov::hint::PerformanceMode::THROUGHPUT
-                        : ov::hint::PerformanceMode::LATENCY;
+  s.hint =
+      requests > 1 ? ov::hint::PerformanceMode::THROUGHPUT : ov::hint::PerformanceMode::LATENCY;
   for (const auto& [key, value] : options.runtime_args) {
     if (key == "hint") {
-      if (value == "latency") s.hint = ov::hint::PerformanceMode::LATENCY;
-      else if (value == "throughput") s.hint = ov::hint::PerformanceMode::THROUGHPUT;
-      else throw bad(key, value, "latency or throughput");
+      if (value == "latency")
+        s.hint = ov::hint::PerformanceMode::LATENCY;
+      else if (value == "throughput")
+        s.hint = ov::hint::PerformanceMode::THROUGHPUT;
+      else
+        throw bad(key, value, "latency or throughput");
     } else if (key == "streams") {
       s.streams = value == "auto" || value == "AUTO"
                       ? "AUTO"
@@ -112,7 +115,8 @@ nlohmann::json compiled_facts(const ov::CompiledModel& compiled) {
   };
   read("openvino_hint", [&] { return text(compiled.get_property(ov::hint::performance_mode)); });
   read("openvino_streams", [&] { return compiled.get_property(ov::num_streams).num; });
-  read("openvino_inference_threads", [&] { return compiled.get_property(ov::inference_num_threads); });
+  read("openvino_inference_threads",
+       [&] { return compiled.get_property(ov::inference_num_threads); });
   read("openvino_optimal_requests",
        [&] { return compiled.get_property(ov::optimal_number_of_infer_requests); });
   read("openvino_precision",

@@ -15,15 +15,15 @@ namespace turnkey::openvino_options {
 
 struct Settings {
   ov::hint::PerformanceMode hint = ov::hint::PerformanceMode::LATENCY;
-  int threads_total = 0;     // ov::inference_num_threads: all requests' threads; 0 = OpenVINO's
-  int requests = 1;          // ov::hint::num_requests under THROUGHPUT: streams are at most this
-  std::string streams;       // ov::num_streams: "" = the hint's choice, "AUTO", or a number
-  std::optional<bool> pinning;         // ov::hint::enable_cpu_pinning; unset = OpenVINO's default
+  int threads_total = 0;        // ov::inference_num_threads: all requests' threads; 0 = OpenVINO's
+  int requests = 1;             // ov::hint::num_requests under THROUGHPUT: streams are at most this
+  std::string streams;          // ov::num_streams: "" = the hint's choice, "AUTO", or a number
+  std::optional<bool> pinning;  // ov::hint::enable_cpu_pinning; unset = OpenVINO's default
   // ov::hint::inference_precision. f32 by default: OpenVINO's own default is bf16 on CPUs with
   // AVX-512 BF16 or AMX, which no fp32 reference output matches to 1e-3; precision=bf16 asks.
   std::string precision = "f32";
-  bool reshape = true;                 // dynamic input dimensions fixed to the inputs' shapes
-  bool profiling = false;              // ov::enable_profiling (--profile's session)
+  bool reshape = true;     // dynamic input dimensions fixed to the inputs' shapes
+  bool profiling = false;  // ov::enable_profiling (--profile's session)
 };
 
 // Reads options.runtime_args (hint=latency|throughput, streams=N|auto, pinning=true|false,

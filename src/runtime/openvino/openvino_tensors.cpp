@@ -20,12 +20,12 @@ struct TypePair {
 
 // The one mapping between turnkey's element types and OpenVINO's.
 constexpr TypePair kTypes[] = {
-    {DType::Float32, ov::element::f32}, {DType::Float16, ov::element::f16},
-    {DType::Float64, ov::element::f64}, {DType::BFloat16, ov::element::bf16},
-    {DType::Int8, ov::element::i8},     {DType::Uint8, ov::element::u8},
-    {DType::Int16, ov::element::i16},   {DType::Uint16, ov::element::u16},
-    {DType::Int32, ov::element::i32},   {DType::Uint32, ov::element::u32},
-    {DType::Int64, ov::element::i64},   {DType::Uint64, ov::element::u64},
+    {DType::Float32, ov::element::f32},  {DType::Float16, ov::element::f16},
+    {DType::Float64, ov::element::f64},  {DType::BFloat16, ov::element::bf16},
+    {DType::Int8, ov::element::i8},      {DType::Uint8, ov::element::u8},
+    {DType::Int16, ov::element::i16},    {DType::Uint16, ov::element::u16},
+    {DType::Int32, ov::element::i32},    {DType::Uint32, ov::element::u32},
+    {DType::Int64, ov::element::i64},    {DType::Uint64, ov::element::u64},
     {DType::Bool, ov::element::boolean},
 };
 
@@ -33,9 +33,9 @@ ov::element::Type to_ov(DType d, const std::string& name) {
   for (const TypePair& p : kTypes) {
     if (p.dtype == d) return p.ov;
   }
-  throw Error(ErrorKind::InvalidInput,
-              fmt::format("openvino: input '{}' is {}, which OpenVINO cannot take", name,
-                          dtype_name(d)));
+  throw Error(
+      ErrorKind::InvalidInput,
+      fmt::format("openvino: input '{}' is {}, which OpenVINO cannot take", name, dtype_name(d)));
 }
 
 DType from_ov(const ov::element::Type& t) {
@@ -47,21 +47,21 @@ DType from_ov(const ov::element::Type& t) {
 
 }  // namespace
 
-const HostTensor& prepared_input(const std::unordered_set<std::string>& names,
-                                 const std::vector<HostTensor>& inputs) {
-  for (const HostTensor& t : inputs) {
+size_t prepared_input(const std::unordered_set<std::string>& names,
+                      const std::vector<HostTensor>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor& t = inputs[i];
     if (!names.count(t.name)) continue;
     if (!t.is_tensor() || t.dtype == DType::String) {
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("openvino: input '{}' is {}: OpenVINO takes plain numeric tensors",
                               t.name, describe_value(t)));
     }
-    return t;
+    return i;
   }
   throw Error(ErrorKind::Runtime,
               fmt::format("openvino: no prepared input named {}",
-                          names.empty() ? std::string("(unnamed)")
-                                        : "'" + *names.begin() + "'"));
+                          names.empty() ? std::string("(unnamed)") : "'" + *names.begin() + "'"));
 }
 
 ov::Tensor wrap(HostTensor& t) {

@@ -14,11 +14,11 @@
 
 namespace turnkey::openvino_tensors {
 
-// The prepared input whose name is one of `names` (an OpenVINO port's tensor names). Throws
-// Error(Runtime) naming the port when none is, and Error(InvalidInput) for a value OpenVINO
-// cannot take (a sequence, an optional, strings, an element type it lacks).
-const HostTensor& prepared_input(const std::unordered_set<std::string>& names,
-                                 const std::vector<HostTensor>& inputs);
+// The position of the prepared input whose name is one of `names` (an OpenVINO port's tensor
+// names). Throws Error(Runtime) naming the port when none is, and Error(InvalidInput) for a value
+// OpenVINO cannot take (a sequence, an optional, strings).
+size_t prepared_input(const std::unordered_set<std::string>& names,
+                      const std::vector<HostTensor>& inputs);
 
 // An OpenVINO tensor over the host tensor's bytes (no copy: `t` must outlive it).
 ov::Tensor wrap(HostTensor& t);
