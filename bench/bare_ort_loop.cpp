@@ -1,20 +1,58 @@
 // The floor for harness overhead: a bare ONNX Runtime C++ loop, timed per iteration the same way
 // turnkey's loop is (steady_clock around Run()). Usage:
-//   bare_ort_loop MODEL.onnx ITERATIONS WARMUP THREADS
-// Prints "median_ms <value> mean_ms <value> p99_ms <value>". Inputs are float32 ones of the
-// model's static shapes.
+//   bare_ort_loop MODEL.onnx ITERATIONS WARMUP THREADS [DIMS|-] [REQUESTS]
+// Prints "median_ms <value> mean_ms <value> p99_ms <value>". Inputs are float32 0.5 or int64 1
+// of the model's shapes; each input's symbolic dims take DIMS's values in order ("1,128"), else 1.
+// REQUESTS > 1: that many threads call Run on the one session at once, ITERATIONS calls each
+// (turnkey's --concurrency with a shared session), and it prints "ips <calls per second>" over
+// the wall time from the first call to the last.
 #include <onnxruntime_cxx_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+namespace {
+
+double concurrent_ips(const std::function<void()>& run, int requests, int iterations) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < requests; ++t) {
+    threads.emplace_back([&] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      for (int i = 0; i < iterations; ++i) run();
+    });
+  }
+  while (ready < requests) std::this_thread::yield();
+  const auto t0 = std::chrono::steady_clock::now();
+  go = true;
+  for (std::thread& t : threads) t.join();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return requests * static_cast<double>(iterations) / wall_s;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx ITERATIONS WARMUP THREADS\n", argv[0]);
+  if (argc < 5 || argc > 7) {
+    std::fprintf(stderr, "usage: %s MODEL.onnx ITERATIONS WARMUP THREADS [DIMS|-] [REQUESTS]\n",
+                 argv[0]);
     return 2;
+  }
+  std::vector<int64_t> dims;
+  const int requests = argc == 7 ? std::stoi(argv[6]) : 1;
+  if (argc >= 6 && std::string(argv[5]) != "-") {
+    std::stringstream list(argv[5]);
+    for (std::string d; std::getline(list, d, ',');) dims.push_back(std::stoll(d));
   }
   const int iterations = std::stoi(argv[2]);
   const int warmup = std::stoi(argv[3]);
@@ -28,18 +66,32 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> in_names, out_names;
   std::vector<std::vector<float>> buffers;
+  std::vector<std::vector<int64_t>> int_buffers;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<Ort::Value> values;
-  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+  const size_t n_in = session.GetInputCount();
+  buffers.reserve(n_in);
+  int_buffers.reserve(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
     in_names.push_back(session.GetInputNameAllocated(i, alloc).get());
-    shapes.push_back(session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetShape());
-    size_t n = 1;
-    for (int64_t d : shapes.back()) n *= static_cast<size_t>(d > 0 ? d : 1);
-    buffers.emplace_back(n, 0.5f);
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    values.push_back(Ort::Value::CreateTensor<float>(mem, buffers[i].data(), buffers[i].size(),
-                                                     shapes[i].data(), shapes[i].size()));
+    Ort::TypeInfo type = session.GetInputTypeInfo(i);  // owns what `info` reads
+    auto info = type.GetTensorTypeAndShapeInfo();
+    shapes.push_back(info.GetShape());
+    size_t n = 1, k = 0;
+    for (int64_t& d : shapes.back()) {
+      if (d <= 0) d = k < dims.size() ? dims[k++] : 1;
+      n *= static_cast<size_t>(d);
+    }
+    auto& shape = shapes.back();
+    if (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+      int_buffers.emplace_back(n, 1);
+      values.push_back(Ort::Value::CreateTensor<int64_t>(mem, int_buffers.back().data(), n,
+                                                         shape.data(), shape.size()));
+    } else {
+      buffers.emplace_back(n, 0.5f);
+      values.push_back(Ort::Value::CreateTensor<float>(mem, buffers.back().data(), n, shape.data(),
+                                                       shape.size()));
+    }
   }
   for (size_t i = 0; i < session.GetOutputCount(); ++i) {
     out_names.push_back(session.GetOutputNameAllocated(i, alloc).get());
@@ -53,6 +105,10 @@ int main(int argc, char** argv) {
                        out_ptrs.size());
   };
   for (int i = 0; i < warmup + 1; ++i) run();
+  if (requests > 1) {
+    std::printf("ips %.6f\n", concurrent_ips([&] { run(); }, requests, iterations));
+    return 0;
+  }
   using clock = std::chrono::steady_clock;
   std::vector<clock::duration> raw(static_cast<size_t>(iterations));
   std::vector<Ort::Value> outputs;

@@ -187,6 +187,7 @@ BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::stri
   if (concurrency > 1) validate_concurrent_options(lo, concurrency);
   if (threads <= 0) threads = threads_per_request(default_threads(ro.cpus), concurrency);
   if (ro.threads == 0) ro.threads = threads;
+  ro.concurrency = concurrency;
   const int repetitions = opts.value("repetitions", 1);
   if (repetitions < 1 || repetitions > 1000) {
     throw Error(ErrorKind::InvalidInput,

@@ -153,6 +153,16 @@ const std::vector<StatsField>& field_table() {
     {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
     {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
     {"flag_codes",             TextList, R, "",     "flag_codes",        8, "the codes of measurement_flags, in order (docs/measurement.md: threads_exceed_cores, machine_busy, noisy, machine_slowed, ...)"},
+    // Issue 30: the openvino runtime's compiled model (docs/measurement.md); no column.
+    {"openvino_hint",          Text,    R, "",      nullptr,             8, "openvino: the performance hint it compiled with: LATENCY (one request) or THROUGHPUT (--concurrency > 1, or --rt-args hint=)"},
+    {"openvino_streams",       Integer, R, "",      nullptr,             8, "openvino: the streams (parallel executors) the compiled model has"},
+    {"openvino_inference_threads", Integer, R, "", nullptr,             8, "openvino: the threads the compiled model's streams share"},
+    {"openvino_optimal_requests", Integer, R, "",  nullptr,             8, "openvino: the infer requests OpenVINO says keep its streams busy (benchmark_app's default -nireq)"},
+    {"openvino_precision",     Text,    R, "",      nullptr,             8, "openvino: the inference precision (f32 unless --rt-args precision=; OpenVINO's own default is bf16 on CPUs with AVX-512 BF16 or AMX)"},
+    {"openvino_pinning",       Boolean, R, "",      nullptr,             8, "openvino: whether its threads are pinned to cores (ENABLE_CPU_PINNING)"},
+    {"openvino_read_s",        Number,  R, "s",     nullptr,             8, "openvino: reading the ONNX file (and fixing dynamic dims), s; load_s adds the compile"},
+    {"openvino_compile_s",     Number,  R, "s",     nullptr,             8, "openvino: compile_model for CPU, s"},
+    {"openvino_reshaped",      Boolean, R, "",      nullptr,             8, "openvino: dynamic input dims were fixed to the benchmarked shapes before compiling"},
   };
   // clang-format on
   return kFields;

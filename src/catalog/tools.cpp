@@ -192,8 +192,8 @@ const std::vector<ToolSpec>& tool_specs() {
         {"--runtime",
          "runtime",
          T::String,
-         "Runtime: ort, torch-eager, torchscript, torch-compiled (availability below and in "
-         "system-info)",
+         "Runtime: ort, torch-eager, torchscript, torch-compiled, openvino (availability below "
+         "and in system-info)",
          "ort",
          {.check = check_runtime}},
         {"--iterations",
@@ -275,7 +275,8 @@ const std::vector<ToolSpec>& tool_specs() {
          T::List,
          "Runtime arguments key=value (ort: threads, inter_op_threads, "
          "graph_optimization_level=disabled|basic|extended|all, execution_mode; torchscript: "
-         "freeze=true, optimize=true)",
+         "freeze=true, optimize=true; openvino: hint=latency|throughput, streams=N|auto, "
+         "pinning=true|false, precision=f32|bf16|f16, reshape=true|false, threads)",
          json::array(),
          {.check = check_runtime_args}},
         {"--max-rel-error",

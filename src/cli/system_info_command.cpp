@@ -67,8 +67,8 @@ void print_runtime_modules(std::ostream& out) {
   out << "Runtime modules:\n";
   for (const RuntimeModuleInfo& info : runtime_module_table()) {
     if (!info.built) {
-      out << fmt::format("  {:<16}not built (its library was missing at build time)\n",
-                         info.runtime);
+      out << fmt::format("  {:<16}not built (its library was missing at build time: {})\n",
+                         info.runtime, info.missing);
       continue;
     }
     const RuntimeModuleStatus& m = load_runtime_module(info.runtime);

@@ -15,9 +15,14 @@ namespace fs = std::filesystem;
 const std::vector<RuntimeModuleInfo>& runtime_module_table() {
   static const std::vector<RuntimeModuleInfo> table = {
 #ifdef TURNKEY_HAVE_TORCHSCRIPT_MODULE
-      {"torchscript", true},
+      {"torchscript", true, ""},
 #else
-      {"torchscript", false},
+      {"torchscript", false, "install libtorch-dev, then rebuild"},
+#endif
+#ifdef TURNKEY_HAVE_OPENVINO_MODULE
+      {"openvino", true, ""},
+#else
+      {"openvino", false, "run scripts/setup-openvino, then rebuild"},
 #endif
   };
   return table;

@@ -79,6 +79,8 @@ TEST_F(FixedCosts, TorchscriptLoadsItsModuleAndOrtRunsWithoutIt) {
   const std::string ort = libraries_loaded({script.string()}, cache());
   EXPECT_EQ(ort.find("libtorch"), std::string::npos);
   EXPECT_EQ(ort.find("turnkey_torchscript"), std::string::npos);
+  EXPECT_EQ(ort.find("turnkey_openvino"), std::string::npos);  // nor OpenVINO's module
+  EXPECT_EQ(ort.find("libopenvino"), std::string::npos);
   EXPECT_EQ(ort.find("libopencv"), std::string::npos) << "a built-in runtime loaded the plugins";
   const std::string ts =
       libraries_loaded({script.string(), "--runtime", "torchscript"}, cache());

@@ -114,7 +114,8 @@ TEST(Profile, ARuntimeWithoutProfilerIsRefusedInOneLineBeforeAnyWork) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(count_occurrences(r.err, "\n"), 1) << r.err;
   EXPECT_NE(r.err.find("--profile: torchscript has no profiler turnkey reads (--profile works "
-                       "with the runtimes that have one: ort, torch-eager, torch-compiled)"),
+                       "with the runtimes that have one: ort, torch-eager, torch-compiled, "
+                       "openvino)"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir / "cache"));

@@ -87,6 +87,8 @@ LIMITS = [
      "PyPI interpreter not made (scripts/setup-pypi)"),
     (re.compile(r"\b(timm|transformers|diffusers)\b"), "no timm/transformers packages"),
     (re.compile(r"[Ss]lurm|sbatch|slurmctld"), "no Slurm cluster running"),
+    (re.compile(r"openvino: unavailable: [^\n]*scripts/setup-openvino"),
+     "OpenVINO not installed (scripts/setup-openvino)"),
 ]
 
 PYTHON_PREAMBLE = '''

@@ -19,7 +19,8 @@ namespace turnkey {
 // 5: fields added (model memory, repetitions, machine-speed probe, profile: fields.cpp "since
 //    5"); 6: load time, concurrency (a result setting), sessions, batch_size as a column. Files of
 //    schema 4 and 5 read as before. 7: the exporter (a result setting) and its version.
-//    8: flag_codes (the codes of measurement_flags, common/flags.h).
+//    8: flag_codes (the codes of measurement_flags, common/flags.h); the openvino runtime's
+//    facts (openvino_*, no column).
 inline constexpr int kStateSchemaVersion = 6;
 inline constexpr int kStatsSchemaVersion = 8;
 

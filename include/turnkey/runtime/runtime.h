@@ -32,6 +32,9 @@ struct RuntimeOptions {
   int threads = 0;                                  // intra-op threads; 0 = physical cores
   std::map<std::string, std::string> runtime_args;  // runtime-specific (--rt-args key=value)
   std::vector<int> cpus;  // --pin: the CPUs the runtime's threads may use; empty = any
+  // --concurrency: requests the run keeps in flight on this session and its callers (openvino
+  // compiles for them: its THROUGHPUT hint); `threads` is per request.
+  int concurrency = 1;
   // --profile: non-empty turns the runtime's profiler on for the whole session (runtimes whose
   // profiler writes files name them with this prefix). Never set for a timed session.
   std::filesystem::path profile_prefix;

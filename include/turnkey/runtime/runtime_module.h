@@ -16,7 +16,7 @@
 namespace turnkey {
 
 // Bump when RuntimeModule, Session or RuntimeOptions change layout.
-inline constexpr int kRuntimeModuleAbi = 2;  // 2: Session::caller()
+inline constexpr int kRuntimeModuleAbi = 3;  // 3: initialize, RuntimeOptions::concurrency
 #define TURNKEY_RUNTIME_MODULE_ENTRY "turnkey_runtime_module_v1"
 
 struct RuntimeModule {
@@ -27,6 +27,8 @@ struct RuntimeModule {
   std::unique_ptr<Session> (*open_session)(const std::filesystem::path& model,
                                            const std::vector<HostTensor>& inputs,
                                            const RuntimeOptions& options) = nullptr;
+  // The library's one-time, process-wide start (Runtime::initialize); null when it has none.
+  void (*initialize)() = nullptr;
 };
 
 struct RuntimeModuleStatus {
@@ -47,6 +49,7 @@ std::vector<std::filesystem::path> runtime_module_dirs();
 struct RuntimeModuleInfo {
   std::string runtime;
   bool built = false;  // turnkey was built with this module
+  std::string missing;  // what makes it when not built: "scripts/setup-openvino, then rebuild"
 };
 const std::vector<RuntimeModuleInfo>& runtime_module_table();
 
