@@ -15,7 +15,7 @@ const std::vector<StatsField>& field_table() {
     {"model_name",             Text,    M, "",      "model_name",        1, "variable name of the model in the script, or the ONNX file's stem"},
     {"class",                  Text,    M, "",      "class",             1, "Python class of the model (empty for ONNX files)"},
     {"class_path",             Text,    M, "",      nullptr,             1, "module path of the model's class"},
-    {"model_type",             Text,    M, "",      nullptr,             1, "pytorch or ONNX file"},
+    {"model_type",             Text,    M, "",      nullptr,             1, "Pytorch (torch.nn.Module), Keras (tf.keras.Model), Keras (tf.keras.layers.Layer) or ONNX file"},
     {"location",               Text,    M, "",      nullptr,             1, "where the script built the model, file:line"},
     {"input",                  Text,    M, "",      nullptr,             1, "the input file the build came from"},
     {"hash",                   Text,    M, "",      "hash",              1, "first 8 hex digits of the model's content hash"},
@@ -28,6 +28,7 @@ const std::vector<StatsField>& field_table() {
     {"onnx_python_version",    Text,    M, "",      nullptr,             1, "onnx (Python) version of the exporter"},
     {"onnxscript_version",     Text,    M, "",      nullptr,             7, "onnxscript version of the script's interpreter (the dynamo exporter's), when it has one"},
     {"python_version",         Text,    M, "",      nullptr,             1, "version of the script's interpreter"},
+    {"keras_versions",         Text,    M, "",      nullptr,             7, "a Keras model's TensorFlow, Keras and tf2onnx versions (its exporter's), e.g. tensorflow 2.21.0, keras 3.15.1, tf2onnx 1.17.0"},
     {"input_shapes",           Text,    R, "",      "input_shapes",      1, "inputs benchmarked, name:dim1xdim2,... (name:() for a scalar); a result key since schema 4"},
     {"sequence",               Text,    R, "",      "sequence",          1, "tools the build ran, space-separated"},
     {"runtime",                Text,    R, "",      "runtime",           1, "runtime name (ort, ...)"},
@@ -146,8 +147,8 @@ const std::vector<StatsField>& field_table() {
     {"device_memory_reserved_bytes", Integer, R, "bytes", nullptr,       7, "nvidia: peak bytes torch's CUDA allocator held from the driver over the same span, bytes"},
     {"tf32_matmul",            Boolean, R, "",      nullptr,             7, "nvidia: float32 matmuls could use TF32 (torch.get_float32_matmul_precision() not 'highest')"},
     {"tf32_cudnn",             Boolean, R, "",      nullptr,             7, "nvidia: cuDNN float32 convolutions could use TF32 (torch.backends.cudnn.allow_tf32)"},
-    {"exporter",               Text,    B, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7)"},
-    {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
+    {"exporter",               Text,    B, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7), tf2onnx for a Keras model"},
+    {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter; tf2onnx's, TensorFlow's and Keras's for a Keras model"},
     {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
   };
   // clang-format on

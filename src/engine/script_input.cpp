@@ -47,6 +47,7 @@ void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult
   s.set("onnx_python_version", disc.onnx_version);
   if (!disc.onnxscript_version.empty()) s.set("onnxscript_version", disc.onnxscript_version);
   s.set("python_version", disc.python_version);
+  if (!m.framework_versions.empty()) s.set("keras_versions", m.framework_versions);
 }
 
 }  // namespace

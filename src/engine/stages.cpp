@@ -224,6 +224,11 @@ json resolve_options(const std::string& tool, json options, const Build& build) 
 
 std::string tool_versions(const std::string& tool, const Build& build, const json& options) {
   if (tool == "python-stage") return python_stage_versions(options);
+  if (tool == "export-pytorch" && !build.stats.text("keras_versions", "").empty()) {
+    // A Keras model: tf2onnx converts what TensorFlow traces (docs/keras.md).
+    return fmt::format("{}, onnx {}", build.stats.text("keras_versions", ""),
+                       build.stats.text("onnx_python_version", "?"));
+  }
   if (tool == "export-pytorch") {
     // The revision of python/turnkeyml/discovery/exporter_fixes.py: a new fix changes the ONNX
     // files exports write, so exports made before it are rebuilt.

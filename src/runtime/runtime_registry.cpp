@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "keras/keras_runtime.h"
 #include "ort/ort_runtime.h"
 #include "torch_eager/torch_eager_runtime.h"
 #include "torchscript/torchscript_runtime.h"
@@ -14,7 +15,8 @@ namespace turnkey {
 // The one list of built-in runtimes. Add a runtime here and nowhere else.
 const std::vector<const Runtime*>& builtin_runtimes() {
   static const std::vector<const Runtime*> builtins = {
-      &ort_runtime(), &torch_eager_runtime(), &torchscript_runtime(), &torch_compiled_runtime()};
+      &ort_runtime(),           &torch_eager_runtime(), &torchscript_runtime(),
+      &torch_compiled_runtime(), &keras_runtime()};
   return builtins;
 }
 
