@@ -5,6 +5,7 @@ attached to the caller)."""
 
 import contextlib
 import re
+import sys
 import traceback
 
 from .protocol import PROTOCOL_VERSION
@@ -40,6 +41,22 @@ def is_out_of_memory(error):
         return False
     message = str(error).strip()
     return message == "std::bad_alloc" or "DefaultCPUAllocator: can't allocate memory" in message
+
+
+def _beside_tensorflow(exporters, reply):
+    """The exporters a PyTorch model can use in this process. Where the script has loaded
+    TensorFlow, torch.export (the dynamo exporter) aborts the whole process ("LLVM ERROR:
+    inconsistency in registered CommandLine options": TensorFlow and torch's Triton each carry
+    LLVM), so it is left out and the reply says so; asked for alone, it fails in one line."""
+    if "tensorflow" not in sys.modules or "dynamo" not in exporters:
+        return exporters
+    why = ("the dynamo exporter aborts a process that has loaded TensorFlow (TensorFlow and "
+           "torch's Triton each carry LLVM)")
+    rest = [e for e in exporters if e != "dynamo"]
+    if not rest:
+        raise ValueError(why + ": use --exporter torchscript for this script")
+    reply["exporter_fallback"] = "dynamo exporter skipped: " + why
+    return rest
 
 
 def serve(channel, entries, gate=None, notices=None, stages=None):
@@ -92,7 +109,7 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                                    command["io_dir"], reply)
             return
         module("export").export(entry, command["path"], int(command["opset"]),
-                                command["io_dir"], reply, exporters)
+                                command["io_dir"], reply, _beside_tensorflow(exporters, reply))
 
     def release():
         """Ends the prepared session: on nvidia its module goes back where the script had it,

@@ -54,6 +54,40 @@ def _flat_function(entry):
     return tf.function(call, input_signature=specs, autograph=False), specs
 
 
+def _patch_tf2onnx():
+    """Keras's own ONNX export patches tf2onnx 1.17 for NumPy 2 (np.object, its constant folding):
+    the same patch, where this Keras has it."""
+    try:
+        from keras.src.export.tf2onnx_lib import patch_tf2onnx
+    except ImportError:
+        return
+    patch_tf2onnx()
+
+
+def _captured_constants(function, specs):
+    """{placeholder name: value} of the tensors (not variables) the traced call captured:
+    Keras 3 layers keep some constants as tensors (Normalization's mean and variance in
+    EfficientNet). tf2onnx freezes captured variables but makes such a capture a graph input."""
+    concrete = function.get_concrete_function(*specs)
+    return {placeholder.name: value.numpy()
+            for placeholder, value in zip(concrete.graph.internal_captures,
+                                          concrete.captured_inputs)
+            if value.dtype != tf.resource}
+
+
+def _fold_captured_inputs(model, captured):
+    """Turns graph inputs that are captured constants into initializers; returns their names."""
+    numpy_helper = torch_export.load_onnx().numpy_helper
+    folded = []
+    for graph_input in list(model.graph.input):
+        if graph_input.name in captured:
+            model.graph.initializer.append(
+                numpy_helper.from_array(np.asarray(captured[graph_input.name]), graph_input.name))
+            model.graph.input.remove(graph_input)
+            folded.append(graph_input.name)
+    return folded
+
+
 def _save_array(path, name, array):
     torch_export._write_atomic(path, torch_export.load_onnx().numpy_helper.from_array(
         np.ascontiguousarray(array), name).SerializeToString())
@@ -85,8 +119,14 @@ def export(entry, path, opset, io_dir, reply):
         with torch_export._captured_output() as log:
             reference = _reference(entry)
             function, specs = _flat_function(entry)
+            captured = _captured_constants(function, specs)
+            _patch_tf2onnx()
             model, _ = tf2onnx.convert.from_function(function, input_signature=specs,
-                                                     opset=opset, output_path=tmp)
+                                                     opset=opset)
+            folded = _fold_captured_inputs(model, captured)
+            if folded:
+                log.append("captured tensors made initializers: %s" % ", ".join(folded))
+        torch_export._write_atomic(tmp, model.SerializeToString())
         os.replace(tmp, path)
     finally:
         reply["log"] = "\n".join(log)

@@ -13,7 +13,9 @@ a tf.function trace (model.predict, our own export) are not executions and are p
 """
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
+import os
 import runpy
 import sys
 import time
@@ -24,10 +26,16 @@ KERAS_PACKAGE = "keras"
 
 
 class KerasWatcher(importlib.abc.MetaPathFinder):
-    """Calls `on_import()` once, right after the keras package is executed."""
+    """Calls `on_import()` once, right after the keras package is executed.
 
-    def __init__(self, on_import):
+    A script named keras.py (the original tool's tutorial names its Keras example so) lies first
+    on sys.path, and `import keras` in it, or TensorFlow's own import of keras for `tf.keras`,
+    would find the script itself. The script runs as __main__, never as the module `keras`: that
+    name is looked up again without the script's folder, so it is the library."""
+
+    def __init__(self, on_import, script=None):
         self._on_import = on_import
+        self._script = os.path.realpath(script) if script else None
         self._busy = False
 
     def find_spec(self, fullname, path=None, target=None):
@@ -36,12 +44,19 @@ class KerasWatcher(importlib.abc.MetaPathFinder):
         self._busy = True
         try:
             spec = importlib.util.find_spec(fullname)
+            if spec is not None and self._is_script(spec.origin):
+                folder = os.path.dirname(self._script)
+                spec = importlib.machinery.PathFinder.find_spec(
+                    fullname, [p for p in sys.path if os.path.realpath(p or ".") != folder])
         finally:
             self._busy = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         spec.loader = _AfterExec(spec.loader, self._fire)
         return spec
+
+    def _is_script(self, origin):
+        return bool(origin and self._script) and os.path.realpath(origin) == self._script
 
     def _fire(self):
         if self in sys.meta_path:

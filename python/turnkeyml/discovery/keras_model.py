@@ -230,7 +230,8 @@ def model_hash(model, described):
         hashing._field(h, "config", _config_text(layer).encode())
         hashing._field(h, "call", _call_rendering(layer).encode())
     weights = list(model.weights)
-    digests = hashing._chunk_digests([to_numpy(w).reshape(-1).view("uint8") for w in weights])
+    digests = hashing._chunk_digests([np.ascontiguousarray(w.numpy()).reshape(-1).view("uint8")
+                                      for w in weights])
     for n, (weight, data) in enumerate(zip(weights, digests)):
         header = "%d|%s|%s" % (n, dtype_name(weight), ",".join(str(d) for d in weight.shape))
         hashing._field(h, "weight", header.encode())

@@ -210,7 +210,7 @@ def _watch_for_keras(tracker):
         except Exception as error:  # noqa: BLE001 (the script's import must not fail for us)
             tracker._warn("Keras models will not be discovered: %s" % one_line(error))
 
-    watcher = KerasWatcher(on_import)
+    watcher = KerasWatcher(on_import, tracker._script_path)
     sys.meta_path.insert(0, watcher)
     return (watcher.remove, keras_tracker.uninstall)
 

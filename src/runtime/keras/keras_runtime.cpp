@@ -25,7 +25,7 @@ std::string keras_versions(const PythonSide& side, std::string* why) {
       }
       return "";
     }
-    return fmt::format("tensorflow {}, keras {}", p.tensorflow_version, p.keras_version);
+    return fmt::format("{} (tensorflow {})", p.keras_version, p.tensorflow_version);
   } catch (const Error& e) {
     if (why) *why = e.what();
     return "";
