@@ -8,6 +8,7 @@ attributes that Keras 3 models lack). The outputs saved as the correctness refer
 own outputs for the captured inputs, from an eager call.
 """
 
+import contextlib
 import os
 import time
 
@@ -52,6 +53,46 @@ def _flat_function(entry):
         return tuple(km.tensors_of(layer(*args, **_with_inference(layer, kwargs))))
 
     return tf.function(call, input_signature=specs, autograph=False), specs
+
+
+@contextlib.contextmanager
+def _convolutions_without_xla():
+    """Keras's TensorFlow backend runs grouped convolutions (ConvNeXt's depthwise layers) in an
+    XLA-compiled tf.function, a CPU workaround for eager execution; tf2onnx cannot look inside
+    such a call (StatefulPartitionedCall). While the export traces the model, they are the plain
+    Conv2D op, which tf2onnx converts to an ONNX Conv with groups."""
+    from keras.src import backend
+    from keras.src.backend.tensorflow import nn
+
+    original = nn.conv
+
+    def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+        data_format = backend.standardize_data_format(data_format)
+        return tf.nn.convolution(inputs, kernel, strides, padding.upper(),
+                                 data_format=nn._convert_data_format(data_format,
+                                                                     len(inputs.shape)),
+                                 dilations=dilation_rate)
+
+    nn.conv = conv
+    try:
+        yield
+    finally:
+        nn.conv = original
+
+
+def _erfc(ctx, node, name, args):
+    """Erfc (exact GELU: 0.5 * x * erfc(-x / sqrt 2)), which tf2onnx 1.17 lacks: 1 - Erf(x)."""
+    from tf2onnx import utils
+
+    node.type = "Erf"
+    dtype = utils.map_onnx_to_numpy_type(ctx.get_dtype(node.input[0]))
+    one = ctx.make_const(utils.make_name("erfc_one"), np.array(1, dtype=dtype))
+    sub = ctx.insert_new_node_on_output("Sub", node.output[0], name=utils.make_name(node.name))
+    ctx.replace_inputs(sub, [one.output[0], node.output[0]])
+    return node
+
+
+_OP_HANDLERS = {"Erfc": (_erfc, [])}
 
 
 def _patch_tf2onnx():
@@ -119,10 +160,12 @@ def export(entry, path, opset, io_dir, reply):
         with torch_export._captured_output() as log:
             reference = _reference(entry)
             function, specs = _flat_function(entry)
-            captured = _captured_constants(function, specs)
+            with _convolutions_without_xla():
+                captured = _captured_constants(function, specs)
             _patch_tf2onnx()
             model, _ = tf2onnx.convert.from_function(function, input_signature=specs,
-                                                     opset=opset)
+                                                     opset=opset,
+                                                     custom_op_handlers=_OP_HANDLERS)
             folded = _fold_captured_inputs(model, captured)
             if folded:
                 log.append("captured tensors made initializers: %s" % ", ".join(folded))
