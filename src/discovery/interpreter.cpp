@@ -154,17 +154,21 @@ struct Probe {
   bool conclusive = false;
   bool has_torch = false;
   std::string executable, python_version, torch_version, onnx_version;
-  std::string tensorflow_version, keras_version;  // "" when not installed
+  std::string tensorflow_version, keras_version;   // "" when not installed
   int export_opset_min = 0, export_opset_max = 0;  // 0: torch.onnx's constants not found
   std::map<std::string, std::string> stamps;  // path -> file_stamp when probed
   std::string why;  // when !has_torch: "cannot import torch", "its probe timed out after 60 s"
 };
 
 json to_json(const Probe& p) {
-  return {{"has_torch", p.has_torch},       {"executable", p.executable},
-          {"python", p.python_version},     {"torch", p.torch_version},
-          {"onnx", p.onnx_version},         {"stamps", p.stamps},
-          {"tensorflow", p.tensorflow_version}, {"keras", p.keras_version},
+  return {{"has_torch", p.has_torch},
+          {"executable", p.executable},
+          {"python", p.python_version},
+          {"torch", p.torch_version},
+          {"onnx", p.onnx_version},
+          {"stamps", p.stamps},
+          {"tensorflow", p.tensorflow_version},
+          {"keras", p.keras_version},
           {"opsets", {p.export_opset_min, p.export_opset_max}}};
 }
 

@@ -14,9 +14,9 @@ namespace turnkey {
 
 // The one list of built-in runtimes. Add a runtime here and nowhere else.
 const std::vector<const Runtime*>& builtin_runtimes() {
-  static const std::vector<const Runtime*> builtins = {
-      &ort_runtime(),           &torch_eager_runtime(), &torchscript_runtime(),
-      &torch_compiled_runtime(), &keras_runtime()};
+  static const std::vector<const Runtime*> builtins = {&ort_runtime(), &torch_eager_runtime(),
+                                                       &torchscript_runtime(),
+                                                       &torch_compiled_runtime(), &keras_runtime()};
   return builtins;
 }
 

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,10 +36,10 @@ std::string keras_python() {
 
 bool have_keras() { return access(keras_python().c_str(), X_OK) == 0; }
 
-#define REQUIRE_KERAS()                                                                       \
-  if (!have_keras()) {                                                                        \
-    GTEST_SKIP() << "Keras interpreter " << keras_python()                                    \
-                 << " is absent: run scripts/setup-keras (scripts/test does)";              \
+#define REQUIRE_KERAS()                                                        \
+  if (!have_keras()) {                                                         \
+    GTEST_SKIP() << "Keras interpreter " << keras_python()                     \
+                 << " is absent: run scripts/setup-keras (scripts/test does)"; \
   }
 
 // One printed model block of `script`'s section ("keras.py:" up to the next unindented line):
@@ -150,7 +150,7 @@ TEST_F(Keras, SubclassedFunctionalAndSequentialModelsInOneScriptAreEachBenchmark
   EXPECT_NE(sub.find("subclassed (executed 2x"), std::string::npos) << sub;
   EXPECT_TRUE(has(fun, "Class", "Functional")) << fun;
   EXPECT_NE(fun.find("(1, 4)"), std::string::npos) << fun;  // its second input
-  EXPECT_TRUE(has(seq, "Parameters", "138 (")) << seq;     // BatchNorm's statistics too
+  EXPECT_TRUE(has(seq, "Parameters", "138 (")) << seq;      // BatchNorm's statistics too
   // Dropout and BatchNorm in inference mode in the reference and in the export alike.
   for (const std::string* b : {&sub, &fun, &seq}) {
     EXPECT_TRUE(has(*b, "Correctness", "within tolerance")) << *b;
