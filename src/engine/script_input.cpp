@@ -244,7 +244,11 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
       std::cerr << disc.traceback << std::flush;
     }
   }
-  if (disc.models.empty() && !script_failed) footer.status = "No models discovered";
+  if (disc.models.empty() && !script_failed) {
+    // A call discovery had to skip (a Keras model whose hash could not be taken) says why.
+    footer.status = disc.warnings.empty() ? std::string("No models discovered")
+                                          : "No models discovered: " + disc.warnings.front();
+  }
   bool filter_matched = item.hashes.empty();
   for (const auto& m : disc.models) filter_matched = filter_matched || selected(m);
   if (!filter_matched) {

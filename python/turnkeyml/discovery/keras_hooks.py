@@ -257,8 +257,8 @@ class KerasTracker:
                 entry.message.update(parameters=count, parameter_bytes=size,
                                      hash=km.model_hash(entry.module, entry.message["inputs"]))
             except Exception as error:  # noqa: BLE001 (reported without a hash: never built)
-                self._base._warn("hashing %s: %s: %s" % (entry.message["name"],
-                                                         type(error).__name__, error))
+                self._base._warn("Keras model %s left out: its hash failed: %s: %s"
+                                 % (entry.message["name"], type(error).__name__, error))
                 continue
             self._base._send("model", **entry.message)
 
