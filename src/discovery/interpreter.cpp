@@ -72,10 +72,25 @@ def export_opsets(files):
 torch, torch_files = package("torch")
 opsets, opset_files = export_opsets(torch_files)
 onnx, onnx_files = package("onnx")
+def distribution(*names):
+    # TensorFlow's version from its distribution's metadata (no version.py; importing it takes
+    # seconds): tensorflow-cpu or tensorflow.
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except Exception:
+            pass
+    return "unknown"
+tf_spec = importlib.util.find_spec("tensorflow")
+keras_spec = importlib.util.find_spec("keras")
+tensorflow = distribution("tensorflow-cpu", "tensorflow") if tf_spec and tf_spec.origin else None
+keras = distribution("keras") if keras_spec and keras_spec.origin else None
+tf_files = [s.origin for s in (tf_spec, keras_spec) if s and s.origin]
 paths = [p for p in sys.path if p and os.path.isdir(p)]
 print("TURNKEY_PROBE " + json.dumps({"executable": sys.executable,
     "python": sys.version.split()[0], "torch": torch, "onnx": onnx, "opsets": opsets,
-    "files": paths + torch_files + opset_files + onnx_files}))
+    "tensorflow": tensorflow, "keras": keras,
+    "files": paths + torch_files + opset_files + onnx_files + tf_files}))
 )PY";
 
 std::string env_or_empty(const char* name) {
@@ -139,15 +154,21 @@ struct Probe {
   bool conclusive = false;
   bool has_torch = false;
   std::string executable, python_version, torch_version, onnx_version;
+  std::string tensorflow_version, keras_version;   // "" when not installed
   int export_opset_min = 0, export_opset_max = 0;  // 0: torch.onnx's constants not found
   std::map<std::string, std::string> stamps;  // path -> file_stamp when probed
   std::string why;  // when !has_torch: "cannot import torch", "its probe timed out after 60 s"
 };
 
 json to_json(const Probe& p) {
-  return {{"has_torch", p.has_torch},       {"executable", p.executable},
-          {"python", p.python_version},     {"torch", p.torch_version},
-          {"onnx", p.onnx_version},         {"stamps", p.stamps},
+  return {{"has_torch", p.has_torch},
+          {"executable", p.executable},
+          {"python", p.python_version},
+          {"torch", p.torch_version},
+          {"onnx", p.onnx_version},
+          {"stamps", p.stamps},
+          {"tensorflow", p.tensorflow_version},
+          {"keras", p.keras_version},
           {"opsets", {p.export_opset_min, p.export_opset_max}}};
 }
 
@@ -160,6 +181,8 @@ Probe from_json(const json& j) {
   p.python_version = j.at("python").get<std::string>();
   p.torch_version = j.at("torch").get<std::string>();
   p.onnx_version = j.at("onnx").get<std::string>();
+  p.tensorflow_version = j.at("tensorflow").get<std::string>();
+  p.keras_version = j.at("keras").get<std::string>();
   p.stamps = j.at("stamps").get<std::map<std::string, std::string>>();
   const json& opsets = j.at("opsets");
   p.export_opset_min = opsets.at(0).get<int>();
@@ -196,6 +219,8 @@ Probe run_probe(const std::string& candidate) {
     p.torch_version = v.substr(0, v.find('+'));  // Debian: "1.13.0a0+git..." -> "1.13.0a0"
   }
   if (j["onnx"].is_string()) p.onnx_version = j["onnx"].get<std::string>();
+  if (j["tensorflow"].is_string()) p.tensorflow_version = j["tensorflow"].get<std::string>();
+  if (j["keras"].is_string()) p.keras_version = j["keras"].get<std::string>();
   if (const json opsets = j.value("opsets", json()); opsets.is_array() && opsets.size() == 2 &&
                                                      opsets[0].is_number_integer() &&
                                                      opsets[1].is_number_integer()) {
@@ -294,6 +319,8 @@ Candidate examine(const std::string& candidate, const std::string& source) {
   i.python_version = p.python_version;
   i.torch_version = p.torch_version;
   i.onnx_version = p.onnx_version;
+  i.tensorflow_version = p.tensorflow_version;
+  i.keras_version = p.keras_version;
   i.export_opset_min = p.export_opset_min;
   i.export_opset_max = p.export_opset_max;
   i.from_cache = from_cache;

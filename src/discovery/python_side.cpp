@@ -287,6 +287,7 @@ DiscoveryResult ScriptSession::discover() {
         m.signature_index = e.value("signature_index", 0);
         m.hash = e.value("hash", "");
         m.module_id = e.value("module_id", -1);
+        m.framework_versions = e.value("framework_versions", "");
         m.executed = 1;
         index[m.id] = result.models.size();
         result.models.push_back(std::move(m));

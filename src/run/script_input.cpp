@@ -47,6 +47,7 @@ void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult
   s.set("onnx_python_version", disc.onnx_version);
   if (!disc.onnxscript_version.empty()) s.set("onnxscript_version", disc.onnxscript_version);
   s.set("python_version", disc.python_version);
+  if (!m.framework_versions.empty()) s.set("keras_versions", m.framework_versions);
 }
 
 }  // namespace
@@ -293,7 +294,11 @@ ScriptFooter InputLoop::script_footer(ScriptPass& pass) {
       std::cerr << disc.traceback << std::flush;
     }
   }
-  if (disc.models.empty() && !script_failed) footer.status = "No models discovered";
+  if (disc.models.empty() && !script_failed) {
+    // A call discovery had to skip (a Keras model whose hash could not be taken) says why.
+    footer.status = disc.warnings.empty() ? std::string("No models discovered")
+                                          : "No models discovered: " + disc.warnings.front();
+  }
   bool filter_matched = item.hashes.empty();
   for (const auto& m : disc.models) filter_matched = filter_matched || pass.selected(m);
   if (!filter_matched) {

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "openvino/openvino_runtime.h"
+#include "keras/keras_runtime.h"
 #include "ort/ort_runtime.h"
 #include "torch_eager/torch_eager_runtime.h"
 #include "torchscript/torchscript_runtime.h"
@@ -16,7 +17,7 @@ namespace turnkey {
 const std::vector<const Runtime*>& builtin_runtimes() {
   static const std::vector<const Runtime*> builtins = {
       &ort_runtime(),           &torch_eager_runtime(), &torchscript_runtime(),
-      &torch_compiled_runtime(), &openvino_runtime()};
+      &torch_compiled_runtime(), &openvino_runtime(),   &keras_runtime()};
   return builtins;
 }
 

@@ -190,6 +190,11 @@ json resolve_export_options(json options, const Build& build) {
 }
 
 std::string export_versions(const Build& build, const json& options) {
+  if (!build.stats.text("keras_versions", "").empty()) {
+    // A Keras model: tf2onnx converts what TensorFlow traces (docs/keras.md).
+    return fmt::format("{}, onnx {}", build.stats.text("keras_versions", ""),
+                       build.stats.text("onnx_python_version", "?"));
+  }
   // The revision of python/turnkeyml/discovery/exporter_fixes.py: a new fix changes the ONNX
   // files exports write, so exports made before it are rebuilt.
   constexpr int kExporterFixesRevision = 1;

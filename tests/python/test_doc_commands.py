@@ -86,6 +86,9 @@ LIMITS = [
     (re.compile(r"\.deps/pypi[^\n]*(not an executable|absent|not found)"),
      "PyPI interpreter not made (scripts/setup-pypi)"),
     (re.compile(r"\b(timm|transformers|diffusers)\b"), "no timm/transformers packages"),
+    (re.compile(r"imports (tensorflow|keras)[^\n]*scripts/setup-keras|\.deps/keras[^\n]*"
+                r"(not an executable|absent|not found)"),
+     "Keras interpreter not made, or not named (scripts/setup-keras, docs/keras.md)"),
     (re.compile(r"[Ss]lurm|sbatch|slurmctld"), "no Slurm cluster running"),
     (re.compile(r"openvino: unavailable: [^\n]*scripts/setup-openvino"),
      "OpenVINO not installed (scripts/setup-openvino)"),

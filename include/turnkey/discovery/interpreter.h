@@ -22,6 +22,8 @@ struct PythonInterpreter {
   std::string python_version;  // "3.11.2"
   std::string torch_version;   // public part: "1.13.0a0"; "" when torch cannot be imported
   std::string onnx_version;    // "" when onnx is not installed there
+  // TensorFlow's and Keras's versions from their metadata (not imported): "" when absent there.
+  std::string tensorflow_version, keras_version;
   // Opsets its torch.onnx (TorchScript exporter) writes, from torch/onnx/_constants.py: 7-17 for
   // torch 1.13, 7-20 for 2.6. 0 when that file was not found (then nothing is checked early).
   int export_opset_min = 0;

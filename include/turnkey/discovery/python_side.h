@@ -44,6 +44,9 @@ struct DiscoveredModel {
   int module_id = -1;  // equal for the entries (input signatures) of one module object
   std::string hash;    // 64 hex
   double first_call_s = -1;  // wall seconds of the first call's forward; -1 when unknown
+  // Keras models: "tensorflow 2.21.0, keras 3.15.1, tf2onnx 1.17.0" (what exports them); ""
+  // for PyTorch models, whose versions are the run's (DiscoveryResult).
+  std::string framework_versions;
   int64_t executed = 0;
 
   std::string hash8() const { return hash.substr(0, 8); }

@@ -5,6 +5,7 @@ attached to the caller)."""
 
 import contextlib
 import re
+import sys
 import traceback
 
 from .protocol import PROTOCOL_VERSION
@@ -42,6 +43,22 @@ def is_out_of_memory(error):
     return message == "std::bad_alloc" or "DefaultCPUAllocator: can't allocate memory" in message
 
 
+def _beside_tensorflow(exporters, reply):
+    """The exporters a PyTorch model can use in this process. Where the script has loaded
+    TensorFlow, torch.export (the dynamo exporter) aborts the whole process ("LLVM ERROR:
+    inconsistency in registered CommandLine options": TensorFlow and torch's Triton each carry
+    LLVM), so it is left out and the reply says so; asked for alone, it fails in one line."""
+    if "tensorflow" not in sys.modules or "dynamo" not in exporters:
+        return exporters
+    why = ("the dynamo exporter aborts a process that has loaded TensorFlow (TensorFlow and "
+           "torch's Triton each carry LLVM)")
+    rest = [e for e in exporters if e != "dynamo"]
+    if not rest:
+        raise ValueError(why + ": use --exporter torchscript for this script")
+    reply["exporter_fallback"] = "dynamo exporter skipped: " + why
+    return rest
+
+
 def serve(channel, entries, gate=None, notices=None, stages=None):
     """Answers commands until `exit` or end of file (returns 0), or a protocol version mismatch
     (returns 1). Each reply carries `ok`; a failure is `ok: false` with a one-line `error` and
@@ -63,10 +80,20 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         if name not in modules:
             if name == "export":
                 from . import export as loaded
+            elif name == "keras":
+                from . import keras_build as loaded
             else:
                 from . import timing as loaded
             modules[name] = loaded
         return modules[name]
+
+    def is_keras(entry):
+        return getattr(entry, "framework", "torch") == "keras"
+
+    def pytorch_only(entry, what):
+        if is_keras(entry):
+            raise ValueError("%s runs PyTorch models; %s is a Keras model (--runtime keras, or "
+                             "ort on its ONNX export)" % (what, entry.message.get("name")))
 
     def do_export(command, reply):
         # `exporters`: the order to try (auto: torch's default, then the other); older cores
@@ -76,8 +103,13 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                                                       for e in exporters):
             raise ValueError("exporters must be a list of torchscript/dynamo, got %r"
                              % (exporters,))
-        module("export").export(entry_of(command), command["path"], int(command["opset"]),
-                                command["io_dir"], reply, exporters)
+        entry = entry_of(command)
+        if is_keras(entry):
+            module("keras").export(entry, command["path"], int(command["opset"]),
+                                   command["io_dir"], reply)
+            return
+        module("export").export(entry, command["path"], int(command["opset"]),
+                                command["io_dir"], reply, _beside_tensorflow(exporters, reply))
 
     def release():
         """Ends the prepared session: on nvidia its module goes back where the script had it,
@@ -88,7 +120,19 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
 
     def do_bench_prepare(command, reply):
         release()
-        state["bench"] = module("timing").Bench(entry_of(command), command.get("mode", "eager"),
+        entry = entry_of(command)
+        mode = command.get("mode", "eager")
+        if mode == "keras" or is_keras(entry):
+            if not is_keras(entry):
+                raise ValueError("the keras runtime runs Keras models; %s is a PyTorch model"
+                                 % entry.message.get("name"))
+            if mode != "keras":
+                pytorch_only(entry, "torch-%s" % mode)
+            state["bench"] = module("keras").Bench(entry, command.get("threads", 0),
+                                                   command.get("cpus") or [])
+            reply["threads"] = state["bench"].threads
+            return
+        state["bench"] = module("timing").Bench(entry, mode,
                                                 command.get("threads", 0),
                                                 command.get("cpus") or [],
                                                 command.get("compile") or {},
@@ -124,10 +168,12 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         reply["outputs"] = state["bench"].save_outputs(command["io_dir"])
 
     def do_reference(command, reply):
-        reply["inputs"], reply["outputs"] = module("timing").reference_io(entry_of(command),
-                                                                          command["io_dir"])
+        entry = entry_of(command)
+        reply["inputs"], reply["outputs"] = module("keras" if is_keras(entry) else "timing") \
+            .reference_io(entry, command["io_dir"])
 
     def do_trace(command, reply):
+        pytorch_only(entry_of(command), "torchscript")
         reply["inputs"] = module("timing").trace(entry_of(command), command["path"],
                                                  command["io_dir"])
         reply["path"] = command["path"]

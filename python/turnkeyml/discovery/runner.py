@@ -20,7 +20,7 @@ import sys
 import threading
 import traceback
 
-from .commands import error_fields, serve
+from .commands import error_fields, one_line, serve
 from .protocol import Channel, exit_now
 
 
@@ -76,6 +76,23 @@ def _script_traceback(error, script):
 
 
 
+# What a script may import that this interpreter can lack, and what installs it.
+_FRAMEWORKS = {"tensorflow": "TensorFlow", "keras": "Keras", "tf2onnx": "tf2onnx"}
+
+
+def _missing_framework(error):
+    """The one line for a script that imports TensorFlow or Keras where the interpreter has
+    neither: what to install and which interpreter to name. None for any other error."""
+    if not isinstance(error, ModuleNotFoundError):
+        return None
+    top = (getattr(error, "name", None) or "").split(".")[0]
+    if top not in _FRAMEWORKS:
+        return None
+    return ("the script imports %s, which %s cannot import: scripts/setup-keras installs "
+            "TensorFlow and Keras into .deps/keras; run with --python .deps/keras/bin/python3"
+            % (top, sys.executable))
+
+
 def _run_script(script, script_args):
     """Runs the script as __main__; returns the script_end fields."""
     sys.argv = [script] + shlex.split(script_args)
@@ -102,6 +119,9 @@ def _run_script(script, script_args):
     except BaseException as error:  # KeyboardInterrupt too: reported, then we stop
         fields = {"status": "exception", "traceback": _script_traceback(error, script)}
         fields.update(error_fields(error))
+        missing = _missing_framework(error)
+        if missing:
+            fields["error"] = missing
         if isinstance(error, KeyboardInterrupt):
             fields["interrupted"] = True
         return fields
@@ -115,9 +135,10 @@ class _Finisher:
     """Reports the end of the script, serves exports, and ends the process. Reached once: from
     main() when the script returns or raises, or from the script's own os._exit() call."""
 
-    def __init__(self, channel, tracker):
+    def __init__(self, channel, tracker, also_uninstall=()):
         self._channel = channel
         self._tracker = tracker
+        self._also_uninstall = also_uninstall
         self._once = threading.Lock()  # never released: a second caller waits for our exit
 
     def finish(self, end, run_atexit=True):
@@ -126,6 +147,8 @@ class _Finisher:
         tracker = self._tracker
         if tracker is not None:
             tracker.uninstall()
+        for uninstall in self._also_uninstall:
+            uninstall()
         _flush_std_streams()
         self._channel.send("script_end", **end)
         self._channel.send("counts", counts=tracker.counts() if tracker else {},
@@ -174,6 +197,24 @@ def _preload_export():
         pass
 
 
+def _watch_for_keras(tracker):
+    """Discovery of Keras models, armed for when the script imports keras (no TensorFlow import
+    before that, none at all for a script without it). Returns the uninstall functions."""
+    from .keras_hooks import KerasTracker, KerasWatcher
+
+    keras_tracker = KerasTracker(tracker)
+
+    def on_import():
+        try:
+            keras_tracker.install()
+        except Exception as error:  # noqa: BLE001 (the script's import must not fail for us)
+            tracker._warn("Keras models will not be discovered: %s" % one_line(error))
+
+    watcher = KerasWatcher(on_import, tracker._script_path)
+    sys.meta_path.insert(0, watcher)
+    return (watcher.remove, keras_tracker.uninstall)
+
+
 def main(argv=None):
     _drop_launcher_path_entry()
     options = _parse_args(sys.argv[1:] if argv is None else argv)
@@ -194,7 +235,8 @@ def main(argv=None):
         _preload_export()
         tracker = Tracker(channel.send, script, options.max_depth)
         tracker.install(stop_code=_run_script.__code__)
-    finisher = _Finisher(channel, tracker)
+        also_uninstall = _watch_for_keras(tracker)
+    finisher = _Finisher(channel, tracker, also_uninstall if tracker is not None else ())
     os._exit = finisher.hard_exit
     try:
         end = _run_script(script, options.script_args)

@@ -31,7 +31,8 @@ int major_version(const std::string& version) {
 
 class TorchEagerSession final : public Session {
  public:
-  TorchEagerSession(const LiveModel& model, const std::string& mode, const RuntimeOptions& o)
+  TorchEagerSession(const LiveModel& model, const std::string& runtime, const std::string& mode,
+                    const RuntimeOptions& o)
       : python_(model.session), work_dir_(model.work_dir) {
     json cpus = json::array();
     for (int c : o.cpus) cpus.push_back(c);
@@ -41,7 +42,7 @@ class TorchEagerSession final : public Session {
       if (mode != "compiled" || !kCompileArgs.count(key)) {
         throw Error(
             ErrorKind::InvalidInput,
-            fmt::format("torch-{}: unknown runtime argument '{}' (known: threads{})", mode, key,
+            fmt::format("{}: unknown runtime argument '{}' (known: threads{})", runtime, key,
                         mode == "compiled" ? ", backend, mode, fullgraph, dynamic" : ""));
       }
       compile[key] = value;
@@ -175,7 +176,8 @@ class TorchEagerRuntime final : public Runtime {
     if (!model.session || !model.session->alive()) {
       throw Error(ErrorKind::Runtime, name() + ": the script's Python process is gone");
     }
-    return std::make_unique<TorchEagerSession>(model, compiled_ ? "compiled" : "eager", options);
+    return std::make_unique<TorchEagerSession>(model, name(), compiled_ ? "compiled" : "eager",
+                                               options);
   }
 
  private:
@@ -183,6 +185,15 @@ class TorchEagerRuntime final : public Runtime {
 };
 
 }  // namespace
+
+std::unique_ptr<Session> python_timed_session(const LiveModel& model, const std::string& runtime,
+                                              const std::string& mode,
+                                              const RuntimeOptions& options) {
+  if (!model.session || !model.session->alive()) {
+    throw Error(ErrorKind::Runtime, runtime + ": the script's Python process is gone");
+  }
+  return std::make_unique<TorchEagerSession>(model, runtime, mode, options);
+}
 
 // The live process's own version (its hello), else the interpreter's remembered probe.
 std::string python_side_torch_version(const PythonSide& side, std::string* why) {

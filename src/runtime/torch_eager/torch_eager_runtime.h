@@ -13,5 +13,10 @@ const Runtime& torch_eager_runtime();
 // torch`). "" with `why` set when there is none.
 std::string python_side_torch_version(const PythonSide& side, std::string* why = nullptr);
 const Runtime& torch_compiled_runtime();
+// A session that times the live model in the script's process (bench_prepare with `mode`:
+// eager, compiled, keras), its samples taken at the source. `runtime` names it in errors.
+std::unique_ptr<Session> python_timed_session(const LiveModel& model, const std::string& runtime,
+                                              const std::string& mode,
+                                              const RuntimeOptions& options);
 
 }  // namespace turnkey
