@@ -145,6 +145,7 @@ class Tracker:
         self._signatures_per_module = {}
         self._module_ids = {}
         self._child_names = {}  # id(parent module) -> {id(submodule): attribute path}
+        self._with_state = {}  # id(module) -> its first entry called with a cache object
         self._library = _library_prefixes()
         self._stop_code = None
         self._hook_code = None
@@ -253,6 +254,16 @@ class Tracker:
         Different call keys can name the same signature (`emb(x)` and `emb(input=x)`, dict
         keys in another order): those calls count for the entry that has it.
         """
+        stateful = inputs.has_state((args, kwargs))
+        first = self._with_state.get(id(module)) if stateful else None
+        if first is not None:
+            # A later call with a cache object: a decode step of generate() (the cache filled
+            # by the calls before). It counts for the first such call, which is what is built.
+            self._by_key[key] = first
+            self._warn("%s: calls with a cache object after the first (generate()'s decode "
+                       "steps) count for the first one (entry %d), which is what is built and "
+                       "benchmarked; the decode steps are not" % (type(module).__name__, first.id))
+            return first, False
         canonical = inputs.canonical_kwargs(module, kwargs)
         described = inputs.describe(inputs.named_leaves(module, args, canonical))
         signature = (id(module), tuple(sorted(
@@ -262,6 +273,8 @@ class Tracker:
         if entry is None:
             entry = self._new_entry(module, key, args, canonical, described, depth)
             self._by_signature[signature] = entry
+            if stateful:
+                self._with_state[id(module)] = entry
             return entry, True
         self._by_key[key] = entry
         return entry, False
