@@ -67,6 +67,21 @@ TEST_F(LibraryModels, DynamoExportsOptimizeFp16AndABatchSweepGiveOneResultPerSiz
   }
   std::sort(sizes.begin(), sizes.end());
   EXPECT_EQ(sizes, (std::vector<int>{1, 4}));
+  // Again: every tool reused, and what they recorded kept (the exporter; convert-fp16's error,
+  // which holds the benchmark to the fp16 tolerance, not fp32's 1e-3).
+  RunResult again = run_turnkey({(kData / "tiny_sweep.py").string(), "--exporter", "dynamo",
+                                 "--sequence", "optimize-fp16", "--iterations", "5",
+                                 "--warmup", "1"},
+                                cache(), {}, {}, 900);
+  ASSERT_EQ(again.exit_code, 0) << again.all();
+  EXPECT_NE(again.out.find("convert-fp16     reused from cache"), std::string::npos) << again.out;
+  for (const json& s : builds_of("tiny_sweep")) {
+    if (s["batch_size"] != 1) continue;
+    EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+    EXPECT_TRUE(s.contains("fp16_worst_rel_error")) << s.dump();
+    EXPECT_EQ(s["correctness"]["tolerance_max_rel_error"], 0.01) << s["correctness"].dump();
+    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  }
 }
 
 // generate(): the first call (the prompt, with an empty DynamicCache) is built from a copy of its
