@@ -161,5 +161,15 @@ TEST_F(LibraryModels, TimmCorpusSampleIsBenchmarkedAndMatches) {
   }
 }
 
+// A weight-normalised layer (transformers' Wav2Vec2 has one) computes its weight through torch's
+// ParametrizationList module whenever the weight is read, at construction too: that is torch's
+// bookkeeping, not a model (it was reported as a second model of the wav2vec2 scripts).
+TEST_F(LibraryModels, ParametrizationsAreNotModels) {
+  RunResult r = run_turnkey({"--analyze-only", (kData / "weight_norm.py").string()}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Class:          Net"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ParametrizationList"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace turnkey::test

@@ -27,6 +27,11 @@ _tracing_state = torch._C._get_tracing_state
 # Wrappers torch.jit.trace / torch.onnx.export put around the user's model.
 _TORCH_INTERNAL = frozenset(filter(None, [getattr(torch.jit._trace, "ONNXTracedModule", None)]))
 _CONTAINER_SCAN_LIMIT = 10000
+# Modules torch calls for its own bookkeeping, not the user's model: a parametrization (weight_norm,
+# spectral_norm) computes its weight through one when the weight is read, at construction too
+# (transformers' Wav2Vec2 builds one). Calls inside them are not executions either.
+_BOOKKEEPING = frozenset(filter(None, [getattr(getattr(torch.nn.utils, "parametrize", None),
+                                               "ParametrizationList", None)]))
 
 
 def _symbolic_checks():
@@ -208,6 +213,12 @@ class Tracker:
 
     def _tracked_call(self, module, args, kwargs, depth):
         original = self._original_call
+        if type(module) in _BOOKKEEPING:
+            self._suspended += 1
+            try:
+                return original(module, *args, **kwargs)
+            finally:
+                self._suspended -= 1
         if (self._suspended or _tracing_state() is not None
                 or type(module) in _TORCH_INTERNAL or _symbolic()):
             # The script traces, exports or compiles a model itself: not an execution, and
