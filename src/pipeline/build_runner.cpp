@@ -89,6 +89,13 @@ void BuildRunner::read_previous_state(Build& build, const std::string& first) co
   } catch (const Error& e) {
     damage = one_line(e.what());
   }
+  build.previous_stats = nullptr;
+  if (damage.empty() && fs::exists(build.dir->stats_path(), ec)) {
+    try {
+      build.previous_stats = json_from_yaml(read_file(build.dir->stats_path()));
+    } catch (const Error&) {  // unreadable: reused tools' records are left out
+    }
+  }
   if (!damage.empty()) {
     ctx_.notice(
         fmt::format("{}: previous state damaged ({}), rebuilding", build.build_name, damage));
@@ -199,6 +206,7 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
       step.reused = true;
       build.state.tools.push_back(std::move(step));
       restore_outputs(build, *reuse.entry);
+      restore_tool_stats(build, spec.name);
       build.chain_key = key;
       write_log(build, label,
                 read_log(build, label) +

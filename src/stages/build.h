@@ -24,6 +24,7 @@ struct Build {
   std::optional<BuildDir> dir;
   BuildState state;               // written as <name>_state.yaml (build_records.h)
   nlohmann::json previous_state;  // as read (reuse_policy.h); null when none or unreadable
+  nlohmann::json previous_stats;  // its turnkey_stats.yaml, for what reused tools recorded
   BuildStats stats;               // written as turnkey_stats.yaml; fields checked by fields.h
 
   // The current model artifact and what goes with it.

@@ -53,7 +53,8 @@ class _FlatCall(torch.nn.Module):
 
     def forward(self, *tensors):
         feed = iter(tensors)
-        args, kwargs = inputs.map_tensors(self._template, lambda _: next(feed))
+        # A cache object in the call is copied anew: every forward starts from the captured state.
+        args, kwargs = inputs.copy_call(self._template, lambda _: next(feed))
         return tuple(inputs.tensors_of(self._target(*args, **kwargs)))
 
 
@@ -313,8 +314,8 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",)):
     flags = [(m, m.training) for m in module.modules()]
     # Fresh copies for every use: a forward that writes into its inputs must not change what
     # we save as input_N.pb, nor the captured inputs of a later export.
-    fresh = lambda: inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
-                                       lambda t: t.clone())
+    fresh = lambda: inputs.copy_call((entry.captured_args, entry.captured_kwargs),
+                                     lambda t: t.clone())
     saved_inputs = dict(zip(entry.input_names, inputs.tensors_of(fresh())))
     reply.update(onnx_path=path, opset=opset, log="")
     # A private folder beside the target: the exporter writes the model under its final name

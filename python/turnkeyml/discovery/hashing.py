@@ -164,7 +164,12 @@ def forward_rendering(module):
 
 
 def _tensor_bytes(tensor):
-    tensor = tensor.detach().cpu().contiguous()
+    if tensor.is_meta:  # no data (a model built on the meta device, or offloaded)
+        return b""
+    try:
+        tensor = tensor.detach().cpu().contiguous()
+    except (RuntimeError, NotImplementedError):  # a tensor subclass that cannot be read
+        return b""
     try:
         return tensor.numpy().reshape(-1).view("uint8")
     except (TypeError, RuntimeError):
@@ -235,6 +240,20 @@ def structure(module):
     return text + ")"
 
 
+def _rendering_key(module):
+    """What forward_rendering(module) depends on: its class (library classes render by name) and
+    the code of its unwrapped forward. Not the wrapper's code: forwards that share a decorator
+    (transformers wraps many in one) share the wrapper's code object, not their own."""
+    forward = getattr(module, "forward", None)
+    forward = getattr(forward, "__func__", forward)
+    try:
+        forward = inspect.unwrap(forward)
+    except ValueError:
+        pass
+    code = getattr(forward, "__code__", None)
+    return (type(module), code) if code is not None else id(module)
+
+
 def model_hash(module, inputs):
     """Hex sha256 of `module` called with `inputs` (the protocol's described input list)."""
     h = hashlib.sha256()
@@ -243,8 +262,7 @@ def model_hash(module, inputs):
     renderings = {}
     for name, sub in module.named_modules():
         _field(h, "module", ("%s|%s" % (name, class_path(type(sub)))).encode())
-        forward = getattr(sub, "forward", None)
-        key = getattr(getattr(forward, "__func__", forward), "__code__", None) or id(sub)
+        key = _rendering_key(sub)
         if key not in renderings:
             renderings[key] = hashlib.sha256(forward_rendering(sub).encode()).hexdigest()
         _field(h, "forward", ("%s|%s" % (name, renderings[key])).encode())

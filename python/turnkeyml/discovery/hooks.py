@@ -27,6 +27,11 @@ _tracing_state = torch._C._get_tracing_state
 # Wrappers torch.jit.trace / torch.onnx.export put around the user's model.
 _TORCH_INTERNAL = frozenset(filter(None, [getattr(torch.jit._trace, "ONNXTracedModule", None)]))
 _CONTAINER_SCAN_LIMIT = 10000
+# Modules torch calls for its own bookkeeping, not the user's model: a parametrization (weight_norm,
+# spectral_norm) computes its weight through one when the weight is read, at construction too
+# (transformers' Wav2Vec2 builds one). Calls inside them are not executions either.
+_BOOKKEEPING = frozenset(filter(None, [getattr(getattr(torch.nn.utils, "parametrize", None),
+                                               "ParametrizationList", None)]))
 
 
 def _symbolic_checks():
@@ -145,6 +150,7 @@ class Tracker:
         self._signatures_per_module = {}
         self._module_ids = {}
         self._child_names = {}  # id(parent module) -> {id(submodule): attribute path}
+        self._with_state = {}  # id(module) -> its first entry called with a cache object
         self._library = _library_prefixes()
         self._stop_code = None
         self._hook_code = None
@@ -207,6 +213,12 @@ class Tracker:
 
     def _tracked_call(self, module, args, kwargs, depth):
         original = self._original_call
+        if type(module) in _BOOKKEEPING:
+            self._suspended += 1
+            try:
+                return original(module, *args, **kwargs)
+            finally:
+                self._suspended -= 1
         if (self._suspended or _tracing_state() is not None
                 or type(module) in _TORCH_INTERNAL or _symbolic()):
             # The script traces, exports or compiles a model itself: not an execution, and
@@ -253,6 +265,16 @@ class Tracker:
         Different call keys can name the same signature (`emb(x)` and `emb(input=x)`, dict
         keys in another order): those calls count for the entry that has it.
         """
+        stateful = inputs.has_state((args, kwargs))
+        first = self._with_state.get(id(module)) if stateful else None
+        if first is not None:
+            # A later call with a cache object: a decode step of generate() (the cache filled
+            # by the calls before). It counts for the first such call, which is what is built.
+            self._by_key[key] = first
+            self._warn("%s: calls with a cache object after the first (generate()'s decode "
+                       "steps) count for the first one (entry %d), which is what is built and "
+                       "benchmarked; the decode steps are not" % (type(module).__name__, first.id))
+            return first, False
         canonical = inputs.canonical_kwargs(module, kwargs)
         described = inputs.describe(inputs.named_leaves(module, args, canonical))
         signature = (id(module), tuple(sorted(
@@ -262,6 +284,8 @@ class Tracker:
         if entry is None:
             entry = self._new_entry(module, key, args, canonical, described, depth)
             self._by_signature[signature] = entry
+            if stateful:
+                self._with_state[id(module)] = entry
             return entry, True
         self._by_key[key] = entry
         return entry, False

@@ -2,12 +2,48 @@
 
 Every function here walks a call's (args, kwargs) in the same order: positional arguments first,
 then keyword arguments in canonical order (see `canonical_kwargs`), containers depth-first.
-Tuples, lists and dicts are containers; everything else is a leaf.
+Tuples, lists, dicts and dataclass instances (transformers' ModelOutput, diffusers' BaseOutput,
+a user's @dataclass) are containers; everything else is a leaf. A leaf that is neither a tensor nor
+an immutable value (a cache object such as transformers' DynamicCache, which a forward fills in
+place) is state: `capture` and `copy_call` deep-copy it, so every use starts from the state the
+call had before the model ran.
 """
 
+import copy
+import dataclasses
+import enum
 import inspect
 
 import torch
+
+# Leaves that no forward can change: kept by reference.
+_IMMUTABLE = (int, float, complex, str, bytes, type(None), type, enum.Enum, torch.dtype,
+              torch.device, torch.Size, torch.layout, torch.memory_format, range, slice)
+
+
+def _is_dataclass_object(value):
+    """A dataclass instance that is not a dict (ModelOutput and BaseOutput are dicts too, walked
+    by their items)."""
+    return (hasattr(type(value), "__dataclass_fields__") and not isinstance(value, dict)
+            and not isinstance(value, type))
+
+
+def _fields(value):
+    return [f.name for f in dataclasses.fields(value)]
+
+
+def is_state(value):
+    """A leaf a forward may change in place (a cache object), not a tensor, module or function."""
+    return not (isinstance(value, _IMMUTABLE) or isinstance(value, torch.Tensor)
+                or isinstance(value, torch.nn.Module) or callable(value))
+
+
+def copy_state(value):
+    """A deep copy of a state leaf (the leaf itself when it cannot be copied)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 (an object that refuses to be copied is used as it is)
+        return value
 
 
 def leaf_key(value):
@@ -22,6 +58,8 @@ def leaf_key(value):
         return (type(value), tuple([leaf_key(item) for item in value]))
     if isinstance(value, dict):
         return (type(value), tuple([(k, leaf_key(item)) for k, item in value.items()]))
+    if _is_dataclass_object(value):
+        return (type(value), tuple([(k, leaf_key(getattr(value, k))) for k in _fields(value)]))
     return type(value)
 
 
@@ -88,6 +126,9 @@ def walk(value, name, visit):
     elif isinstance(value, (tuple, list)) and value:
         for i, item in enumerate(value):
             walk(item, "%s[%d]" % (name, i), visit)
+    elif _is_dataclass_object(value):
+        for k in _fields(value):
+            walk(getattr(value, k), "%s.%s" % (name, k), visit)
     else:
         visit(name, value)
 
@@ -116,6 +157,18 @@ def describe(leaves):
 
 
 def _rebuild_container(original, items):
+    if isinstance(original, dict) and dataclasses.is_dataclass(original):
+        # ModelOutput / BaseOutput: their constructors take fields, not pairs; a copy with the
+        # items set again keeps the class, its attributes and its field order.
+        rebuilt = copy.copy(original)
+        for k, item in items:
+            rebuilt[k] = item
+        return rebuilt
+    if _is_dataclass_object(original):
+        rebuilt = copy.copy(original)
+        for k, item in zip(_fields(original), items):
+            object.__setattr__(rebuilt, k, item)  # frozen dataclasses too
+        return rebuilt
     if isinstance(original, dict):
         try:
             return type(original)(items)
@@ -129,21 +182,44 @@ def _rebuild_container(original, items):
         return tuple(items) if isinstance(original, tuple) else list(items)
 
 
-def map_tensors(value, fn):
-    """A copy of the container structure with every tensor leaf replaced by fn(tensor)."""
+def map_tensors(value, fn, other=None):
+    """A copy of the container structure with every tensor leaf replaced by fn(tensor) (and
+    every other leaf by other(leaf), when given)."""
     if isinstance(value, torch.Tensor):
         return fn(value)
     if isinstance(value, dict) and value:
-        return _rebuild_container(value, [(k, map_tensors(v, fn)) for k, v in value.items()])
+        return _rebuild_container(value, [(k, map_tensors(v, fn, other))
+                                          for k, v in value.items()])
     if isinstance(value, (tuple, list)) and value:
-        return _rebuild_container(value, [map_tensors(v, fn) for v in value])
-    return value
+        return _rebuild_container(value, [map_tensors(v, fn, other) for v in value])
+    if _is_dataclass_object(value):
+        return _rebuild_container(value, [map_tensors(getattr(value, k), fn, other)
+                                          for k in _fields(value)])
+    return other(value) if other is not None else value
+
+
+def _copy_leaf(value):
+    return copy_state(value) if is_state(value) else value
+
+
+def copy_call(call, fn):
+    """`call` ((args, kwargs), or any structure) with every tensor replaced by fn(tensor) and
+    every state leaf (a cache object) deep-copied: one use's own inputs."""
+    return map_tensors(call, fn, _copy_leaf)
+
+
+def has_state(call):
+    """Whether `call` holds a state leaf (a cache object), which every use must copy anew."""
+    found = []
+    map_tensors(call, lambda t: t, lambda leaf: found.append(leaf) if is_state(leaf) else None)
+    return bool(found)
 
 
 def capture(args, kwargs):
-    """Detached clones of the call's tensors, taken before forward can modify them in place."""
-    clone = lambda t: t.detach().clone()
-    return map_tensors(tuple(args), clone), {k: map_tensors(v, clone) for k, v in kwargs.items()}
+    """Detached clones of the call's tensors and deep copies of its state leaves (a cache
+    object), taken before forward can modify them in place."""
+    args, kwargs = copy_call((tuple(args), dict(kwargs)), lambda t: t.detach().clone())
+    return tuple(args), kwargs
 
 
 def tensors_of(value):

@@ -142,12 +142,17 @@ class Bench:
         inputs, on the session's device."""
         device = self.device
         copy = (lambda t: t.clone()) if device is None else (lambda t: t.to(device, copy=True))
-        args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs), copy)
+        args, kwargs = inputs.copy_call((entry.captured_args, entry.captured_kwargs), copy)
         target = self._module
         self.compiled = None
         if mode == "compiled":
             target, self.compiled = _compile(self._module, args, kwargs, compile_args or {})
-        self._call = lambda: target(*args, **kwargs)
+        if inputs.has_state((args, kwargs)):
+            # A cache object (transformers' DynamicCache) grows with every call: each timed call
+            # gets its own copy of the captured one (a deep copy, timed with the call).
+            self._call = lambda: _call_with_copies(target, (args, kwargs))
+        else:
+            self._call = lambda: target(*args, **kwargs)
 
     def run(self, n, empty):
         call = (lambda: None) if empty else self._call
@@ -235,13 +240,19 @@ class Bench:
         return paths
 
 
+def _call_with_copies(target, call):
+    """target called with its own copy of the call's state leaves (tensors shared)."""
+    args, kwargs = inputs.copy_call(call, lambda t: t)
+    return target(*args, **kwargs)
+
+
 def reference_io(entry, io_dir):
     """Saves the captured inputs (flat, in call order) and the eager outputs for them as
     input_N.pb / output_N.pb: the correctness reference when no export ran."""
     module = entry.module
     flags = [(m, m.training) for m in module.modules()]
-    args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
-                                      lambda t: t.clone())
+    args, kwargs = inputs.copy_call((entry.captured_args, entry.captured_kwargs),
+                                    lambda t: t.clone())
     flat_in = inputs.tensors_of((args, kwargs))
     try:
         module.eval()
@@ -268,8 +279,8 @@ def trace(entry, path, io_dir):
     io_dir/input_N.pb in the traced module's argument order."""
     module = entry.module
     flags = [(m, m.training) for m in module.modules()]
-    args, kwargs = inputs.map_tensors((entry.captured_args, entry.captured_kwargs),
-                                      lambda t: t.clone())
+    args, kwargs = inputs.copy_call((entry.captured_args, entry.captured_kwargs),
+                                    lambda t: t.clone())
     try:
         module.eval()
         if isinstance(module, torch.jit.ScriptModule):

@@ -1,0 +1,164 @@
+# labels: test_group::torch2 author::turnkey
+"""What library models hand the Python side (python/turnkeyml/discovery): ModelOutput and
+BaseOutput, plain dataclasses, cache objects, decorated forwards. Real transformers and diffusers
+classes (random weights, tiny configurations, no download); run by the PyPI interpreter:
+`.deps/pypi/bin/python3 tests/python/test_library_inputs.py` (ctest: torch2.library_inputs)."""
+
+import dataclasses
+import functools
+import unittest
+
+import torch
+
+from turnkeyml.discovery import hashing, inputs
+
+import diffusers
+import transformers
+from diffusers.models.unets.unet_2d_condition import UNet2DConditionOutput
+from transformers.cache_utils import DynamicCache
+from transformers.modeling_outputs import BaseModelOutput
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    first: torch.Tensor
+    second: tuple
+
+
+def shared_decorator(forward):
+    """One wrapper for every forward it decorates, as transformers' decorators are."""
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        return forward(self, *args, **kwargs)
+    return wrapper
+
+
+class Doubles(torch.nn.Module):
+    @shared_decorator
+    def forward(self, x):
+        return x * 2
+
+
+class Negates(torch.nn.Module):
+    @shared_decorator
+    def forward(self, x):
+        return -x
+
+
+class ShiftsOne(torch.nn.Module):
+    @shared_decorator
+    def forward(self, x):
+        return x + 1
+
+
+class ShiftsTwo(torch.nn.Module):
+    """The same class as ShiftsOne after an edit of its forward."""
+
+    @shared_decorator
+    def forward(self, x):
+        return x + 2
+
+
+ShiftsOne.__qualname__ = ShiftsTwo.__qualname__ = "Shifts"
+ShiftsOne.__name__ = ShiftsTwo.__name__ = "Shifts"
+
+
+class Outputs(unittest.TestCase):
+    def test_base_output_keeps_its_class_and_field_names(self):
+        out = UNet2DConditionOutput(sample=torch.zeros(2))
+        mapped = inputs.map_tensors(out, lambda t: t + 1)
+        self.assertIs(type(mapped), UNet2DConditionOutput)
+        self.assertTrue(torch.equal(mapped.sample, torch.ones(2)))
+        names = []
+        inputs.walk(out, "output", lambda name, value: names.append(name))
+        self.assertEqual(names, ["output['sample']"])
+
+    def test_model_output_keeps_its_class_and_leaves_none_fields_out(self):
+        out = BaseModelOutput(last_hidden_state=torch.ones(1), hidden_states=(torch.ones(1),))
+        mapped = inputs.map_tensors(out, lambda t: t * 3)
+        self.assertIs(type(mapped), BaseModelOutput)
+        self.assertEqual(mapped.hidden_states[0].item(), 3.0)
+        self.assertIsNone(mapped.attentions)
+        self.assertEqual(len(inputs.tensors_of(out)), 2)
+
+    def test_plain_dataclasses_are_walked_by_field_frozen_ones_too(self):
+        value = Pair(first=torch.ones(1), second=(torch.zeros(2), 3))
+        names = []
+        inputs.walk(value, "output", lambda name, leaf: names.append(name))
+        self.assertEqual(names, ["output.first", "output.second[0]", "output.second[1]"])
+        mapped = inputs.map_tensors(value, lambda t: t + 5)
+        self.assertIs(type(mapped), Pair)
+        self.assertEqual(mapped.first.item(), 6.0)
+        self.assertEqual(mapped.second[1], 3)
+        self.assertEqual(value.first.item(), 1.0)  # the original is untouched
+        self.assertNotEqual(inputs.leaf_key(value),
+                            inputs.leaf_key(Pair(first=torch.ones(2), second=(torch.zeros(2), 3))))
+
+
+class Caches(unittest.TestCase):
+    def test_a_cache_is_copied_at_capture_and_for_every_use(self):
+        cache = DynamicCache()
+        args, kwargs = inputs.capture((torch.ones(1),), {"past_key_values": cache})
+        self.assertIsNot(kwargs["past_key_values"], cache)
+        self.assertTrue(inputs.has_state((args, kwargs)))
+        self.assertFalse(inputs.has_state(((torch.ones(1),), {"use_cache": True, "n": 3})))
+        first = inputs.copy_call((args, kwargs), lambda t: t)
+        second = inputs.copy_call((args, kwargs), lambda t: t)
+        self.assertIsNot(first[1]["past_key_values"], second[1]["past_key_values"])
+
+    def test_a_model_called_with_a_copy_sees_the_captured_state_each_time(self):
+        torch.manual_seed(0)
+        config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100,
+                                         n_positions=32)
+        model = transformers.GPT2LMHeadModel(config).eval()
+        ids = torch.randint(0, 100, (1, 5))
+        captured = inputs.capture((), {"input_ids": ids, "past_key_values": DynamicCache(),
+                                       "use_cache": True})
+        with torch.no_grad():
+            outs = [model(**inputs.copy_call(captured, lambda t: t)[1]) for _ in range(3)]
+        for out in outs:
+            self.assertEqual(out.past_key_values.get_seq_length(), 5)  # never grows
+            self.assertTrue(torch.equal(out.logits, outs[0].logits))
+        self.assertEqual(captured[1]["past_key_values"].get_seq_length(), 0)
+
+
+class Hashing(unittest.TestCase):
+    def test_forwards_sharing_a_decorator_render_their_own_code(self):
+        """An edited forward changes the hash even when another module's forward, hashed
+        first, has the same decorator (the rendering was cached by the wrapper's code)."""
+        self.assertEqual(hashing.class_path(ShiftsOne), hashing.class_path(ShiftsTwo))
+        self.assertNotEqual(hashing.forward_rendering(Doubles()),
+                            hashing.forward_rendering(Negates()))
+        described = [{"name": "x", "dtype": "float32", "shape": [2]}]
+        one = hashing.model_hash(torch.nn.Sequential(Doubles(), ShiftsOne()), described)
+        two = hashing.model_hash(torch.nn.Sequential(Doubles(), ShiftsTwo()), described)
+        self.assertNotEqual(one, two)
+        self.assertEqual(one, hashing.model_hash(torch.nn.Sequential(Doubles(), ShiftsOne()),
+                                                 described))
+
+    def test_library_submodules_render_their_own_classes(self):
+        torch.manual_seed(0)
+        config = transformers.BertConfig(num_hidden_layers=1, hidden_size=32,
+                                         num_attention_heads=2, intermediate_size=64,
+                                         vocab_size=100)
+        model = transformers.BertModel(config)
+        described = [{"name": "input_ids", "dtype": "int64", "shape": [1, 4]}]
+        expected = {}
+        for name, sub in model.named_modules():
+            expected[name] = hashing.forward_rendering(sub)
+        self.assertNotEqual(expected["embeddings"], expected["encoder"])
+        self.assertEqual(hashing.model_hash(model, described),
+                         hashing.model_hash(model, described))
+
+    def test_a_model_on_the_meta_device_is_hashed(self):
+        with torch.device("meta"):
+            model = diffusers.UNet2DModel(sample_size=8, block_out_channels=(8, 16),
+                                          norm_num_groups=4, layers_per_block=1,
+                                          down_block_types=("DownBlock2D", "DownBlock2D"),
+                                          up_block_types=("UpBlock2D", "UpBlock2D"))
+        described = [{"name": "sample", "dtype": "float32", "shape": [1, 3, 8, 8]}]
+        self.assertEqual(len(hashing.model_hash(model, described)), 64)
+
+
+if __name__ == "__main__":
+    unittest.main()
