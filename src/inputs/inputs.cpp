@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr size_t kMaxRegexBytes = 256;
+
 bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 bool has_regex_chars(const std::string& s) {
@@ -136,6 +138,14 @@ class Expander {
 
   void add_regex(const std::string& given, const std::string& pattern, const fs::path& base,
                  std::vector<fs::path>& stack) {
+    // std::regex compiles and matches by recursion (a frame per term): a long pattern overflows
+    // the stack. No path pattern needs more than this.
+    if (pattern.size() > kMaxRegexBytes) {
+      error(given, base / pattern.substr(0, 64),
+            fmt::format("not found, and longer than the {} characters of a regular expression",
+                        kMaxRegexBytes));
+      return;
+    }
     std::regex re;
     try {
       re = std::regex(pattern, std::regex::ECMAScript);

@@ -1,0 +1,32 @@
+// Input lists (src/inputs/inputs.cpp): a .txt list whose lines are files, globs, regular
+// expressions, other lists and `path::hash` filters, read in a folder that holds a few scripts,
+// models and another list; and the `# labels:` pragma of a script's first line.
+#include "fuzz_support.h"
+#include "turnkey/common/error.h"
+#include "turnkey/inputs/inputs.h"
+
+namespace fs = std::filesystem;
+using namespace turnkey;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool once = [] {
+    fuzz::write_scratch("lists/a.py", "# labels: author::x,y task::z\n");
+    fuzz::write_scratch("lists/b.onnx", "");
+    fuzz::write_scratch("lists/sub/c.py", "");
+    fuzz::write_scratch("lists/sub/inner.txt", "../a.py\nc.py::abcd1234\n");
+    fuzz::write_scratch("lists/other.txt", "sub/inner.txt\nlist.txt\n");
+    return true;
+  }();
+  (void)once;
+  const std::string_view bytes = fuzz::as_view(data, size);
+  const fs::path list = fuzz::write_scratch("lists/list.txt", bytes);
+  expand_inputs({list.string()});
+  const fs::path script = fuzz::write_scratch("lists/labelled.py", bytes);
+  const Labels labels = read_labels(script);
+  labels_to_string(labels);
+  try {
+    labels_match(labels, {"author::x", "task::z"});
+  } catch (const Error&) {
+  }
+  return 0;
+}
