@@ -324,7 +324,8 @@ void ScriptSession::on_discovery_event(const json& e, DiscoveryResult& result,
     if (result.script_status.empty() || said_counts_) broke_protocol("'counts' out of turn");
     said_counts_ = true;
     for (const char* key : {"counts", "first_call_s"}) {
-      for (const auto& [id, value] : e.value(key, json::object()).items()) {
+      const json map = e.value(key, json::object());  // items() of a temporary would dangle
+      for (const auto& [id, value] : map.items()) {
         auto found = index.find(std::atoi(id.c_str()));
         if (found == index.end()) continue;
         DiscoveredModel& m = result.models[found->second];
