@@ -134,6 +134,12 @@ const std::vector<Row>& table() {
   return rows;
 }
 
+// A bound as people write it: 4611686018427387904, not 4.611686018427388e+18.
+std::string bound(double d) {
+  if (d == std::floor(d) && std::abs(d) < 9.2e18) return std::to_string(static_cast<int64_t>(d));
+  return fmt::format("{}", d);
+}
+
 [[noreturn]] void refuse(const std::string& where, const std::string& why) {
   throw ProtocolError(fmt::format("{} {}", where, why));
 }
@@ -211,7 +217,7 @@ json value_of(const Field& f, const json& v, const std::string& where) {
       if (!v.is_string()) refuse(at, fmt::format("is not {}", kind_text(f)));
       const std::string& s = v.get_ref<const json::string_t&>();
       if (f.kind == Kind::Str && s.size() > f.max) {
-        refuse(at, fmt::format("is longer than {} bytes", f.max));
+        refuse(at, fmt::format("is longer than {} bytes", bound(f.max)));
       }
       if (f.kind == Kind::Enum &&
           fmt::format("|{}|", f.words).find(fmt::format("|{}|", s)) == std::string::npos) {
@@ -226,7 +232,7 @@ json value_of(const Field& f, const json& v, const std::string& where) {
     case Kind::Int:
     case Kind::Num:
       if (!in_range(v, f.min, f.max, f.kind == Kind::Int)) {
-        refuse(at, fmt::format("is not {} in [{}, {}]", kind_text(f), f.min, f.max));
+        refuse(at, fmt::format("is not {} in [{}, {}]", kind_text(f), bound(f.min), bound(f.max)));
       }
       return v;
     case Kind::Bool:
@@ -235,14 +241,16 @@ json value_of(const Field& f, const json& v, const std::string& where) {
     case Kind::StrList:
       return list([&](const json& s) {
         if (!s.is_string() || s.get_ref<const json::string_t&>().size() > f.max) {
-          refuse(at, fmt::format("holds an item that is not a string of at most {} bytes", f.max));
+          refuse(at, fmt::format("holds an item that is not a string of at most {} bytes",
+                                 bound(f.max)));
         }
       });
     case Kind::IntList:
     case Kind::NumList:
       return list([&](const json& n) {
         if (!in_range(n, f.min, f.max, f.kind == Kind::IntList)) {
-          refuse(at, fmt::format("holds an item that is not a number in [{}, {}]", f.min, f.max));
+          refuse(at, fmt::format("holds an item that is not a number in [{}, {}]", bound(f.min),
+                                 bound(f.max)));
         }
       });
     case Kind::ObjList: {
@@ -257,7 +265,8 @@ json value_of(const Field& f, const json& v, const std::string& where) {
       for (const auto& [key, n] : v.items()) {
         if (!id_key(key)) refuse(at, "has a key that is not a model id");
         if (!in_range(n, f.min, f.max, f.integral)) {
-          refuse(at, fmt::format("holds a value that is not a number in [{}, {}]", f.min, f.max));
+          refuse(at, fmt::format("holds a value that is not a number in [{}, {}]", bound(f.min),
+                                 bound(f.max)));
         }
       }
       return v;
@@ -297,7 +306,7 @@ json validate(const json& message) {
   const std::string& name = type->get_ref<const json::string_t&>();
   for (const Row& row : table()) {
     if (name != row.type) continue;
-    json out = fields_of(message, row.fields, fmt::format("'{}' message:", row.type));
+    json out = fields_of(message, row.fields, fmt::format("'{}' message", row.type));
     out["v"] = kProtocolVersion;
     out["type"] = row.type;
     return out;

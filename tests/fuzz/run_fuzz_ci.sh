@@ -3,9 +3,9 @@
 # fixed number of executions over the kept inputs, new inputs into a temporary folder (the kept
 # ones stay as committed). Exit 77 (CTest: skipped, with the reason on one line) when the program
 # is not built: scripts/setup-fuzz builds build-fuzz/ (scripts/test runs it).
-#   run_fuzz_ci.sh PROGRAM KEPT_DIR...     TURNKEY_FUZZ_RUNS (default 20000) executions
+#   run_fuzz_ci.sh RUNS PROGRAM KEPT_DIR...   (TURNKEY_FUZZ_RUNS, when set, replaces RUNS)
 set -euo pipefail
-program="$1"; shift
+runs="${TURNKEY_FUZZ_RUNS:-$1}"; program="$2"; shift 2
 if [ ! -x "$program" ]; then
   echo "skipped: $program is not built (scripts/setup-fuzz installs clang and builds build-fuzz/)"
   exit 77
@@ -14,5 +14,5 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export TMPDIR="$work"
 mkdir "$work/new"
-exec "$program" -seed=1 -runs="${TURNKEY_FUZZ_RUNS:-20000}" -timeout=20 -rss_limit_mb=2048 \
+"$program" -seed=1 -runs="$runs" -timeout=20 -rss_limit_mb=2048 \
   -max_len=65536 -print_final_stats=1 -artifact_prefix="$PWD/" "$work/new" "$@"
