@@ -233,18 +233,11 @@ RunSummary ResultRecord::summary() const {
 }
 
 std::string result_key(const json& fields) {
-  auto setting = [&](const std::string& name) {
+  return settings_key([&](const char* name) {
     if (!fields.is_object() || !fields.contains(name)) return std::string();
     const json& v = fields[name];
     return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump();
-  };
-  // Concurrency 1 (or none recorded: results from before it existed) adds nothing, so those
-  // results keep their keys and samples file names.
-  const std::string concurrency = setting("concurrency");
-  return fmt::format(
-      "{} {} threads={} pin={} shapes={} sequence={}{}", setting("runtime"), setting("device"),
-      setting("threads"), setting("pinned_cpus"), setting("input_shapes"), setting("sequence"),
-      concurrency.empty() || concurrency == "1" ? "" : " concurrency=" + concurrency);
+  });
 }
 
 json result_fields_of(const json& stats) {

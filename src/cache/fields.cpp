@@ -1,5 +1,8 @@
 #include "turnkey/cache/fields.h"
 
+#include <set>
+#include <sstream>
+
 namespace turnkey {
 
 const std::vector<StatsField>& field_table() {
@@ -64,6 +67,7 @@ const std::vector<StatsField>& field_table() {
     {"max_rel_error",          Number,  R, "",      "max_rel_error",     2, "largest max|diff| / max|reference| over the outputs"},
     {"min_cosine",             Number,  R, "",      "min_cosine",        2, "smallest cosine similarity to PyTorch's outputs over the outputs"},
     {"measurement_flags",      TextList, R, "",     "measurement_flags", 2, "why the measurement may not be trusted (busy machine, noise, overhead), '; '-separated"},
+    {"flag_codes",             TextList, R, "",     "flag_codes",        8, "the codes of measurement_flags, in order (docs/measurement.md: threads_exceed_cores, machine_busy, noisy, machine_slowed, ...)"},
     {"noisy",                  Boolean, R, "",      nullptr,             2, "measurement_flags is not empty"},
     {"stop_rule",              Text,    R, "",      nullptr,             2, "iterations, duration or adaptive"},
     {"stop_reason",            Text,    R, "",      nullptr,             2, "why the timed loop stopped"},
@@ -146,7 +150,7 @@ const std::vector<StatsField>& field_table() {
     {"device_memory_reserved_bytes", Integer, R, "bytes", nullptr,       7, "nvidia: peak bytes torch's CUDA allocator held from the driver over the same span, bytes"},
     {"tf32_matmul",            Boolean, R, "",      nullptr,             7, "nvidia: float32 matmuls could use TF32 (torch.get_float32_matmul_precision() not 'highest')"},
     {"tf32_cudnn",             Boolean, R, "",      nullptr,             7, "nvidia: cuDNN float32 convolutions could use TF32 (torch.backends.cudnn.allow_tf32)"},
-    {"exporter",               Text,    B, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7)"},
+    {"exporter",               Text,    R, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7; a result setting since 7)"},
     {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter"},
     {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the one that wrote the file failed (--exporter auto); empty when the first succeeded"},
   };
@@ -161,10 +165,72 @@ const StatsField* find_field(std::string_view key) {
   return nullptr;
 }
 
-const std::vector<std::string>& result_settings() {
-  static const std::vector<std::string> kSettings = {
-      "runtime", "device", "threads", "pinned_cpus", "input_shapes", "sequence", "concurrency"};
+namespace {
+
+// The tools of a sequence that change the model beyond the first tool and the export:
+// "discover export-pytorch optimize-ort convert-fp16 benchmark" -> "optimize-ort+convert-fp16".
+std::string changing_tools(const std::string& sequence) {
+  static const std::set<std::string> kPlain = {"discover", "load-onnx", "load-build",
+                                               "export-pytorch", "benchmark"};
+  std::string out, tool;
+  std::istringstream in(sequence);
+  while (in >> tool) {
+    if (!kPlain.count(tool)) out += (out.empty() ? "" : "+") + tool;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ResultSetting>& result_setting_table() {
+  static const std::vector<ResultSetting> kSettings = {
+      {"runtime", nullptr, nullptr, "", true},
+      {"device", nullptr, nullptr, "", true},
+      {"threads", "threads", "threads", "", true},
+      {"pinned_cpus", "pin", "pin", "", true},
+      {"input_shapes", "shapes", "shapes", "", true},
+      {"sequence", "sequence", "seq", "", true, changing_tools},
+      {"concurrency", "concurrency", "concurrency", "1", false},
+      {"exporter", "exporter", "exporter", "", false, nullptr, true},
+  };
   return kSettings;
+}
+
+const std::vector<std::string>& result_settings() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const ResultSetting& s : result_setting_table()) names.push_back(s.field);
+    return names;
+  }();
+  return kNames;
+}
+
+bool setting_is_set(const ResultSetting& setting, const std::string& value) {
+  return !value.empty() && value != setting.unset;
+}
+
+std::string settings_key(const std::function<std::string(const char* field)>& value_of) {
+  std::string key;
+  for (const ResultSetting& s : result_setting_table()) {
+    const std::string v = value_of(s.field);
+    if (!s.always_in_key && !setting_is_set(s, v)) continue;
+    if (!key.empty()) key += ' ';
+    key += s.key_name ? std::string(s.key_name) + "=" + v : v;
+  }
+  return key;
+}
+
+std::string settings_label(const std::function<std::string(const char* field)>& value_of) {
+  std::string label;
+  for (const ResultSetting& s : result_setting_table()) {
+    if (!s.label) continue;
+    const std::string raw = value_of(s.field);
+    if (!setting_is_set(s, raw)) continue;
+    const std::string v = s.label_value ? s.label_value(raw) : raw;
+    if (v.empty()) continue;
+    label += (label.empty() ? "" : " ") + std::string(s.label) + "=" + v;
+  }
+  return label;
 }
 
 }  // namespace turnkey

@@ -13,7 +13,7 @@
 #include "turnkey/common/files.h"
 #include "turnkey/common/text.h"
 #include "turnkey/discovery/python_side.h"
-#include "turnkey/engine/report_printer.h"
+#include "turnkey/console/report_printer.h"
 #include "turnkey/report/cache_list.h"
 
 namespace turnkey::cli {

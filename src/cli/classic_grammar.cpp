@@ -190,6 +190,39 @@ std::optional<RunRequest> parse_classic_grammar(std::vector<std::string> args,
   return parse_classic_grammar_as("turnkey", std::move(args), command_line);
 }
 
+namespace {
+
+// The sequence's tools after the first tools (export options applied, benchmark added unless
+// --build-only), checked as for a script (discover first), the sequence also holding for ONNX
+// inputs, which skip the PyTorch-only tools. A sequence without export-pytorch (optimize-ort
+// alone) is one for ONNX inputs: valid when it holds after either first tool; a script given to
+// it fails at its build, with one line.
+void add_build_tools(RunRequest& request, std::vector<ToolCall>& build_tools,
+                     const json& export_options, const json& bench_options, bool build_only) {
+  for (ToolCall& call : build_tools) {
+    if (call.name == "export-pytorch") call.options.update(export_options);
+    if (call.name == "benchmark" && build_only) continue;
+    request.sequence.push_back(call);
+  }
+  const bool has_benchmark = std::any_of(build_tools.begin(), build_tools.end(),
+                                         [](const ToolCall& c) { return c.name == "benchmark"; });
+  if (!build_only && !has_benchmark) request.sequence.push_back({"benchmark", bench_options});
+  std::vector<std::string> names = {"discover"};
+  for (size_t i = 3; i < request.sequence.size(); ++i) names.push_back(request.sequence[i].name);
+  try {
+    check_sequence(names);
+  } catch (const Error& e) {
+    names.front() = "load-onnx";
+    try {
+      check_sequence(names);
+    } catch (const Error&) {
+      throw UsageError(e.what());
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
                                                    std::vector<std::string> args,
                                                    const std::string& command_line) {
@@ -247,31 +280,7 @@ std::optional<RunRequest> parse_classic_grammar_as(const std::string& program,
     build_tools = named_sequence(sequence_name);
   }
   if (!analyze_only) {
-    for (ToolCall& call : build_tools) {
-      if (call.name == "export-pytorch") call.options.update(export_options);
-      if (call.name == "benchmark" && build_only) continue;
-      request.sequence.push_back(call);
-    }
-    const bool has_benchmark =
-        std::any_of(build_tools.begin(), build_tools.end(),
-                    [](const ToolCall& c) { return c.name == "benchmark"; });
-    if (!build_only && !has_benchmark) request.sequence.push_back({"benchmark", bench.given()});
-    // Checked as for a script (discover first), the sequence also holds for ONNX inputs, which
-    // skip the PyTorch-only tools.
-    // A sequence without export-pytorch (optimize-ort alone) is one for ONNX inputs: valid when
-    // it holds after either first tool; a script given to it fails at its build, with one line.
-    std::vector<std::string> names = {"discover"};
-    for (size_t i = 3; i < request.sequence.size(); ++i) names.push_back(request.sequence[i].name);
-    try {
-      check_sequence(names);
-    } catch (const Error& e) {
-      names.front() = "load-onnx";
-      try {
-        check_sequence(names);
-      } catch (const Error&) {
-        throw UsageError(e.what());
-      }
-    }
+    add_build_tools(request, build_tools, export_options, bench.given(), build_only);
   }
   cli::check_request(request);
   return request;

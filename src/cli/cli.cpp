@@ -15,8 +15,9 @@
 #include "turnkey/cli/report_commands.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/version.h"
-#include "turnkey/engine/corpus.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/corpus/corpus.h"
+#include "turnkey/run/run.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey {
 
@@ -30,7 +31,7 @@ int cmd_version(const std::vector<std::string>& args) {
 }
 
 
-int cmd_worker(const std::vector<std::string>& args) { return corpus_worker_main(args); }
+int cmd_worker(const std::vector<std::string>& args) { return run_worker_main(args); }
 int cmd_isolate(const std::vector<std::string>& args) { return corpus_isolate_main(args); }
 
 // The command table: a first word naming one of these runs it with the words after it; any

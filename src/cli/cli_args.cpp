@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "turnkey/engine/corpus.h"
+#include "turnkey/corpus/corpus.h"
 
 namespace turnkey::cli {
 

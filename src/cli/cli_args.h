@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "turnkey/cli/grammar.h"
-#include "turnkey/engine/engine.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/catalog/request.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey::cli {
 

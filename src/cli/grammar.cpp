@@ -14,7 +14,7 @@
 #include "cli_args.h"
 #include "grammar_internal.h"
 #include "turnkey/cache/build_cache.h"
-#include "turnkey/measure/system_info.h"
+#include "turnkey/machine/system_info.h"
 
 namespace turnkey {
 

@@ -9,8 +9,8 @@
 
 #include "cli_args.h"
 
-#include "turnkey/engine/engine.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/catalog/request.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey::cli {
 

@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "grammar_internal.h"
 #include "turnkey/common/version.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey {
 

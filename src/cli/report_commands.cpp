@@ -11,7 +11,7 @@
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/text.h"
-#include "turnkey/engine/status.h"
+#include "turnkey/catalog/status.h"
 #include "turnkey/report/compare.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"

@@ -12,8 +12,8 @@
 #include "turnkey/common/version.h"
 #include "turnkey/discovery/interpreter.h"
 #include "turnkey/discovery/python_side.h"
-#include "turnkey/measure/system_info.h"
-#include "turnkey/plugin/plugin_host.h"
+#include "turnkey/machine/system_info.h"
+#include "turnkey/runtime/plugin_host.h"
 #include "turnkey/runtime/runtime.h"
 #include "turnkey/runtime/runtime_module.h"
 

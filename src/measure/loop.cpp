@@ -12,7 +12,7 @@
 
 #include "turnkey/common/error.h"
 #include "turnkey/measure/statistics.h"
-#include "turnkey/measure/system_info.h"
+#include "turnkey/machine/system_info.h"
 
 namespace turnkey {
 
@@ -134,6 +134,95 @@ std::vector<double> timed_calls(Session& session, int64_t n, bool empty_call) {
   return samples;
 }
 
+namespace {
+
+// Warm-up in rounds until two rounds' medians agree within the steady tolerance (or a limit is
+// reached: then warmup_steady is false). Outside the timed phase.
+void warm_up(Session& session, const LoopOptions& o, SampleStore& round, LoopResult& r) {
+  if (o.warmup_iterations <= 0) return;
+  const auto start = Clock::now();
+  double estimate_ms = std::max(r.cold_ms, 1e-6);
+  double previous_median = -1;
+  for (;;) {
+    // A round: at least the asked warm-up calls, and enough to fill ~min_warmup_s / 2.
+    int64_t n = std::max<int64_t>(o.warmup_iterations,
+                                  static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
+    n = std::clamp<int64_t>(n, 1,
+                            std::max<int64_t>(1, o.max_warmup_iterations - r.warmup_iterations));
+    round.clear();
+    timed_calls(session, n, round);
+    r.warmup_iterations += n;
+    ++r.warmup_rounds;
+    const double median = round.stats().median_ms;
+    estimate_ms = std::max(median, 1e-6);
+    const bool enough =
+        r.warmup_iterations >= o.warmup_iterations && seconds_since(start) >= o.min_warmup_s;
+    const bool steady = previous_median > 0 &&
+                        std::abs(median - previous_median) <= o.steady_tolerance * previous_median;
+    previous_median = median;
+    if (enough && steady) break;
+    if (r.warmup_rounds >= o.max_warmup_rounds || seconds_since(start) >= o.max_warmup_s ||
+        r.warmup_iterations >= o.max_warmup_iterations) {
+      r.warmup_steady = false;
+      break;
+    }
+  }
+}
+
+// --duration: batches of ~1/10 of the duration (at least one call), so the pause between
+// batches (outside the timed region anyway) stays rare. Returns the stop reason.
+std::string run_for_duration(Session& session, const LoopOptions& o, double cold_ms,
+                             Clock::time_point start, SampleStore& timed) {
+  double estimate_ms = std::max(cold_ms, 1e-6);
+  while (seconds_since(start) < o.duration_s) {
+    const double left_ms = (o.duration_s - seconds_since(start)) * 1000.0;
+    const int64_t n = std::clamp<int64_t>(
+        static_cast<int64_t>(std::min(left_ms, o.duration_s * 100.0) / estimate_ms), 1, 10000000);
+    const auto batch_start = Clock::now();
+    timed_calls(session, n, timed);
+    estimate_ms = std::max(seconds_since(batch_start) * 1000.0 / static_cast<double>(n), 1e-6);
+  }
+  return fmt::format("duration {} s", o.duration_s);
+}
+
+// --adaptive: batches that grow by half of what is there until the median's 95% CI is within
+// the target, or the iteration or time cap is reached. Returns the stop reason.
+std::string run_adaptive(Session& session, const LoopOptions& o, Clock::time_point start,
+                         SampleStore& timed) {
+  int64_t n = o.min_iterations;
+  for (;;) {
+    timed_calls(session, n, timed);
+    const LatencyStats st = timed.stats();
+    const double half = (st.median_ci_high_ms - st.median_ci_low_ms) / 2;
+    const double rel = st.median_ms > 0 ? half / st.median_ms : 0;
+    const int64_t count = timed.count();
+    if (rel <= o.ci_target) {
+      return fmt::format("95% CI of the median +-{:.2f}% <= +-{:g}%", rel * 100,
+                         o.ci_target * 100);
+    }
+    if (count >= o.max_iterations) {
+      return fmt::format("max iterations {} (CI +-{:.2f}%, target +-{:g}%)", o.max_iterations,
+                         rel * 100, o.ci_target * 100);
+    }
+    const double elapsed = seconds_since(start);
+    if (elapsed >= o.max_duration_s) {
+      return fmt::format("max duration {:g} s (CI +-{:.2f}%, target +-{:g}%)", o.max_duration_s,
+                         rel * 100, o.ci_target * 100);
+    }
+    // Grow by half of what we have, within the caps of count and time.
+    const double per_call_s = elapsed / static_cast<double>(count);
+    int64_t next = std::max<int64_t>(count / 2, 1);
+    next = std::min(next, o.max_iterations - count);
+    if (per_call_s > 0) {
+      next = std::min(
+          next, std::max<int64_t>(1, static_cast<int64_t>((o.max_duration_s - elapsed) / per_call_s)));
+    }
+    n = next;
+  }
+}
+
+}  // namespace
+
 LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hooks,
                     LoopRoom* room) {
   validate_loop_options(o);
@@ -143,7 +232,6 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
     room = &own;
   }
   SampleStore& timed = room->timed;
-  SampleStore& round = room->round;
   timed.clear();
   LoopResult r;
   const pid_t pid = session.process_id();
@@ -151,37 +239,7 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
   // The process's high-water mark restarts here: what follows is the run's peak.
   const bool rss_ok = reset_peak_rss(pid);
   r.cold_ms = timed_calls(session, 1).front();
-
-  // ---- warm-up in rounds until steady --------------------------------------------------------
-  if (o.warmup_iterations > 0) {
-    const auto start = Clock::now();
-    double estimate_ms = std::max(r.cold_ms, 1e-6);
-    double previous_median = -1;
-    for (;;) {
-      // A round: at least the asked warm-up calls, and enough to fill ~min_warmup_s / 2.
-      int64_t n = std::max<int64_t>(o.warmup_iterations,
-                                    static_cast<int64_t>(o.min_warmup_s * 500.0 / estimate_ms));
-      n = std::clamp<int64_t>(n, 1,
-                              std::max<int64_t>(1, o.max_warmup_iterations - r.warmup_iterations));
-      round.clear();
-      timed_calls(session, n, round);
-      r.warmup_iterations += n;
-      ++r.warmup_rounds;
-      const double median = round.stats().median_ms;
-      estimate_ms = std::max(median, 1e-6);
-      const bool enough =
-          r.warmup_iterations >= o.warmup_iterations && seconds_since(start) >= o.min_warmup_s;
-      const bool steady = previous_median > 0 && std::abs(median - previous_median) <=
-                                                     o.steady_tolerance * previous_median;
-      previous_median = median;
-      if (enough && steady) break;
-      if (r.warmup_rounds >= o.max_warmup_rounds || seconds_since(start) >= o.max_warmup_s ||
-          r.warmup_iterations >= o.max_warmup_iterations) {
-        r.warmup_steady = false;
-        break;
-      }
-    }
-  }
+  warm_up(session, o, room->round, r);
 
   // ---- timed phase ---------------------------------------------------------------------------
   if (hooks.before_timed) hooks.before_timed();
@@ -191,59 +249,12 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
       timed_calls(session, o.iterations, timed);
       r.stop_reason = fmt::format("{} iterations", o.iterations);
       break;
-    case StopRule::Duration: {
-      // Batches of ~1/10 of the duration (at least one call), so the pause between batches
-      // (outside the timed region anyway) stays rare.
-      double estimate_ms = std::max(r.cold_ms, 1e-6);
-      while (seconds_since(start) < o.duration_s) {
-        const double left_ms = (o.duration_s - seconds_since(start)) * 1000.0;
-        const int64_t n = std::clamp<int64_t>(
-            static_cast<int64_t>(std::min(left_ms, o.duration_s * 100.0) / estimate_ms), 1,
-            10000000);
-        const auto batch_start = Clock::now();
-        timed_calls(session, n, timed);
-        estimate_ms = std::max(seconds_since(batch_start) * 1000.0 / static_cast<double>(n), 1e-6);
-      }
-      r.stop_reason = fmt::format("duration {} s", o.duration_s);
+    case StopRule::Duration:
+      r.stop_reason = run_for_duration(session, o, r.cold_ms, start, timed);
       break;
-    }
-    case StopRule::Adaptive: {
-      int64_t n = o.min_iterations;
-      for (;;) {
-        timed_calls(session, n, timed);
-        const LatencyStats st = timed.stats();
-        const double half = (st.median_ci_high_ms - st.median_ci_low_ms) / 2;
-        const double rel = st.median_ms > 0 ? half / st.median_ms : 0;
-        const int64_t count = timed.count();
-        if (rel <= o.ci_target) {
-          r.stop_reason = fmt::format("95% CI of the median +-{:.2f}% <= +-{:g}%", rel * 100,
-                                      o.ci_target * 100);
-          break;
-        }
-        if (count >= o.max_iterations) {
-          r.stop_reason = fmt::format("max iterations {} (CI +-{:.2f}%, target +-{:g}%)",
-                                      o.max_iterations, rel * 100, o.ci_target * 100);
-          break;
-        }
-        const double elapsed = seconds_since(start);
-        if (elapsed >= o.max_duration_s) {
-          r.stop_reason = fmt::format("max duration {:g} s (CI +-{:.2f}%, target +-{:g}%)",
-                                      o.max_duration_s, rel * 100, o.ci_target * 100);
-          break;
-        }
-        // Grow by half of what we have, within the caps of count and time.
-        const double per_call_s = elapsed / static_cast<double>(count);
-        int64_t next = std::max<int64_t>(count / 2, 1);
-        next = std::min(next, o.max_iterations - count);
-        if (per_call_s > 0) {
-          next = std::min(next,
-                          std::max<int64_t>(
-                              1, static_cast<int64_t>((o.max_duration_s - elapsed) / per_call_s)));
-        }
-        n = next;
-      }
+    case StopRule::Adaptive:
+      r.stop_reason = run_adaptive(session, o, start, timed);
       break;
-    }
   }
   r.timed_s = seconds_since(start);
   if (rss_ok) r.peak_rss_run_bytes = peak_rss_bytes(pid);

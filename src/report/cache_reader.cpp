@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "turnkey/catalog/status.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/cache/build_records.h"
 #include "turnkey/cache/fields.h"
@@ -261,13 +262,13 @@ void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& prob
 
 void finish_row(Row& row, const std::vector<std::string>& problems) {
   if (!problems.empty()) {
-    row.cells["status"] = "unreadable";
+    row.cells["status"] = status_name(Status::Unreadable);
     std::string reason;
     for (const std::string& p : problems) reason += (reason.empty() ? "" : "; ") + p;
     row.cells["error"] = one_line(reason);
   } else {
     const std::string status = row.text("status");
-    if (status == "numeric_mismatch") {
+    if (status == status_name(Status::NumericMismatch)) {
       // Outputs outside tolerance: the timing of a wrong computation is not a result.
       for (const char* key : {"mean_latency_ms", "median_latency_ms", "median_ci_low_ms",
                               "median_ci_high_ms", "p90_latency_ms", "p99_latency_ms", "std_ms",
@@ -276,7 +277,7 @@ void finish_row(Row& row, const std::vector<std::string>& problems) {
       }
     }
     if (row.has("error")) row.cells["error"] = one_line(row.text("error"));
-    if (status == "incomplete" && !row.has("error")) {
+    if (status == status_name(Status::Incomplete) && !row.has("error")) {
       row.cells["error"] = fmt::format("did not finish: stopped during {} (or still running)",
                                        row.has("last_stage") ? row.text("last_stage") : "start");
     }
@@ -331,6 +332,11 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
       Row row = base;
       std::vector<std::string> row_problems;
       take_result(row, r, row_problems);
+      for (const ResultSetting& s : result_setting_table()) {
+        if (s.build_value_before && !row.has(s.field) && !r.fields.contains(s.field)) {
+          take(row, s.field, FieldType::Text, stats, s.field, "stats", row_problems, nullptr);
+        }
+      }
       latest_has_result = latest_has_result || r.finished == typed_state.finished;
       finish_row(row, row_problems);
       rows.push_back(std::move(row));
@@ -416,7 +422,7 @@ Report read_caches(const std::vector<std::string>& cache_dirs) {
     std::set<std::string> build_names;
     for (const Row& r : rows) build_names.insert(r.text("build_name"));
     summary.builds = static_cast<int>(build_names.size());
-    for (const Row& r : rows) summary.unreadable += r.text("status") == "unreadable";
+    for (const Row& r : rows) summary.unreadable += r.text("status") == status_name(Status::Unreadable);
     report.caches.push_back(summary);
     for (Row& r : rows) report.rows.push_back(std::move(r));
   }

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "turnkey/measure/speed_probe.h"
+#include "turnkey/machine/speed_probe.h"
 
 namespace turnkey::report {
 
@@ -129,6 +129,30 @@ Unmatched unmatched(const Row& r, const Index& other) {
           r.text("device"), r.settings(),         other_side_note(r, other)};
 }
 
+// The machines' own speed: a latency move the probe made too is the machine's, not the model's
+// (same direction, beyond the probe's threshold).
+void weigh_machine_speed(Matched& m, const Row& ra, const Row& rb,
+                         std::vector<std::string>& notes) {
+  m.probe_a_ms = probe_of(ra);
+  m.probe_b_ms = probe_of(rb);
+  if (m.probe_a_ms > 0 && m.probe_b_ms > 0) {
+    const double machine = m.probe_b_ms / m.probe_a_ms;
+    const bool slower_machine = machine > 1 + kProbeSlowdownThreshold;
+    const bool faster_machine = machine < 1 / (1 + kProbeSlowdownThreshold);
+    if ((m.verdict == Verdict::Slower && slower_machine) ||
+        (m.verdict == Verdict::Faster && faster_machine)) {
+      notes.push_back(fmt::format(
+          "the speed probe ran {:.2f} ms in A, {:.2f} ms in B ({:.2f}x): B {} as a "
+          "machine, so the change may be the machine's",
+          m.probe_a_ms, m.probe_b_ms, machine, slower_machine ? "was slower" : "was faster"));
+      m.verdict = Verdict::MachineDiffers;
+    } else if (slower_machine || faster_machine) {
+      notes.push_back(
+          fmt::format("speed probe A {:.2f} ms, B {:.2f} ms", m.probe_a_ms, m.probe_b_ms));
+    }
+  }
+}
+
 }  // namespace
 
 Comparison compare_reports(const Report& a, const Report& b, const CompareOptions& options) {
@@ -178,26 +202,7 @@ Comparison compare_reports(const Report& a, const Report& b, const CompareOption
                    : fmt::format("{}: only {} samples", side, n));
       }
     }
-    // The machines' own speed: a latency move the probe made too is the machine's, not the
-    // model's (same direction, beyond the probe's threshold).
-    m.probe_a_ms = probe_of(ra);
-    m.probe_b_ms = probe_of(rb);
-    if (m.probe_a_ms > 0 && m.probe_b_ms > 0) {
-      const double machine = m.probe_b_ms / m.probe_a_ms;
-      const bool slower_machine = machine > 1 + kProbeSlowdownThreshold;
-      const bool faster_machine = machine < 1 / (1 + kProbeSlowdownThreshold);
-      if ((m.verdict == Verdict::Slower && slower_machine) ||
-          (m.verdict == Verdict::Faster && faster_machine)) {
-        notes.push_back(fmt::format(
-            "the speed probe ran {:.2f} ms in A, {:.2f} ms in B ({:.2f}x): B {} as a "
-            "machine, so the change may be the machine's",
-            m.probe_a_ms, m.probe_b_ms, machine, slower_machine ? "was slower" : "was faster"));
-        m.verdict = Verdict::MachineDiffers;
-      } else if (slower_machine || faster_machine) {
-        notes.push_back(
-            fmt::format("speed probe A {:.2f} ms, B {:.2f} ms", m.probe_a_ms, m.probe_b_ms));
-      }
-    }
+    weigh_machine_speed(m, ra, rb, notes);
     for (const auto& [side, n] :
          {std::pair{"A", ia.measured_count.at(key)}, std::pair{"B", ib.measured_count.at(key)}}) {
       if (n > 1) notes.push_back(fmt::format("{}: {} rows, first used", side, n));

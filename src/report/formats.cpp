@@ -13,7 +13,7 @@
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
 #include "turnkey/common/version.h"
-#include "turnkey/measure/system_info.h"
+#include "turnkey/machine/system_info.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {

@@ -165,14 +165,28 @@ int latency_chart_bar_count(const std::vector<Row>& rows) {
   return static_cast<int>(chart_rows(rows).size());
 }
 
-std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches) {
-  std::vector<const Row*> items = chart_rows(rows);
-  if (items.empty()) return "";
-  auto colours = runtime_colours(rows);
-  auto cache_names = short_cache_names(rows);
+namespace {
 
-  const double width = 1100, label_w = 360, value_w = 120, top = 44, pitch = 22, bar_h = 14,
-               group_gap = 10;
+constexpr double kChartWidth = 1100, kLabelW = 360, kValueW = 120, kTop = 44, kPitch = 22,
+                 kBarH = 14, kGroupGap = 10;
+
+// Where the bars go: the axis (its unit fits the numbers: a 1.3 µs model is drawn on a µs axis,
+// not at 0.0013 ms), each bar's height with a gap between models, the runtimes' colours.
+struct ChartFrame {
+  ChartUnit unit;
+  Scale sc;
+  std::vector<double> ys;
+  double height = 0;
+  std::map<std::string, std::string> colours, cache_names;
+
+  std::string in_unit(double ms) const { return fmt_ms(ms * unit.per_ms) + " " + unit.name; }
+  static std::string of(const std::map<std::string, std::string>& m, const std::string& key) {
+    auto it = m.find(key);
+    return it == m.end() ? "" : it->second;
+  }
+};
+
+ChartFrame chart_frame(const std::vector<const Row*>& items, const std::vector<Row>& rows) {
   double vmin = INFINITY, vmax = 0;
   for (const Row* r : items) {
     double m = r->number("median_latency_ms");
@@ -182,31 +196,30 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
     vmax = std::max({vmax, m, std::isfinite(hi) ? hi : 0.0});
   }
   if (!std::isfinite(vmin)) vmin = vmax;
-  // The axis unit fits the numbers: a 1.3 µs model is drawn on a µs axis, not at 0.0013 ms.
   const ChartUnit unit = chart_unit(vmax);
-  Scale sc = make_scale(vmin * unit.per_ms, vmax * unit.per_ms, label_w, width - value_w);
-  auto in_unit = [&](double ms) { return fmt_ms(ms * unit.per_ms) + " " + unit.name; };
-
-  // Vertical positions: a gap between models.
-  std::vector<double> ys;
-  double y = top;
+  ChartFrame f{unit,
+               make_scale(vmin * unit.per_ms, vmax * unit.per_ms, kLabelW, kChartWidth - kValueW),
+               {}, 0, {}, {}};
+  double y = kTop;
   std::string prev_group;
   for (const Row* r : items) {
     std::string g = r->model_key() + "|" + r->text("device");
-    if (!prev_group.empty() && g != prev_group) y += group_gap;
+    if (!prev_group.empty() && g != prev_group) y += kGroupGap;
     prev_group = g;
-    ys.push_back(y);
-    y += pitch;
+    f.ys.push_back(y);
+    y += kPitch;
   }
-  const double height = y + 12;
+  f.height = y + 12;
+  for (const auto& [rt, colour] : runtime_colours(rows)) f.colours[rt] = colour;
+  for (const auto& [cache, name] : short_cache_names(rows)) f.cache_names[cache] = name;
+  return f;
+}
 
-  std::string svg = fmt::format(
-      "<svg class=\"chart\" id=\"latency-chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" "
-      "height=\"{1}\" role=\"img\" aria-label=\"Median latency per model and runtime\">\n",
-      width, height);
-  // Legend: one swatch per runtime.
-  double lx = label_w;
-  for (const auto& [rt, colour] : colours) {
+// The legend (one swatch per runtime), the axis title and the ticks with their grid lines.
+std::string chart_axes(const ChartFrame& f) {
+  std::string svg;
+  double lx = kLabelW;
+  for (const auto& [rt, colour] : f.colours) {
     svg += fmt::format(
         "<rect class=\"legend-swatch\" x=\"{}\" y=\"4\" width=\"12\" height=\"12\" fill=\"{}\"/>"
         "<text class=\"legend\" x=\"{}\" y=\"14\">{}</text>\n",
@@ -216,55 +229,73 @@ std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches)
   svg += fmt::format(
       "<text class=\"axis-title\" x=\"{}\" y=\"14\" text-anchor=\"end\">"
       "median latency, {} ({} scale)</text>\n",
-      width - 4, unit.name, sc.log ? "log" : "linear");
-  for (double t : sc.ticks()) {
-    double tx = sc.x(t);
+      kChartWidth - 4, f.unit.name, f.sc.log ? "log" : "linear");
+  for (double t : f.sc.ticks()) {
+    double tx = f.sc.x(t);
     svg += fmt::format(
         "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
         "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        tx, top - 6, height - 8, top - 10, html_escape(fmt::format("{:g}", t)));
+        tx, kTop - 6, f.height - 8, kTop - 10, html_escape(fmt::format("{:g}", t)));
   }
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Row& r = *items[i];
-    const double yy = ys[i];
-    const double m = r.number("median_latency_ms");
-    const double lo = r.number("median_ci_low_ms"), hi = r.number("median_ci_high_ms");
-    std::string label = r.text("build_name") + " \u00b7 " + r.text("runtime");
-    if (several_caches) label += " \u00b7 " + cache_names[r.text("cache")];
-    std::string tip = fmt::format("{} on {} {}: median {}", model_title(r), r.text("runtime"),
-                                  r.text("device"), in_unit(m));
-    if (std::isfinite(lo) && std::isfinite(hi)) {
-      tip += fmt::format(" [95% CI {}, {}]", in_unit(lo), in_unit(hi));
-    }
-    if (several_caches) tip += " \u2014 cache " + r.text("cache");
-    // Results of one build on one runtime differ by their settings: name the shapes benchmarked.
-    if (!r.settings().empty()) {
-      label += " \u00b7 " + r.text("input_shapes");
-      tip += " \u2014 " + r.settings();
-    }
-    const double bx = sc.x(m * unit.per_ms);
-    svg += fmt::format(
-        "<text class=\"bar-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}"
-        "<title>{}</title></text>\n",
-        label_w - 8, yy + bar_h - 3, html_escape(shorten(label, 52)), html_escape(label));
-    svg += fmt::format(
-        "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" "
-        "data-runtime=\"{}\" data-build=\"{}\"><title>{}</title></rect>\n",
-        sc.x0, yy, std::max(bx - sc.x0, 1.0), bar_h, colours[r.text("runtime")],
-        html_escape(r.text("runtime")), html_escape(r.text("build_name")), html_escape(tip));
-    double text_x = bx;
-    if (std::isfinite(lo) && std::isfinite(hi) && hi >= lo) {
-      const double wl = sc.x(lo * unit.per_ms), wh = sc.x(hi * unit.per_ms), cy = yy + bar_h / 2;
-      svg += fmt::format(
-          "<g class=\"whisker\"><line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
-          "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{0:.1f}\" y2=\"{4:.1f}\"/>"
-          "<line x1=\"{1:.1f}\" y1=\"{3:.1f}\" x2=\"{1:.1f}\" y2=\"{4:.1f}\"/></g>\n",
-          wl, wh, cy, cy - 4, cy + 4);
-      text_x = std::max(text_x, wh);
-    }
-    svg += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", text_x + 6,
-                       yy + bar_h - 3, html_escape(in_unit(m)));
+  return svg;
+}
+
+// One result's bar: its label (build, runtime, cache, settings), the bar with its tooltip, the
+// 95% CI whisker and the value.
+std::string chart_bar(const ChartFrame& f, const Row& r, double yy, bool several_caches) {
+  const double m = r.number("median_latency_ms");
+  const double lo = r.number("median_ci_low_ms"), hi = r.number("median_ci_high_ms");
+  std::string label = r.text("build_name") + " \u00b7 " + r.text("runtime");
+  if (several_caches) label += " \u00b7 " + ChartFrame::of(f.cache_names, r.text("cache"));
+  std::string tip = fmt::format("{} on {} {}: median {}", model_title(r), r.text("runtime"),
+                                r.text("device"), f.in_unit(m));
+  if (std::isfinite(lo) && std::isfinite(hi)) {
+    tip += fmt::format(" [95% CI {}, {}]", f.in_unit(lo), f.in_unit(hi));
   }
+  if (several_caches) tip += " \u2014 cache " + r.text("cache");
+  // Results of one build on one runtime differ by their settings (shapes, sequence, ...).
+  if (!r.settings().empty()) {
+    label += " \u00b7 " + r.settings();
+    tip += " \u2014 " + r.settings();
+  }
+  const double bx = f.sc.x(m * f.unit.per_ms);
+  std::string svg = fmt::format(
+      "<text class=\"bar-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}"
+      "<title>{}</title></text>\n",
+      kLabelW - 8, yy + kBarH - 3, html_escape(shorten(label, 52)), html_escape(label));
+  svg += fmt::format(
+      "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" "
+      "data-runtime=\"{}\" data-build=\"{}\"><title>{}</title></rect>\n",
+      f.sc.x0, yy, std::max(bx - f.sc.x0, 1.0), kBarH, ChartFrame::of(f.colours, r.text("runtime")),
+      html_escape(r.text("runtime")), html_escape(r.text("build_name")), html_escape(tip));
+  double text_x = bx;
+  if (std::isfinite(lo) && std::isfinite(hi) && hi >= lo) {
+    const double wl = f.sc.x(lo * f.unit.per_ms), wh = f.sc.x(hi * f.unit.per_ms),
+                 cy = yy + kBarH / 2;
+    svg += fmt::format(
+        "<g class=\"whisker\"><line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
+        "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{0:.1f}\" y2=\"{4:.1f}\"/>"
+        "<line x1=\"{1:.1f}\" y1=\"{3:.1f}\" x2=\"{1:.1f}\" y2=\"{4:.1f}\"/></g>\n",
+        wl, wh, cy, cy - 4, cy + 4);
+    text_x = std::max(text_x, wh);
+  }
+  svg += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", text_x + 6,
+                     yy + kBarH - 3, html_escape(f.in_unit(m)));
+  return svg;
+}
+
+}  // namespace
+
+std::string latency_chart_svg(const std::vector<Row>& rows, bool several_caches) {
+  std::vector<const Row*> items = chart_rows(rows);
+  if (items.empty()) return "";
+  const ChartFrame f = chart_frame(items, rows);
+  std::string svg = fmt::format(
+      "<svg class=\"chart\" id=\"latency-chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" "
+      "height=\"{1}\" role=\"img\" aria-label=\"Median latency per model and runtime\">\n",
+      kChartWidth, f.height);
+  svg += chart_axes(f);
+  for (size_t i = 0; i < items.size(); ++i) svg += chart_bar(f, *items[i], f.ys[i], several_caches);
   svg += "</svg>\n";
   return svg;
 }

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "html_parts.h"
-#include "turnkey/engine/status.h"
+#include "turnkey/catalog/status.h"
 #include "turnkey/common/version.h"
 
 namespace turnkey::report {
@@ -110,9 +110,10 @@ const char* kScript = R"JS(
 
 }  // namespace
 
-std::string to_html(const Report& report, const Provenance& provenance) {
-  const std::vector<Row>& rows = report.rows;
-  const bool several_caches = report.caches.size() > 1;
+namespace {
+
+// The page head and its header: when, by what, on which machine, from which caches.
+std::string page_header(const Report& report, const Provenance& provenance) {
   const json& m = provenance.machine;
   auto mtext = [&](const char* key) {
     return m.is_object() && m.contains(key) ? cell_text(m[key]) : std::string();
@@ -142,7 +143,13 @@ std::string to_html(const Report& report, const Provenance& provenance) {
                      c.unreadable ? fmt::format(", {} unreadable", c.unreadable) : "");
   }
   h += "</p>\n</header>\n";
+  return h;
+}
 
+// The counts line: results, one count per status group, duplicates.
+std::string counts_list(const Report& report) {
+  const std::vector<Row>& rows = report.rows;
+  std::string h;
   h += "<ul class=\"counts\" id=\"counts\">";
   // Rows are results (a build dir holds one per runtime and setting), so the count says results:
   // the caches line above counts build dirs.
@@ -164,6 +171,17 @@ std::string to_html(const Report& report, const Provenance& provenance) {
     h += "<p class=\"note\">A duplicate is a row with the same model (content hash), runtime and "
          "device as an earlier row; every row is kept and marked.</p>\n";
   }
+
+  return h;
+}
+
+}  // namespace
+
+std::string to_html(const Report& report, const Provenance& provenance) {
+  const std::vector<Row>& rows = report.rows;
+  const bool several_caches = report.caches.size() > 1;
+  std::string h = page_header(report, provenance);
+  h += counts_list(report);
 
   h += "<section id=\"latency\">\n<h2>Median latency</h2>\n";
   std::string chart = latency_chart_svg(rows, several_caches);

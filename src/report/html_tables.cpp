@@ -8,6 +8,7 @@
 #include <set>
 
 #include "html_parts.h"
+#include "turnkey/catalog/status.h"
 
 namespace turnkey::report::html {
 
@@ -155,15 +156,18 @@ std::string results_table(const std::vector<Row>& rows) {
   return h;
 }
 
-std::string speedup_section(const std::vector<Row>& rows) {
-  // Primary measurement per (model, device, runtime): the first row, duplicates left out.
-  struct Model {
-    std::string title, device;
-    std::map<std::string, double> median;  // runtime -> ms
-  };
-  std::vector<Model> models;
+namespace {
+
+// A model's primary medians per runtime on one device (the first row, duplicates left out).
+struct SpeedupModel {
+  std::string title, device;
+  std::map<std::string, double> median;  // runtime -> ms
+};
+
+std::vector<SpeedupModel> speedup_models(const std::vector<Row>& rows,
+                                         std::set<std::string>& runtimes) {
+  std::vector<SpeedupModel> models;
   std::map<std::string, size_t> index;
-  std::set<std::string> runtimes;
   for (const Row& r : rows) {
     if (!is_measured(r) || r.has("duplicate_of")) continue;
     std::string key = r.model_key() + "|" + r.text("device");
@@ -172,49 +176,18 @@ std::string speedup_section(const std::vector<Row>& rows) {
     models[it->second].median.emplace(r.text("runtime"), r.number("median_latency_ms"));
     runtimes.insert(r.text("runtime"));
   }
-  std::string h;
-  if (runtimes.empty()) return "<p class=\"note\">No successful benchmarks in this report.</p>\n";
-  if (runtimes.size() == 1) {
-    return fmt::format(
-        "<p class=\"note\" id=\"speedup-none\">Only one runtime (<b>{}</b>) in this report: no "
-        "runtime-versus-runtime comparison. Benchmark the same models with another runtime and "
-        "report both caches together to see one.</p>\n",
-        html_escape(*runtimes.begin()));
-  }
-  // Only models measured on two runtimes or more make a row: without one, no matrix at all (an
-  // empty table with a blank geometric mean says nothing).
-  size_t compared = 0;
-  for (const Model& m : models) compared += m.median.size() >= 2;
-  if (compared == 0) {
-    return fmt::format(
-        "<p class=\"note\" id=\"speedup-none\">{} runtimes in this report ({}), but no model ran "
-        "on two of them: no runtime-versus-runtime comparison.</p>\n",
-        runtimes.size(), html_escape(fmt::format("{}", fmt::join(runtimes, ", "))));
-  }
-  std::vector<std::pair<std::string, std::string>> pairs;
-  for (auto a = runtimes.begin(); a != runtimes.end(); ++a) {
-    for (auto b = std::next(a); b != runtimes.end(); ++b) {
-      // A pair no model ran on both of would be an empty column.
-      bool both = false;
-      for (const Model& m : models) both |= m.median.count(*a) && m.median.count(*b);
-      if (both) pairs.emplace_back(*a, *b);
-    }
-  }
+  return models;
+}
+
+// The matrix's rows (one per model measured on two runtimes or more) and its geometric means.
+std::string speedup_rows(const std::vector<SpeedupModel>& models,
+                         const std::vector<std::pair<std::string, std::string>>& pairs,
+                         int& shown) {
   bool several_devices = false;
-  for (const Model& m : models) several_devices |= m.device != models.front().device;
-  h += "<p class=\"note\">Each cell is median(<i>first</i>) \u00f7 median(<i>second</i>) for one "
-       "model: above 1 the second runtime is faster. Green: at least 5% faster; red: at least 5% "
-       "slower. Medians only; use <code>turnkey compare</code> for a significance test.</p>\n";
-  h += "<div class=\"table-wrap\"><table id=\"speedup-matrix\" class=\"matrix sortable\">\n"
-       "<thead><tr><th scope=\"col\">model</th>";
-  for (const auto& [a, b] : pairs) {
-    h += fmt::format("<th scope=\"col\" class=\"num\" data-type=\"num\">{} \u00f7 {}</th>",
-                     html_escape(a), html_escape(b));
-  }
-  h += "</tr></thead>\n<tbody>\n";
+  for (const SpeedupModel& m : models) several_devices |= m.device != models.front().device;
+  std::string h;
   std::vector<std::vector<double>> logs(pairs.size());
-  int shown = 0;
-  for (const Model& m : models) {
+  for (const SpeedupModel& m : models) {
     std::string cells;
     bool any = false;
     for (size_t p = 0; p < pairs.size(); ++p) {
@@ -248,6 +221,54 @@ std::string speedup_section(const std::vector<Row>& rows) {
         "models)</span></td>",
         std::exp(s / static_cast<double>(l.size())), l.size());
   }
+  return h;
+}
+
+}  // namespace
+
+std::string speedup_section(const std::vector<Row>& rows) {
+  std::set<std::string> runtimes;
+  const std::vector<SpeedupModel> models = speedup_models(rows, runtimes);
+  if (runtimes.empty()) return "<p class=\"note\">No successful benchmarks in this report.</p>\n";
+  if (runtimes.size() == 1) {
+    return fmt::format(
+        "<p class=\"note\" id=\"speedup-none\">Only one runtime (<b>{}</b>) in this report: no "
+        "runtime-versus-runtime comparison. Benchmark the same models with another runtime and "
+        "report both caches together to see one.</p>\n",
+        html_escape(*runtimes.begin()));
+  }
+  // Only models measured on two runtimes or more make a row: without one, no matrix at all (an
+  // empty table with a blank geometric mean says nothing).
+  size_t compared = 0;
+  for (const SpeedupModel& m : models) compared += m.median.size() >= 2;
+  if (compared == 0) {
+    return fmt::format(
+        "<p class=\"note\" id=\"speedup-none\">{} runtimes in this report ({}), but no model ran "
+        "on two of them: no runtime-versus-runtime comparison.</p>\n",
+        runtimes.size(), html_escape(fmt::format("{}", fmt::join(runtimes, ", "))));
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto a = runtimes.begin(); a != runtimes.end(); ++a) {
+    for (auto b = std::next(a); b != runtimes.end(); ++b) {
+      // A pair no model ran on both of would be an empty column.
+      bool both = false;
+      for (const SpeedupModel& m : models) both |= m.median.count(*a) && m.median.count(*b);
+      if (both) pairs.emplace_back(*a, *b);
+    }
+  }
+  std::string h =
+      "<p class=\"note\">Each cell is median(<i>first</i>) \u00f7 median(<i>second</i>) for one "
+      "model: above 1 the second runtime is faster. Green: at least 5% faster; red: at least 5% "
+      "slower. Medians only; use <code>turnkey compare</code> for a significance test.</p>\n";
+  h += "<div class=\"table-wrap\"><table id=\"speedup-matrix\" class=\"matrix sortable\">\n"
+       "<thead><tr><th scope=\"col\">model</th>";
+  for (const auto& [a, b] : pairs) {
+    h += fmt::format("<th scope=\"col\" class=\"num\" data-type=\"num\">{} \u00f7 {}</th>",
+                     html_escape(a), html_escape(b));
+  }
+  h += "</tr></thead>\n<tbody>\n";
+  int shown = 0;
+  h += speedup_rows(models, pairs, shown);
   h += "</tr></tfoot></table></div>\n";
   int single = static_cast<int>(models.size()) - shown;
   if (single > 0) {
@@ -265,7 +286,7 @@ std::string failures_section(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     if (r.successful()) continue;
     failed.push_back(&r);
-    std::string stage = r.text("status") == "unreadable"
+    std::string stage = r.text("status") == status_name(Status::Unreadable)
                             ? "(unreadable)"
                             : (r.has("last_stage") ? r.text("last_stage") : "(unknown)");
     ++by_stage[stage];

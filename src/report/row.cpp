@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "turnkey/cache/fields.h"
-#include "turnkey/engine/status.h"
+#include "turnkey/catalog/status.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
@@ -67,35 +67,16 @@ std::string Row::model_key() const {
 }
 
 std::string Row::settings() const {
-  std::string s;
-  if (!has("runs")) return s;  // a row of an older cache: the build's own numbers
-  auto add = [&](const char* name, const char* column) {
-    const std::string v = cell_text(cells.value(column, json()));
-    if (!v.empty()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, v);
-  };
-  add("threads", "threads");
-  add("pin", "pinned_cpus");
-  add("shapes", "input_shapes");
-  if (const std::string c = cell_text(cells.value("concurrency", json())); !c.empty() && c != "1") {
-    s += fmt::format("{}concurrency={}", s.empty() ? "" : " ", c);
-  }
-  return s;
+  if (!has("runs")) return "";  // a row of an older cache: the build's own numbers
+  return settings_label([&](const char* field) { return cell_text(cells.value(field, json())); });
 }
 
 std::string Row::measurement_key() const {
-  std::string key = model_key() + "|" + text("runtime") + "|" + text("device");
-  // A result (schema >= 4; it counts its runs) adds its settings; a row of an older cache keys
-  // as before.
-  if (!has("runs")) return key;
-  for (const char* setting : {"threads", "pinned_cpus", "input_shapes", "sequence"}) {
-    key += '|';
-    key += cell_text(cells.value(setting, json()));
-  }
-  // As result_key: concurrency 1 keys as before it existed.
-  if (const std::string c = cell_text(cells.value("concurrency", json())); !c.empty() && c != "1") {
-    key += "|concurrency=" + c;
-  }
-  return key;
+  // A result (schema >= 4; it counts its runs) keys by its settings (fields.h); a row of an
+  // older cache as before.
+  if (!has("runs")) return model_key() + "|" + text("runtime") + "|" + text("device");
+  return model_key() + "|" +
+         settings_key([&](const char* field) { return cell_text(cells.value(field, json())); });
 }
 
 }  // namespace turnkey::report

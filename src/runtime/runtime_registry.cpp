@@ -4,9 +4,9 @@
 #include "torch_eager/torch_eager_runtime.h"
 #include "torchscript/torchscript_runtime.h"
 #include "turnkey/common/process.h"
-#include "turnkey/measure/gpu_facts.h"
-#include "turnkey/measure/system_info.h"
-#include "turnkey/plugin/plugin_host.h"
+#include "turnkey/machine/gpu_facts.h"
+#include "turnkey/machine/system_info.h"
+#include "turnkey/runtime/plugin_host.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {

@@ -14,7 +14,7 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
-#include "turnkey/plugin/plugin_host.h"
+#include "turnkey/runtime/plugin_host.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey::test {

@@ -93,6 +93,47 @@ TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
   EXPECT_EQ(stats["results"][1]["history"].size(), 1u);
 }
 
+// One model benchmarked as it is and after optimize-fp16: two results that every view tells
+// apart by their sequence (issue 31: three bars used to carry one label).
+TEST(ResultsKept, AnFp16AndAnFp32ResultOfOneModelAreToldApartEverywhere) {
+  TempDir dir{"tk-e2e-fp16-fp32"};
+  const fs::path cache = dir / "cache";
+  const fs::path model = dir / "lin.onnx";
+  linear_relu(model);
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--sequence", "optimize-fp16"}}) {
+    std::vector<std::string> args = {model.string(), "--iterations", "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = run_turnkey(args, cache);
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+  }
+  const std::string fp16_label = "seq=optimize-ort+convert-fp16";
+
+  RunResult list = run_turnkey({"cache", "list"}, cache);
+  ASSERT_EQ(list.exit_code, 0) << list.all();
+  EXPECT_EQ(count_occurrences(list.out, "\nlin_"), 2) << list.out;
+  EXPECT_EQ(count_occurrences(list.out, fp16_label), 1) << list.out;
+
+  const fs::path out = dir / "report";
+  RunResult rep =
+      run_turnkey({"report", "-d", cache.string(), "-r", out.string(), "--html"}, cache);
+  ASSERT_EQ(rep.exit_code, 0) << rep.all();
+  const std::string csv = file_with_extension(out, ".csv");
+  EXPECT_NE(csv.find(",load-onnx benchmark,ort,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",load-onnx optimize-ort convert-fp16 benchmark,ort,"), std::string::npos)
+      << csv;
+  // The chart's bar labels: one names the sequence, so the two bars differ.
+  const std::string html = file_with_extension(out, ".html");
+  EXPECT_EQ(count_occurrences(html, "class=\"bar-label\""), 2) << html;
+  EXPECT_NE(html.find(fp16_label + "</title></text>"), std::string::npos);
+
+  // compare: each result meets its own counterpart, not the other's.
+  RunResult cmp = run_turnkey({"compare", cache.string(), cache.string()}, cache);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.all();
+  EXPECT_EQ(count_occurrences(cmp.out, fp16_label), 1) << cmp.out;
+  EXPECT_EQ(cmp.out.find("only in"), std::string::npos) << cmp.out;
+}
+
 // A schema-3 build dir of hello_world.py (ort) met by a torchscript run: the ort result stays.
 TEST(ResultsKept, ACacheOfSchemaThreeKeepsItsResultWhenANewRunJoins) {
   TempDir dir{"tk-e2e-results"};

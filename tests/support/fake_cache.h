@@ -1,5 +1,5 @@
 // Synthetic cache build dirs for report tests: state, stats and raw samples written in the
-// engine's format (see src/engine/engine.cpp), plus seeded latency samples. Needs tk_cache and
+// engine's format (see src/run/engine.cpp), plus seeded latency samples. Needs tk_cache and
 // tk_measure.
 #pragma once
 

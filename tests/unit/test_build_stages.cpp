@@ -1,4 +1,4 @@
-// Build stages (src/build/): convert-fp16, optimize-ort and check-onnx, on models the factory
+// Build stages (src/transforms/): convert-fp16, optimize-ort and check-onnx, on models the factory
 // builds, plus the hostile inputs every stage must turn into one-line errors. The output
 // comparison is in test_compare_outputs.cpp.
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include "build_stages_support.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
-#include "turnkey/build/build_stages.h"
+#include "turnkey/transforms/transforms.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -24,7 +24,7 @@ namespace turnkey {
 namespace {
 
 namespace fs = std::filesystem;
-using build::Fp16Options;
+using transforms::Fp16Options;
 using build_test::expect_error;
 using build_test::large_external_linear;
 using build_test::read_model;
@@ -78,8 +78,8 @@ const onnx::NodeProto* cast_into(const onnx::GraphProto& g, const onnx::NodeProt
 
 // optimize_ort's promise: the same outputs, up to float reassociation in fused kernels. The
 // optimized model runs as saved (ORT 1.29 cannot re-optimize some of them).
-const build::CompareOptions kSameOutputs = [] {
-  build::CompareOptions o;
+const transforms::CompareOptions kSameOutputs = [] {
+  transforms::CompareOptions o;
   o.tolerance = {1e-5, 0.99999};
   o.optimize_candidate = false;
   return o;
@@ -90,13 +90,13 @@ const build::CompareOptions kSameOutputs = [] {
 TEST(ConvertFp16, TinyTransformerPassesCheckerRunsAndStaysWithinTolerance) {
   TempDir dir;
   test::tiny_transformer(dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
 
   onnx_model::ModelFacts facts = onnx_model::load_facts(dir / "fp16.onnx");  // checker + strict
   EXPECT_EQ(facts.checker_note, "");
-  EXPECT_TRUE(build::check_onnx(dir / "fp16.onnx").passed);
+  EXPECT_TRUE(transforms::check_onnx(dir / "fp16.onnx").passed);
 
-  build::Comparison c = build::compare_models(dir / "m.onnx", dir / "fp16.onnx");
+  transforms::Comparison c = transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx");
   ASSERT_EQ(c.outputs.size(), 1u);
   EXPECT_TRUE(c.within) << "rel " << c.worst_rel_error << " cos " << c.worst_cosine;
   EXPECT_LE(c.worst_rel_error, 1e-2);
@@ -145,13 +145,13 @@ TEST(ConvertFp16, KeepIoTypesFalseMakesGraphIoFloat16) {
   test::linear_relu(dir / "m.onnx");
   Fp16Options options;
   options.keep_io_types = false;
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
   EXPECT_EQ(r.casts_added, 0);
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
   EXPECT_EQ(elem_type(m.graph().input(), "input"), onnx::TensorProto::FLOAT16);
   EXPECT_EQ(elem_type(m.graph().output(), "output"), onnx::TensorProto::FLOAT16);
   EXPECT_TRUE(nodes_of(m.graph(), "Cast").empty());
-  build::Comparison c = build::compare_models(dir / "m.onnx", dir / "fp16.onnx");
+  transforms::Comparison c = transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_TRUE(c.within) << c.worst_rel_error;
   EXPECT_EQ(c.outputs[0].dtype, "float16");
 }
@@ -159,7 +159,7 @@ TEST(ConvertFp16, KeepIoTypesFalseMakesGraphIoFloat16) {
 TEST(ConvertFp16, KeepIoTypesCastsFloatInputsOnce) {
   TempDir dir;
   test::linear_relu(dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.casts_added, 2);  // input -> float16, float16 -> output
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
   EXPECT_EQ(elem_type(m.graph().input(), "input"), onnx::TensorProto::FLOAT);
@@ -174,7 +174,7 @@ TEST(ConvertFp16, KeepIoTypesCastsFloatInputsOnce) {
 TEST(ConvertFp16, BlockedResizeStaysFloat32BehindCasts) {
   TempDir dir;
   test::conv_bn_resize_net(dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.kept_fp32_ops, (std::map<std::string, int64_t>{{"Resize", 1}}));
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
   const onnx::GraphProto& g = m.graph();
@@ -197,8 +197,8 @@ TEST(ConvertFp16, BlockedResizeStaysFloat32BehindCasts) {
   EXPECT_EQ(r.initializers_kept_fp32, 1);  // the scales
   EXPECT_EQ(r.casts_added, 4);             // input, Resize in/out, output
 
-  EXPECT_TRUE(build::check_onnx(dir / "fp16.onnx").passed);
-  build::Comparison c = build::compare_models(dir / "m.onnx", dir / "fp16.onnx");
+  EXPECT_TRUE(transforms::check_onnx(dir / "fp16.onnx").passed);
+  transforms::Comparison c = transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_TRUE(c.within) << c.worst_rel_error << " " << c.worst_cosine;
 }
 
@@ -211,7 +211,7 @@ TEST(ConvertFp16, OpAndNodeBlockListsKeepThoseNodesFloat32) {
   const onnx::ModelProto original = read_model(dir / "m.onnx");
   std::string erf_name = nodes_of(original.graph(), "Erf")[0]->name();
   options.node_block_list.push_back(erf_name);
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
   EXPECT_EQ(r.kept_fp32_ops, (std::map<std::string, int64_t>{{"Erf", 1}, {"Softmax", 1}}));
 
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
@@ -222,14 +222,14 @@ TEST(ConvertFp16, OpAndNodeBlockListsKeepThoseNodesFloat32) {
     ASSERT_NE(cast, nullptr) << op;
     EXPECT_EQ(int_attr(*cast, "to"), onnx::TensorProto::FLOAT) << op;
   }
-  EXPECT_TRUE(build::check_onnx(dir / "fp16.onnx").passed);
-  EXPECT_TRUE(build::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
+  EXPECT_TRUE(transforms::check_onnx(dir / "fp16.onnx").passed);
+  EXPECT_TRUE(transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
 }
 
 TEST(ConvertFp16, SubgraphsStayFloat32AndReadOuterValuesThroughACast) {
   TempDir dir;
   test::if_subgraph_net(dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.kept_fp32_ops.count("If"), 1u);
   EXPECT_EQ(r.kept_fp32_ops.count("ReduceSum"), 1u);  // default block list
 
@@ -252,8 +252,8 @@ TEST(ConvertFp16, SubgraphsStayFloat32AndReadOuterValuesThroughACast) {
     EXPECT_EQ(cast->input(0), "mm");
     EXPECT_EQ(int_attr(*cast, "to"), onnx::TensorProto::FLOAT);
   }
-  EXPECT_TRUE(build::check_onnx(dir / "fp16.onnx").passed);
-  build::Comparison c = build::compare_models(dir / "m.onnx", dir / "fp16.onnx");
+  EXPECT_TRUE(transforms::check_onnx(dir / "fp16.onnx").passed);
+  transforms::Comparison c = transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_TRUE(c.within) << c.worst_rel_error;
   EXPECT_GT(c.outputs[0].max_abs_reference, 0.5);  // a branch ran, not an all-zero output
 }
@@ -261,7 +261,7 @@ TEST(ConvertFp16, SubgraphsStayFloat32AndReadOuterValuesThroughACast) {
 TEST(ConvertFp16, ExternalDataIsLoadedAndWrittenAsExternalData) {
   TempDir dir;
   test::external_data_linear(dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.initializers_fp16, 2);
   // W (128 bytes as float16) is below the 1 KiB threshold: no data file needed
   EXPECT_EQ(r.external_data, "");
@@ -270,21 +270,21 @@ TEST(ConvertFp16, ExternalDataIsLoadedAndWrittenAsExternalData) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->data_type(), onnx::TensorProto::FLOAT16);
   EXPECT_EQ(w->raw_data().size(), 16u * 4u * 2u);
-  EXPECT_TRUE(build::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
+  EXPECT_TRUE(transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
 }
 
 TEST(ConvertFp16, LargeExternalWeightsGoToADataFileBesideTheOutput) {
   TempDir dir;
   large_external_linear(dir);
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.external_data, "fp16.onnx.data");
   EXPECT_EQ(fs::file_size(dir / "fp16.onnx.data"), 256u * 16u * 2u);
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
   const onnx::TensorProto* w16 = initializer(m.graph(), "W");
   EXPECT_EQ(w16->data_location(), onnx::TensorProto::EXTERNAL);
   EXPECT_EQ(w16->data_type(), onnx::TensorProto::FLOAT16);
-  EXPECT_TRUE(build::check_onnx(dir / "fp16.onnx").passed);
-  EXPECT_TRUE(build::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
+  EXPECT_TRUE(transforms::check_onnx(dir / "fp16.onnx").passed);
+  EXPECT_TRUE(transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
 }
 
 TEST(ConvertFp16, ExternalDataOutsideTheModelFolderIsRefused) {
@@ -300,7 +300,7 @@ TEST(ConvertFp16, ExternalDataOutsideTheModelFolderIsRefused) {
   e->set_key("location");
   e->set_value("../w.bin");
   test::save_model(model, dir / "sub" / "m.onnx");
-  expect_error([&] { build::convert_fp16(dir / "sub" / "m.onnx", dir / "out.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "sub" / "m.onnx", dir / "out.onnx"); },
                ErrorKind::InvalidInput, "input:");
   EXPECT_FALSE(fs::exists(dir / "out.onnx"));
 }
@@ -314,7 +314,7 @@ TEST(ConvertFp16, ClampsOutOfRangeValuesAndKeepsTinyOnesNonzero) {
   test::add_float_values(g, "b", {4}, {1e6f, -1e6f, 1e-12f, 0.5f});
   test::add_node(g, "Add", {"x", "b"}, {"y"});
   test::save_model(model, dir / "m.onnx");
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.values_clamped, 2);
   EXPECT_EQ(r.values_raised, 1);
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
@@ -358,7 +358,7 @@ TEST(ConvertFp16, VectorConversionRoundsLikeTheScalarOne) {
   test::add_float_values(g, "b", {size}, values);
   test::add_node(g, "Add", {"x", "b"}, {"y"});
   test::save_model(model, dir / "m.onnx");
-  build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+  transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
   const onnx::ModelProto m = read_model(dir / "fp16.onnx");
   const std::string& raw = initializer(m.graph(), "b")->raw_data();
   ASSERT_EQ(raw.size(), n * 2);
@@ -381,18 +381,18 @@ TEST(ConvertFp16, InitializerReadInBothPrecisionsIsDuplicated) {
   test::save_model(model, dir / "m.onnx");
   Fp16Options options;
   options.node_block_list = {"kept"};
-  auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
+  auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx", options);
   EXPECT_EQ(r.initializers_duplicated, 1);
   const onnx::GraphProto g16 = read_model(dir / "fp16.onnx").graph();
   EXPECT_EQ(initializer(g16, "b")->data_type(), onnx::TensorProto::FLOAT);
   EXPECT_EQ(initializer(g16, "b_fp16")->data_type(), onnx::TensorProto::FLOAT16);
   EXPECT_EQ(nodes_of(g16, "Mul")[0]->input(1), "b_fp16");
   EXPECT_EQ(nodes_of(g16, "Add")[0]->input(1), "b");
-  EXPECT_TRUE(build::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
+  EXPECT_TRUE(transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx").within);
 }
 
 TEST(ConvertFp16, DefaultBlockListNamesTheFragileOps) {
-  const auto& list = build::default_fp16_op_block_list();
+  const auto& list = transforms::default_fp16_op_block_list();
   std::set<std::string> ops(list.begin(), list.end());
   for (const char* op : {"Resize", "Range", "NonMaxSuppression", "TopK", "RandomUniform", "CumSum",
                          "ReduceSum", "Loop", "If"}) {
@@ -404,23 +404,23 @@ TEST(ConvertFp16, DefaultBlockListNamesTheFragileOps) {
 TEST(ConvertFp16, HostileInputsAndOutputsGiveOneLineErrors) {
   TempDir dir;
   test::linear_relu(dir / "m.onnx");
-  expect_error([&] { build::convert_fp16(dir / "missing.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "missing.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input: not found");
   test::write_bytes(dir / "corrupt.onnx", "\x08\x07garbage\xff\xff\xff\xff\x0f not protobuf");
-  expect_error([&] { build::convert_fp16(dir / "corrupt.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "corrupt.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input: not an ONNX model");
   test::truncated_copy(dir / "m.onnx", dir / "truncated.onnx", 0.5);
-  expect_error([&] { build::convert_fp16(dir / "truncated.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "truncated.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input:");
-  expect_error([&] { build::convert_fp16(dir.path(), dir / "o.onnx"); }, ErrorKind::InvalidInput,
+  expect_error([&] { transforms::convert_fp16(dir.path(), dir / "o.onnx"); }, ErrorKind::InvalidInput,
                "input: is a directory");
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", dir / "no" / "such" / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", dir / "no" / "such" / "o.onnx"); },
                ErrorKind::Export, "does not exist");
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", dir / "m.onnx" / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", dir / "m.onnx" / "o.onnx"); },
                ErrorKind::Export, "is not a directory");
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", dir.path()); }, ErrorKind::Export,
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", dir.path()); }, ErrorKind::Export,
                "is a directory");
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", dir / "m.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", dir / "m.onnx"); },
                ErrorKind::InvalidInput, "is the input");
   EXPECT_FALSE(fs::exists(dir / "o.onnx"));
 
@@ -430,7 +430,7 @@ TEST(ConvertFp16, HostileInputsAndOutputsGiveOneLineErrors) {
   test::add_output(broken.mutable_graph(), "y", onnx::TensorProto::FLOAT, {1});
   test::add_node(broken.mutable_graph(), "Add", {"x", "nowhere"}, {"y"});
   test::save_model(broken, dir / "broken.onnx");
-  expect_error([&] { build::convert_fp16(dir / "broken.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "broken.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input: ONNX checker");
 
   onnx::ModelProto old = test::new_model(6);
@@ -438,7 +438,7 @@ TEST(ConvertFp16, HostileInputsAndOutputsGiveOneLineErrors) {
   test::add_output(old.mutable_graph(), "y", onnx::TensorProto::FLOAT, {1});
   test::add_node(old.mutable_graph(), "Relu", {"x"}, {"y"});
   test::save_model(old, dir / "old.onnx");
-  expect_error([&] { build::convert_fp16(dir / "old.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "old.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input: opset 6 is below 7");
   EXPECT_FALSE(fs::exists(dir / "o.onnx"));
 }
@@ -447,12 +447,12 @@ TEST(ConvertFp16, OutputThatCannotBeCreatedIsAnExportError) {
   // procfs refuses new files even to root.
   TempDir dir;
   test::linear_relu(dir / "m.onnx");
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", "/proc/self/turnkey-test.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", "/proc/self/turnkey-test.onnx"); },
                ErrorKind::Export, "/proc/self");
   expect_error(
       [&] {
-        build::optimize_ort(dir / "m.onnx", "/proc/self/turnkey-test.onnx",
-                            build::OrtOptLevel::Basic);
+        transforms::optimize_ort(dir / "m.onnx", "/proc/self/turnkey-test.onnx",
+                            transforms::OrtOptLevel::Basic);
       },
       ErrorKind::Export, "/proc/self");
 }
@@ -463,7 +463,7 @@ TEST(ConvertFp16, UnwritableOutputDirectoryIsAnExportError) {
   test::linear_relu(dir / "m.onnx");
   fs::create_directories(dir / "ro");
   ::chmod((dir / "ro").c_str(), 0555);
-  expect_error([&] { build::convert_fp16(dir / "m.onnx", dir / "ro" / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "m.onnx", dir / "ro" / "o.onnx"); },
                ErrorKind::Export, "not writable");
   ::chmod((dir / "ro").c_str(), 0755);
 }
@@ -478,7 +478,7 @@ TEST(OptimizeOrt, EveryLevelLoadsHasNoMoreNodesAndKeepsOutputs) {
     for (const char* level : {"basic", "extended", "layout", "all"}) {
       SCOPED_TRACE(fmt::format("{} {}", model, level));
       const fs::path out = dir / fmt::format("{}_{}", level, model);
-      auto r = build::optimize_ort(dir / model, out, build::parse_ort_opt_level(level));
+      auto r = transforms::optimize_ort(dir / model, out, transforms::parse_ort_opt_level(level));
       EXPECT_TRUE(fs::is_regular_file(out));
       EXPECT_GT(r.nodes_before, 0);
       EXPECT_LE(r.nodes_after, r.nodes_before);
@@ -487,16 +487,16 @@ TEST(OptimizeOrt, EveryLevelLoadsHasNoMoreNodesAndKeepsOutputs) {
       if (std::string(level) == "basic") {
         EXPECT_TRUE(r.portable);
       }
-      build::Comparison c = build::compare_models(dir / model, out, kSameOutputs);
+      transforms::Comparison c = transforms::compare_models(dir / model, out, kSameOutputs);
       EXPECT_TRUE(c.within) << c.worst_rel_error;
     }
   }
   // basic folds BatchNormalization into the Conv before it
-  auto r = build::optimize_ort(dir / "c.onnx", dir / "c_basic2.onnx", build::OrtOptLevel::Basic);
+  auto r = transforms::optimize_ort(dir / "c.onnx", dir / "c_basic2.onnx", transforms::OrtOptLevel::Basic);
   EXPECT_LT(r.nodes_after, r.nodes_before);
   EXPECT_TRUE(nodes_of(read_model(dir / "c_basic2.onnx").graph(), "BatchNormalization").empty());
   // extended fuses into ORT contrib ops: not portable
-  auto e = build::optimize_ort(dir / "t.onnx", dir / "t_ext2.onnx", build::OrtOptLevel::Extended);
+  auto e = transforms::optimize_ort(dir / "t.onnx", dir / "t_ext2.onnx", transforms::OrtOptLevel::Extended);
   EXPECT_FALSE(e.portable);
   // no temp files left behind
   for (const auto& entry : fs::directory_iterator(dir.path())) {
@@ -508,42 +508,42 @@ TEST(OptimizeOrt, ExternalDataModelsKeepExternalData) {
   TempDir dir;
   large_external_linear(dir);
   fs::create_directories(dir / "out");
-  auto r = build::optimize_ort(dir / "m.onnx", dir / "out" / "o.onnx", build::OrtOptLevel::Basic);
+  auto r = transforms::optimize_ort(dir / "m.onnx", dir / "out" / "o.onnx", transforms::OrtOptLevel::Basic);
   EXPECT_EQ(r.external_data, "o.onnx.data");
   EXPECT_GE(fs::file_size(dir / "out" / "o.onnx.data"), 256u * 16u * 4u);
   EXPECT_GT(r.output_size_bytes, static_cast<int64_t>(256 * 16 * 4));
-  EXPECT_TRUE(build::check_onnx(dir / "out" / "o.onnx").passed);
-  EXPECT_TRUE(build::compare_models(dir / "m.onnx", dir / "out" / "o.onnx", kSameOutputs).within);
+  EXPECT_TRUE(transforms::check_onnx(dir / "out" / "o.onnx").passed);
+  EXPECT_TRUE(transforms::compare_models(dir / "m.onnx", dir / "out" / "o.onnx", kSameOutputs).within);
 
   // Small external weights (below ORT's 1 KiB threshold) come back inline: no data file.
   test::external_data_linear(dir / "small.onnx");
-  auto s = build::optimize_ort(dir / "small.onnx", dir / "small_o.onnx", build::OrtOptLevel::Basic);
+  auto s = transforms::optimize_ort(dir / "small.onnx", dir / "small_o.onnx", transforms::OrtOptLevel::Basic);
   EXPECT_EQ(s.external_data, "");
   EXPECT_FALSE(fs::exists(dir / "small_o.onnx.data"));
-  EXPECT_TRUE(build::compare_models(dir / "small.onnx", dir / "small_o.onnx", kSameOutputs).within);
+  EXPECT_TRUE(transforms::compare_models(dir / "small.onnx", dir / "small_o.onnx", kSameOutputs).within);
 }
 
 TEST(OptimizeOrt, HostileInputsAndOutputsGiveOneLineErrors) {
   TempDir dir;
   test::linear_relu(dir / "m.onnx");
-  expect_error([&] { build::parse_ort_opt_level("99"); }, ErrorKind::InvalidInput,
+  expect_error([&] { transforms::parse_ort_opt_level("99"); }, ErrorKind::InvalidInput,
                "not one of basic, extended, layout, all");
-  EXPECT_EQ(build::ort_opt_level_name(build::parse_ort_opt_level("extended")),
+  EXPECT_EQ(transforms::ort_opt_level_name(transforms::parse_ort_opt_level("extended")),
             std::string("extended"));
   expect_error(
-      [&] { build::optimize_ort(dir / "missing.onnx", dir / "o.onnx", build::OrtOptLevel::All); },
+      [&] { transforms::optimize_ort(dir / "missing.onnx", dir / "o.onnx", transforms::OrtOptLevel::All); },
       ErrorKind::InvalidInput, "input: not found");
   test::write_bytes(dir / "corrupt.onnx", "\x08\x07garbage\xff\xff\xff\xff\x0f not protobuf");
   expect_error(
-      [&] { build::optimize_ort(dir / "corrupt.onnx", dir / "o.onnx", build::OrtOptLevel::All); },
+      [&] { transforms::optimize_ort(dir / "corrupt.onnx", dir / "o.onnx", transforms::OrtOptLevel::All); },
       ErrorKind::InvalidInput, "input: not an ONNX model");
   expect_error(
       [&] {
-        build::optimize_ort(dir / "m.onnx", dir / "no" / "o.onnx", build::OrtOptLevel::Basic);
+        transforms::optimize_ort(dir / "m.onnx", dir / "no" / "o.onnx", transforms::OrtOptLevel::Basic);
       },
       ErrorKind::Export, "does not exist");
   expect_error(
-      [&] { build::optimize_ort(dir / "m.onnx", dir / "m.onnx", build::OrtOptLevel::Basic); },
+      [&] { transforms::optimize_ort(dir / "m.onnx", dir / "m.onnx", transforms::OrtOptLevel::Basic); },
       ErrorKind::InvalidInput, "is the input");
   // parses and passes libonnx's checker, but ONNX Runtime has no such op
   onnx::ModelProto custom = test::new_model();
@@ -555,7 +555,7 @@ TEST(OptimizeOrt, HostileInputsAndOutputsGiveOneLineErrors) {
   test::add_node(custom.mutable_graph(), "Nope", {"x"}, {"y"})->set_domain("turnkey.test");
   test::save_model(custom, dir / "custom.onnx");
   expect_error(
-      [&] { build::optimize_ort(dir / "custom.onnx", dir / "o.onnx", build::OrtOptLevel::Basic); },
+      [&] { transforms::optimize_ort(dir / "custom.onnx", dir / "o.onnx", transforms::OrtOptLevel::Basic); },
       ErrorKind::Runtime, "ONNX Runtime");
   EXPECT_FALSE(fs::exists(dir / "o.onnx"));
 }
@@ -565,13 +565,13 @@ TEST(OptimizeOrt, HostileInputsAndOutputsGiveOneLineErrors) {
 TEST(CheckOnnx, VerdictNamesTheStageThatFailed) {
   TempDir dir;
   test::tiny_transformer(dir / "good.onnx");
-  build::CheckVerdict good = build::check_onnx(dir / "good.onnx");
+  transforms::CheckVerdict good = transforms::check_onnx(dir / "good.onnx");
   EXPECT_TRUE(good.passed);
   EXPECT_EQ(good.stage, "");
   EXPECT_NE(good.reason.find("ONNX Runtime"), std::string::npos) << good.reason;
 
   test::write_bytes(dir / "corrupt.onnx", "\x08\x07garbage\xff\xff\xff\xff\x0f not protobuf");
-  build::CheckVerdict corrupt = build::check_onnx(dir / "corrupt.onnx");
+  transforms::CheckVerdict corrupt = transforms::check_onnx(dir / "corrupt.onnx");
   EXPECT_FALSE(corrupt.passed);
   EXPECT_EQ(corrupt.stage, "parse");
 
@@ -580,7 +580,7 @@ TEST(CheckOnnx, VerdictNamesTheStageThatFailed) {
   test::add_output(dangling.mutable_graph(), "y", onnx::TensorProto::FLOAT, {1});
   test::add_node(dangling.mutable_graph(), "Add", {"x", "nowhere"}, {"y"});
   test::save_model(dangling, dir / "dangling.onnx");
-  build::CheckVerdict checker = build::check_onnx(dir / "dangling.onnx");
+  transforms::CheckVerdict checker = transforms::check_onnx(dir / "dangling.onnx");
   EXPECT_FALSE(checker.passed);
   EXPECT_EQ(checker.stage, "checker");
   EXPECT_NE(checker.reason.find("nowhere"), std::string::npos) << checker.reason;
@@ -592,7 +592,7 @@ TEST(CheckOnnx, VerdictNamesTheStageThatFailed) {
   test::add_float_initializer(mismatch.mutable_graph(), "W", {3, 2}, 1);
   test::add_node(mismatch.mutable_graph(), "MatMul", {"x", "W"}, {"y"});
   test::save_model(mismatch, dir / "mismatch.onnx");
-  build::CheckVerdict inference = build::check_onnx(dir / "mismatch.onnx");
+  transforms::CheckVerdict inference = transforms::check_onnx(dir / "mismatch.onnx");
   EXPECT_FALSE(inference.passed);
   EXPECT_EQ(inference.stage, "shape inference");
 
@@ -604,7 +604,7 @@ TEST(CheckOnnx, VerdictNamesTheStageThatFailed) {
   test::add_output(custom.mutable_graph(), "y", onnx::TensorProto::FLOAT, {1});
   test::add_node(custom.mutable_graph(), "Nope", {"x"}, {"y"})->set_domain("turnkey.test");
   test::save_model(custom, dir / "custom.onnx");
-  build::CheckVerdict ort = build::check_onnx(dir / "custom.onnx");
+  transforms::CheckVerdict ort = transforms::check_onnx(dir / "custom.onnx");
   EXPECT_FALSE(ort.passed);
   EXPECT_EQ(ort.stage, "onnxruntime");
 
@@ -616,9 +616,9 @@ TEST(CheckOnnx, VerdictNamesTheStageThatFailed) {
 
 TEST(CheckOnnx, NoFileToJudgeThrows) {
   TempDir dir;
-  expect_error([&] { build::check_onnx(dir / "missing.onnx"); }, ErrorKind::InvalidInput,
+  expect_error([&] { transforms::check_onnx(dir / "missing.onnx"); }, ErrorKind::InvalidInput,
                "not found");
-  expect_error([&] { build::check_onnx(dir.path()); }, ErrorKind::InvalidInput, "is a directory");
+  expect_error([&] { transforms::check_onnx(dir.path()); }, ErrorKind::InvalidInput, "is a directory");
 }
 
 }  // namespace

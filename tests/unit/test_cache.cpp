@@ -4,8 +4,8 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
-#include "turnkey/engine/report_printer.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/console/report_printer.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "support/temp_dir.h"
 #include "turnkey/cli/grammar.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey {
 namespace {

@@ -11,7 +11,7 @@
 #include "turnkey/cli/grammar.h"
 #include "turnkey/cli/help.h"
 #include "turnkey/common/env.h"
-#include "turnkey/engine/tools.h"
+#include "turnkey/catalog/tools.h"
 
 namespace turnkey {
 namespace {

@@ -1,4 +1,4 @@
-// The output comparison of src/build/ (compare_models, compare_outputs with tied scores) and the
+// The output comparison of src/transforms/ (compare_models, compare_outputs with tied scores) and the
 // check of outputs that carry no signal, on models the factory builds.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include "build_stages_support.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
-#include "turnkey/build/build_stages.h"
+#include "turnkey/transforms/transforms.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -37,10 +37,10 @@ TEST(CompareModels, FlagsADifferentModel) {
   std::memcpy(raw.data(), &f, 4);
   b->set_raw_data(raw);
   test::save_model(model, dir / "b.onnx");
-  build::Comparison same = build::compare_models(dir / "a.onnx", dir / "a.onnx");
+  transforms::Comparison same = transforms::compare_models(dir / "a.onnx", dir / "a.onnx");
   EXPECT_TRUE(same.within);
   EXPECT_EQ(same.worst_rel_error, 0.0);
-  build::Comparison c = build::compare_models(dir / "a.onnx", dir / "b.onnx");
+  transforms::Comparison c = transforms::compare_models(dir / "a.onnx", dir / "b.onnx");
   EXPECT_FALSE(c.within);
   EXPECT_GT(c.worst_rel_error, 1e-2);
 }
@@ -48,11 +48,11 @@ TEST(CompareModels, FlagsADifferentModel) {
 TEST(CompareModels, NeedsShapesForSymbolicDims) {
   TempDir dir;
   test::symbolic_dim(dir / "s.onnx");
-  expect_error([&] { build::compare_models(dir / "s.onnx", dir / "s.onnx"); },
+  expect_error([&] { transforms::compare_models(dir / "s.onnx", dir / "s.onnx"); },
                ErrorKind::InvalidInput, "symbolic");
-  build::CompareOptions options;
+  transforms::CompareOptions options;
   options.shapes = {{"x", {3, 16}}};
-  EXPECT_TRUE(build::compare_models(dir / "s.onnx", dir / "s.onnx", options).within);
+  EXPECT_TRUE(transforms::compare_models(dir / "s.onnx", dir / "s.onnx", options).within);
 }
 
 TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
@@ -65,26 +65,26 @@ TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
     std::memcpy(t.data.data(), v.data(), t.data.size());
     return t;
   };
-  const build::Tolerance tol{1e-3, 0.9999};
-  build::Comparison same = build::compare_outputs({tensor({1, -2, 3})}, {tensor({1, -2, 3})}, tol);
+  const transforms::Tolerance tol{1e-3, 0.9999};
+  transforms::Comparison same = transforms::compare_outputs({tensor({1, -2, 3})}, {tensor({1, -2, 3})}, tol);
   EXPECT_TRUE(same.within);
   EXPECT_EQ(same.outputs[0].max_abs_error, 0);
-  build::Comparison close =
-      build::compare_outputs({tensor({1, -2, 3})}, {tensor({1.0001f, -2, 3})}, tol);
+  transforms::Comparison close =
+      transforms::compare_outputs({tensor({1, -2, 3})}, {tensor({1.0001f, -2, 3})}, tol);
   EXPECT_TRUE(close.within);
-  build::Comparison altered =
-      build::compare_outputs({tensor({1, -2, 3})}, {tensor({1.5f, -2.75f, 4.75f})}, tol);
+  transforms::Comparison altered =
+      transforms::compare_outputs({tensor({1, -2, 3})}, {tensor({1.5f, -2.75f, 4.75f})}, tol);
   EXPECT_FALSE(altered.within);
   EXPECT_NEAR(altered.outputs[0].max_abs_error, 1.75, 1e-6);
   EXPECT_NEAR(altered.worst_rel_error, 1.75 / 3, 1e-6);
-  build::Comparison shape = build::compare_outputs({tensor({1, 2})}, {tensor({1, 2, 3})}, tol);
+  transforms::Comparison shape = transforms::compare_outputs({tensor({1, 2})}, {tensor({1, 2, 3})}, tol);
   EXPECT_FALSE(shape.within);
   EXPECT_TRUE(shape.outputs[0].shape_mismatch);
   EXPECT_EQ(shape.outputs[0].shape_note, "output 'y' has shape 3 where the reference has 2");
   // Dims of size 1 apart (OpenCV 4.6 gives a 1-D output as Nx1): the same elements, compared.
   HostTensor column = tensor({1, -2, 3});
   column.shape = {3, 1};
-  build::Comparison unit = build::compare_outputs({tensor({1, -2, 3})}, {column}, tol);
+  transforms::Comparison unit = transforms::compare_outputs({tensor({1, -2, 3})}, {column}, tol);
   EXPECT_TRUE(unit.within);
   EXPECT_FALSE(unit.outputs[0].shape_mismatch);
   EXPECT_EQ(unit.outputs[0].shape_note,
@@ -92,9 +92,9 @@ TEST(CompareOutputs, HostTensorsWithinToleranceAndAlteredOnesNot) {
             "order");
   column = tensor({1, -2, 3, 4});
   column.shape = {2, 2};  // the same count, another layout: a mismatch
-  EXPECT_FALSE(build::compare_outputs({tensor({1, -2, 3, 4})}, {column}, tol).within);
+  EXPECT_FALSE(transforms::compare_outputs({tensor({1, -2, 3, 4})}, {column}, tol).within);
   try {
-    build::compare_outputs({tensor({1})}, {tensor({1}), tensor({2})}, tol);
+    transforms::compare_outputs({tensor({1})}, {tensor({1}), tensor({2})}, tol);
     FAIL() << "a different output count was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::NumericMismatch);
@@ -138,69 +138,69 @@ Detections five_detections() {
 }
 
 TEST(CompareOutputs, RowsSwappedAmongTiedScoresAreTheSameDetections) {
-  const build::Tolerance tol{1e-3, 0.9999};
+  const transforms::Tolerance tol{1e-3, 0.9999};
   const Detections ref = five_detections();
   Detections cand = ref;
   cand.swap_rows(1, 2);  // 0.75 and 0.7499 tie within 1e-3 of the largest score
   std::swap(cand.scores[1], cand.scores[2]);  // sorted again, as a runtime returns them
-  build::Comparison c = build::compare_outputs(ref.tensors(), cand.tensors(), tol);
+  transforms::Comparison c = transforms::compare_outputs(ref.tensors(), cand.tensors(), tol);
   EXPECT_TRUE(c.within);
   EXPECT_FALSE(c.inconclusive);
   EXPECT_EQ(c.reordered_rows, 2);
   EXPECT_EQ(c.substituted_rows, 0);
   EXPECT_EQ(c.outputs[0].max_abs_error, 0);  // boxes compared row to matched row
-  EXPECT_EQ(build::describe_ties(c), "2 of 5 rows in another order among tied scores");
+  EXPECT_EQ(transforms::describe_ties(c), "2 of 5 rows in another order among tied scores");
 }
 
 TEST(CompareOutputs, RowsSwappedAcrossDistinctScoresAreAMismatch) {
-  const build::Tolerance tol{1e-3, 0.9999};
+  const transforms::Tolerance tol{1e-3, 0.9999};
   const Detections ref = five_detections();
   Detections cand = ref;
   cand.swap_rows(0, 3);  // 0.9 and 0.5: an order no tie explains
   std::swap(cand.scores[0], cand.scores[3]);
-  build::Comparison c = build::compare_outputs(ref.tensors(), cand.tensors(), tol);
+  transforms::Comparison c = transforms::compare_outputs(ref.tensors(), cand.tensors(), tol);
   EXPECT_FALSE(c.within);
   EXPECT_EQ(c.reordered_rows, 0);
-  EXPECT_EQ(build::describe_ties(c), "");
+  EXPECT_EQ(transforms::describe_ties(c), "");
 }
 
 TEST(CompareOutputs, OtherRowsWithTiedScoresAreInconclusiveAndOthersAMismatch) {
-  const build::Tolerance tol{1e-3, 0.9999};
+  const transforms::Tolerance tol{1e-3, 0.9999};
   const Detections ref = five_detections();
   Detections tied = ref;  // the runtime kept another box of (almost) the same score
   tied.boxes[2 * 4] = 33;
   tied.labels[2] = 4;
   tied.scores[2] = 0.74985f;
-  build::Comparison c = build::compare_outputs(ref.tensors(), tied.tensors(), tol);
+  transforms::Comparison c = transforms::compare_outputs(ref.tensors(), tied.tensors(), tol);
   EXPECT_TRUE(c.within);
   EXPECT_TRUE(c.inconclusive);
   EXPECT_EQ(c.substituted_rows, 1);
   EXPECT_EQ(c.outputs[1].substituted_rows, 1);
-  EXPECT_EQ(build::describe_ties(c), "1 of 5 rows other than the reference's, with tied scores");
+  EXPECT_EQ(transforms::describe_ties(c), "1 of 5 rows other than the reference's, with tied scores");
 
   Detections wrong = ref;  // another box where no score ties: a wrong output
   wrong.boxes[0] = 33;
   wrong.labels[0] = 4;
-  c = build::compare_outputs(ref.tensors(), wrong.tensors(), tol);
+  c = transforms::compare_outputs(ref.tensors(), wrong.tensors(), tol);
   EXPECT_FALSE(c.within);
   EXPECT_FALSE(c.inconclusive);
 
   Detections moved = ref;  // same labels and scores, the box of the untied top score moved
   moved.boxes[1] += 40;
-  c = build::compare_outputs(ref.tensors(), moved.tensors(), tol);
+  c = transforms::compare_outputs(ref.tensors(), moved.tensors(), tol);
   EXPECT_FALSE(c.within);
 
   // Where the score ties with its neighbour's, a moved box could be another detection of that
   // score: not a pass, but not provably wrong either.
   moved = ref;
   moved.boxes[1 * 4 + 1] += 40;
-  c = build::compare_outputs(ref.tensors(), moved.tensors(), tol);
+  c = transforms::compare_outputs(ref.tensors(), moved.tensors(), tol);
   EXPECT_TRUE(c.within);
   EXPECT_TRUE(c.inconclusive);
 }
 
 TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
-  const build::Tolerance tol{1e-3, 0.9999};
+  const transforms::Tolerance tol{1e-3, 0.9999};
   // Two images with five detections each: a swap in image 1 is matched within image 1 only.
   const Detections ref = five_detections();
   Detections cand = ref;
@@ -209,7 +209,7 @@ TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
   std::vector<HostTensor> two_ref = ref.tensors("output[0]"), two_cand = ref.tensors("output[0]");
   for (HostTensor& t : ref.tensors("output[1]")) two_ref.push_back(std::move(t));
   for (HostTensor& t : cand.tensors("output[1]")) two_cand.push_back(std::move(t));
-  build::Comparison c = build::compare_outputs(two_ref, two_cand, tol);
+  transforms::Comparison c = transforms::compare_outputs(two_ref, two_cand, tol);
   EXPECT_TRUE(c.within);
   EXPECT_EQ(c.reordered_rows, 2);
   EXPECT_EQ(c.outputs[0].reordered_rows, 0);  // image 0 untouched
@@ -220,7 +220,7 @@ TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
   std::swap(unsorted.scores[0], unsorted.scores[4]);
   Detections unsorted_cand = unsorted;
   unsorted_cand.swap_rows(1, 2);
-  c = build::compare_outputs(unsorted.tensors(), unsorted_cand.tensors(), tol);
+  c = transforms::compare_outputs(unsorted.tensors(), unsorted_cand.tensors(), tol);
   EXPECT_FALSE(c.within);
 }
 
@@ -229,7 +229,7 @@ TEST(CompareOutputs, TiesAreResolvedPerResultAndOnlyWhereAScoreOrdersTheRows) {
 
 // ---- Outputs that carry no signal (issue 18) -------------------------------------------------
 
-namespace turnkey::build {
+namespace turnkey::transforms {
 namespace {
 
 namespace fs = std::filesystem;
@@ -373,4 +373,4 @@ TEST(NoSignal, ACheckModelOfAModelWithExternalDataCopiesItsWeights) {
 }
 
 }  // namespace
-}  // namespace turnkey::build
+}  // namespace turnkey::transforms

@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "corpus_internal.h"
+#include "corpus/corpus_internal.h"
 #include "turnkey/common/error.h"
-#include "turnkey/engine/corpus.h"
+#include "turnkey/corpus/corpus.h"
 
 namespace turnkey {
 namespace {

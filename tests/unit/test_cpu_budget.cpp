@@ -14,8 +14,8 @@
 
 #include "support/temp_dir.h"
 #include "turnkey/common/files.h"
-#include "turnkey/measure/cpu_budget.h"
-#include "turnkey/measure/speed_probe.h"
+#include "turnkey/machine/cpu_budget.h"
+#include "turnkey/machine/speed_probe.h"
 
 namespace turnkey {
 namespace {

@@ -11,7 +11,7 @@
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
-#include "turnkey/measure/gpu_facts.h"
+#include "turnkey/machine/gpu_facts.h"
 #include "turnkey/runtime/runtime.h"
 
 namespace turnkey {

@@ -16,7 +16,7 @@
 #include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
-#include "turnkey/measure/system_info.h"
+#include "turnkey/machine/system_info.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/runtime/runtime.h"
 

@@ -11,8 +11,8 @@
 #include "support/onnx_factory.h"
 #include "support/onnx_opset_models.h"
 #include "support/temp_dir.h"
-#include "turnkey/build/batch_variant.h"
-#include "turnkey/build/build_stages.h"
+#include "turnkey/transforms/batch_variant.h"
+#include "turnkey/transforms/transforms.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
 
@@ -93,9 +93,9 @@ TEST(NewOpsets, FactsCountFunctionBodiesOncePerCall) {
                "calls itself");
   // The tools that inline functions refuse it before the inliner could recurse without end.
   expect_error(
-      [&] { build::optimize_ort(dir / "cycle.onnx", dir / "o.onnx", build::OrtOptLevel::Basic); },
+      [&] { transforms::optimize_ort(dir / "cycle.onnx", dir / "o.onnx", transforms::OrtOptLevel::Basic); },
       ErrorKind::InvalidInput, "input: inlining model-local functions:");
-  expect_error([&] { build::convert_fp16(dir / "cycle.onnx", dir / "o.onnx"); },
+  expect_error([&] { transforms::convert_fp16(dir / "cycle.onnx", dir / "o.onnx"); },
                ErrorKind::InvalidInput, "input: ONNX checker");
 }
 
@@ -103,12 +103,12 @@ TEST(NewOpsets, CheckOnnxPassesEveryVersionAndFunctions) {
   TempDir dir;
   for (const Version& v : kVersions) {
     test::opset_net(dir / "m.onnx", v.opset, v.ir);
-    const build::CheckVerdict verdict = build::check_onnx(dir / "m.onnx");
+    const transforms::CheckVerdict verdict = transforms::check_onnx(dir / "m.onnx");
     EXPECT_TRUE(verdict.passed) << name_of(v) << ": " << verdict.stage << ": " << verdict.reason;
     EXPECT_NE(verdict.reason.find("strict shape inference"), std::string::npos) << verdict.reason;
   }
   test::local_function_net(dir / "f.onnx", 21, 10);
-  const build::CheckVerdict verdict = build::check_onnx(dir / "f.onnx");
+  const transforms::CheckVerdict verdict = transforms::check_onnx(dir / "f.onnx");
   EXPECT_TRUE(verdict.passed) << verdict.stage << ": " << verdict.reason;
 }
 
@@ -116,13 +116,13 @@ TEST(NewOpsets, OptimizeOrtKeepsOutputs) {
   TempDir dir;
   for (const Version& v : kVersions) {
     test::opset_net(dir / "m.onnx", v.opset, v.ir);
-    const auto r = build::optimize_ort(dir / "m.onnx", dir / "opt.onnx", build::OrtOptLevel::Basic);
+    const auto r = transforms::optimize_ort(dir / "m.onnx", dir / "opt.onnx", transforms::OrtOptLevel::Basic);
     EXPECT_TRUE(r.portable) << name_of(v);
     EXPECT_EQ(run_ort(dir / "opt.onnx").at(0).data, run_ort(dir / "m.onnx").at(0).data);
   }
   // ONNX Runtime inlines the functions; nodes_before counts their bodies as the facts do.
   test::local_function_net(dir / "f.onnx");
-  const auto r = build::optimize_ort(dir / "f.onnx", dir / "f_opt.onnx", build::OrtOptLevel::Basic);
+  const auto r = transforms::optimize_ort(dir / "f.onnx", dir / "f_opt.onnx", transforms::OrtOptLevel::Basic);
   EXPECT_EQ(r.nodes_before, 10);
   EXPECT_TRUE(r.portable);
   EXPECT_EQ(read_model(dir / "f_opt.onnx").functions_size(), 0);
@@ -133,9 +133,9 @@ TEST(NewOpsets, ConvertFp16StaysWithinToleranceOnOpset18To23) {
   TempDir dir;
   for (const Version& v : kVersions) {
     test::opset_net(dir / "m.onnx", v.opset, v.ir);
-    const auto r = build::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
+    const auto r = transforms::convert_fp16(dir / "m.onnx", dir / "fp16.onnx");
     EXPECT_EQ(onnx_model::load_facts(dir / "fp16.onnx").checker_note, "");
-    const build::Comparison c = build::compare_models(dir / "m.onnx", dir / "fp16.onnx");
+    const transforms::Comparison c = transforms::compare_models(dir / "m.onnx", dir / "fp16.onnx");
     EXPECT_TRUE(c.within) << name_of(v) << ": rel " << c.worst_rel_error << " cos "
                           << c.worst_cosine;
     EXPECT_GT(c.outputs.at(0).max_abs_error, 0.0) << "nothing converted?";
@@ -157,7 +157,7 @@ TEST(NewOpsets, ConvertFp16StaysWithinToleranceOnOpset18To23) {
 TEST(NewOpsets, ConvertFp16ConvertsInsideModelLocalFunctions) {
   TempDir dir;
   test::local_function_net(dir / "f.onnx", 21, 10);
-  const auto r = build::convert_fp16(dir / "f.onnx", dir / "fp16.onnx");
+  const auto r = transforms::convert_fp16(dir / "f.onnx", dir / "fp16.onnx");
   EXPECT_EQ(r.local_functions_inlined, 2);
   EXPECT_EQ(r.nodes_before, 10);
   EXPECT_EQ(r.nodes_fp16, 10);
@@ -167,7 +167,7 @@ TEST(NewOpsets, ConvertFp16ConvertsInsideModelLocalFunctions) {
   for (const auto& t : m.graph().initializer()) {
     EXPECT_EQ(t.data_type(), onnx::TensorProto::FLOAT16) << t.name();
   }
-  const build::Comparison c = build::compare_models(dir / "f.onnx", dir / "fp16.onnx");
+  const transforms::Comparison c = transforms::compare_models(dir / "f.onnx", dir / "fp16.onnx");
   EXPECT_TRUE(c.within) << "rel " << c.worst_rel_error << " cos " << c.worst_cosine;
   EXPECT_GT(c.outputs.at(0).max_abs_error, 0.0);
 }
@@ -175,7 +175,7 @@ TEST(NewOpsets, ConvertFp16ConvertsInsideModelLocalFunctions) {
 TEST(NewOpsets, IntermediateOutputsAndBatchVariant) {
   TempDir dir;
   test::opset_net(dir / "m.onnx", 21, 10);
-  build::add_graph_outputs(dir / "m.onnx", dir / "inter.onnx", {"mean", "p"}, {});
+  transforms::add_graph_outputs(dir / "m.onnx", dir / "inter.onnx", {"mean", "p"}, {});
   const ModelFacts f = onnx_model::load_facts(dir / "inter.onnx");
   ASSERT_EQ(f.outputs.size(), 3u);
   EXPECT_EQ(f.outputs[1].name, "mean");
@@ -185,16 +185,16 @@ TEST(NewOpsets, IntermediateOutputsAndBatchVariant) {
 
   // A function call's output is a main-graph value too; its type comes through the body.
   test::local_function_net(dir / "f.onnx", 23, 11);
-  build::add_graph_outputs(dir / "f.onnx", dir / "f_inter.onnx", {"h1"}, {});
+  transforms::add_graph_outputs(dir / "f.onnx", dir / "f_inter.onnx", {"h1"}, {});
   EXPECT_EQ(onnx_model::load_facts(dir / "f_inter.onnx").outputs.at(1).dtype, DType::Float32);
   EXPECT_EQ(run_ort(dir / "f_inter.onnx").at(1).shape, (std::vector<int64_t>{1, 16}));
 
   for (const Version& v : kVersions) {
     test::opset_net(dir / "b.onnx", v.opset, v.ir);
-    build::write_batch_variant(dir / "b.onnx", dir / "b4.onnx", {"x"});
+    transforms::write_batch_variant(dir / "b.onnx", dir / "b4.onnx", {"x"});
     const ModelFacts b = onnx_model::load_facts(dir / "b4.onnx");
     EXPECT_EQ(b.opset, v.opset);
-    EXPECT_EQ(b.inputs.at(0).dims.at(0).param, build::kBatchDimName);
+    EXPECT_EQ(b.inputs.at(0).dims.at(0).param, transforms::kBatchDimName);
     EXPECT_EQ(run_ort(dir / "b4.onnx", {{"x", {4, 4, 8, 8}}}).at(0).shape,
               (std::vector<int64_t>{4, 4}))
         << name_of(v);
@@ -208,14 +208,14 @@ TEST(NewOpsets, AModelTooNewGetsOneLineFromEveryTool) {
   EXPECT_EQ(f.opset, 30);
   EXPECT_NE(f.checker_note.find("model has IR 15 opset 30, libonnx"), std::string::npos)
       << f.checker_note;
-  expect_error([&] { build::convert_fp16(m, dir / "fp16.onnx"); }, ErrorKind::InvalidInput,
+  expect_error([&] { transforms::convert_fp16(m, dir / "fp16.onnx"); }, ErrorKind::InvalidInput,
                "input: model has IR 15 opset 30, libonnx");
   EXPECT_FALSE(fs::exists(dir / "fp16.onnx"));
-  const build::CheckVerdict verdict = build::check_onnx(m);  // ONNX Runtime 1.29 refuses it
+  const transforms::CheckVerdict verdict = transforms::check_onnx(m);  // ONNX Runtime 1.29 refuses it
   EXPECT_FALSE(verdict.passed);
   EXPECT_EQ(verdict.stage, "onnxruntime");
   EXPECT_EQ(verdict.reason.find('\n'), std::string::npos) << verdict.reason;
-  expect_error([&] { build::optimize_ort(m, dir / "opt.onnx", build::OrtOptLevel::Basic); },
+  expect_error([&] { transforms::optimize_ort(m, dir / "opt.onnx", transforms::OrtOptLevel::Basic); },
                ErrorKind::Runtime, "");
 }
 

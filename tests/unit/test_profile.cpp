@@ -1,11 +1,11 @@
 // benchmark --profile's numbers: ONNX Runtime's profile file read per node with the warm-up call
 // left out (runtime/profile.h), and the stats' profile tables made from it
-// (src/engine/benchmark_profile.h): sorted, shares of the node time adding up to at most 1.
+// (src/benchmark/benchmark_profile.h): sorted, shares of the node time adding up to at most 1.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "benchmark_profile.h"
+#include "benchmark/benchmark_profile.h"
 #include "turnkey/common/error.h"
 #include "turnkey/runtime/profile.h"
 

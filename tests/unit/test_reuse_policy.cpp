@@ -1,11 +1,11 @@
-// The reuse policy (src/engine/reuse_policy.h): when a tool's earlier result stands in for
+// The reuse policy (src/pipeline/reuse_policy.h): when a tool's earlier result stands in for
 // running it again, what makes a previous state damaged, and how a missing, truncated or changed
 // artifact sends the build back to the tool that made it.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "reuse_policy.h"
+#include "pipeline/reuse_policy.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/files.h"
 

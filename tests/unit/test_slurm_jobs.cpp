@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "allocation.h"
-#include "slurm_jobs.h"
+#include "turnkey/machine/allocation.h"
+#include "corpus/slurm/slurm_jobs.h"
 
 namespace turnkey::engine_internal {
 namespace {

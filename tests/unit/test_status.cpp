@@ -10,7 +10,8 @@
 #include "support/fake_cache.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
-#include "turnkey/engine/status.h"
+#include "turnkey/catalog/status.h"
+#include "turnkey/catalog/tools.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"
 
@@ -85,27 +86,31 @@ TEST(StatusTable, GroupCountsAddUpToTheNumberOfStatuses) {
 }
 
 TEST(FailureStatus, ComesFromWhereItHappenedNotFromTheWording) {
+  // The tool's row says the status unless the error names its own.
+  auto of = [](const std::string& tool, const std::exception& e) {
+    return status_of_failure(failure_status_of_tool(tool), e);
+  };
   // The wording that used to decide it ("mismatch", "load", "unavailable") no longer does.
-  EXPECT_EQ(status_of_failure("benchmark", Error(ErrorKind::Runtime, "ort: unavailable: x")),
+  EXPECT_EQ(of("benchmark", Error(ErrorKind::Runtime, "ort: unavailable: x")),
             Status::RuntimeLoadFailed);
-  EXPECT_EQ(status_of_failure("benchmark", StatusError(Status::RuntimeRunFailed, ErrorKind::Runtime,
+  EXPECT_EQ(of("benchmark", StatusError(Status::RuntimeRunFailed, ErrorKind::Runtime,
                                                        "session load says mismatch")),
             Status::RuntimeRunFailed);
-  EXPECT_EQ(status_of_failure("benchmark", Error(ErrorKind::NumericMismatch, "outputs differ")),
+  EXPECT_EQ(of("benchmark", Error(ErrorKind::NumericMismatch, "outputs differ")),
             Status::NumericMismatch);
-  EXPECT_EQ(status_of_failure("benchmark", Error(ErrorKind::Runtime, "numeric mismatch")),
+  EXPECT_EQ(of("benchmark", Error(ErrorKind::Runtime, "numeric mismatch")),
             Status::RuntimeLoadFailed);
-  EXPECT_EQ(status_of_failure("check-onnx", Error(ErrorKind::Timeout, "x")), Status::Timeout);
-  EXPECT_EQ(status_of_failure("optimize-ort", std::bad_alloc()), Status::OutOfMemory);
-  EXPECT_EQ(status_of_failure("optimize-ort", Error(ErrorKind::Io, "out of memory")),
+  EXPECT_EQ(of("check-onnx", Error(ErrorKind::Timeout, "x")), Status::Timeout);
+  EXPECT_EQ(of("optimize-ort", std::bad_alloc()), Status::OutOfMemory);
+  EXPECT_EQ(of("optimize-ort", Error(ErrorKind::Io, "out of memory")),
             Status::OptimizationFailed);
-  EXPECT_EQ(status_of_failure("export-pytorch", Error(ErrorKind::Export, "Unsupported: op")),
+  EXPECT_EQ(of("export-pytorch", Error(ErrorKind::Export, "Unsupported: op")),
             Status::ExportFailed);
-  EXPECT_EQ(status_of_failure("convert-fp16", std::runtime_error("x")), Status::Fp16Failed);
-  EXPECT_EQ(status_of_failure("check-onnx", Error(ErrorKind::Io, "x")), Status::CheckFailed);
-  EXPECT_EQ(status_of_failure("load-onnx", Error(ErrorKind::Io, "x")), Status::InvalidInput);
-  EXPECT_EQ(status_of_failure("load-build", Error(ErrorKind::Io, "x")), Status::InvalidInput);
-  EXPECT_EQ(status_of_failure("discover", Error(ErrorKind::Script, "ValueError: bad")),
+  EXPECT_EQ(of("convert-fp16", std::runtime_error("x")), Status::Fp16Failed);
+  EXPECT_EQ(of("check-onnx", Error(ErrorKind::Io, "x")), Status::CheckFailed);
+  EXPECT_EQ(of("load-onnx", Error(ErrorKind::Io, "x")), Status::InvalidInput);
+  EXPECT_EQ(of("load-build", Error(ErrorKind::Io, "x")), Status::InvalidInput);
+  EXPECT_EQ(of("discover", Error(ErrorKind::Script, "ValueError: bad")),
             Status::DiscoveryFailed);
 }
 
@@ -126,7 +131,7 @@ TEST(FailureStatus, PythonSideEndsFromTheProtocolsFieldsNotTheMessage) {
   }
   // A crash carries its signal from where it was seen.
   const StatusError crash(Status::Crashed, Error(ErrorKind::Export, "the Python side ended"), 9);
-  EXPECT_EQ(status_of_failure("export-pytorch", crash), Status::Crashed);
+  EXPECT_EQ(of("export-pytorch", crash), Status::Crashed);
   EXPECT_EQ(signal_of_failure(crash), 9);
   EXPECT_EQ(crash.kind(), ErrorKind::Export);
 }

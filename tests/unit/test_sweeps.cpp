@@ -9,8 +9,8 @@
 #include "ort_run_support.h"
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
-#include "sweep.h"
-#include "turnkey/build/batch_variant.h"
+#include "run/sweep.h"
+#include "turnkey/transforms/batch_variant.h"
 #include "turnkey/common/error.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/onnx/onnx_proto.h"
@@ -81,11 +81,11 @@ TEST(BatchShapes, FixedBatchIsNamedForACopyAndOtherSymbolicDimsBecomeOne) {
 TEST(BatchVariant, AFixedBatchModelRunsAtAnotherBatch) {
   test::TempDir dir{"tk-sweeps"};
   test::small_conv_net(dir / "conv.onnx");  // input [1,3,32,32] -> output [1,10]
-  build::write_batch_variant(dir / "conv.onnx", dir / "conv_b.onnx", {"input"});
+  transforms::write_batch_variant(dir / "conv.onnx", dir / "conv_b.onnx", {"input"});
   const auto facts = onnx_model::load_facts(dir / "conv_b.onnx");  // checker passes
   ASSERT_EQ(facts.inputs.size(), 1u);
-  EXPECT_EQ(facts.inputs[0].dims[0].param, build::kBatchDimName);
-  EXPECT_EQ(facts.outputs[0].dims[0].param, build::kBatchDimName);
+  EXPECT_EQ(facts.inputs[0].dims[0].param, transforms::kBatchDimName);
+  EXPECT_EQ(facts.outputs[0].dims[0].param, transforms::kBatchDimName);
   EXPECT_EQ(facts.inputs[0].dims[1].value, 3);
   const auto out = run_at(dir / "conv_b.onnx", {{"input", {5, 3, 32, 32}}});
   EXPECT_EQ(out.at(0).shape, (std::vector<int64_t>{5, 10}));
@@ -98,19 +98,19 @@ TEST(BatchVariant, ExternalDataComesAlongAndAGraphThatKeepsItsBatchFailsWhenRun)
   test::TempDir dir{"tk-sweeps"};
   test::external_data_linear(dir / "ext.onnx");
   fs::create_directories(dir / "out");
-  build::write_batch_variant(dir / "ext.onnx", dir / "out" / "ext.onnx", {"input"});
+  transforms::write_batch_variant(dir / "ext.onnx", dir / "out" / "ext.onnx", {"input"});
   EXPECT_EQ(run_at(dir / "out" / "ext.onnx", {{"input", {2, 16}}}).at(0).shape,
             (std::vector<int64_t>{2, 4}));
   // tiny_transformer reshapes to constant [1,8,2,16]: the copy loads, its run at 4 fails.
   test::tiny_transformer(dir / "t.onnx");
-  build::write_batch_variant(dir / "t.onnx", dir / "t_b.onnx", {"input_ids", "attention_mask"});
+  transforms::write_batch_variant(dir / "t.onnx", dir / "t_b.onnx", {"input_ids", "attention_mask"});
   EXPECT_THROW(run_at(dir / "t_b.onnx", {{"input_ids", {4, 8}}, {"attention_mask", {4, 8}}}),
                Error);
   EXPECT_NO_THROW(run_at(dir / "t_b.onnx", {{"input_ids", {1, 8}}, {"attention_mask", {1, 8}}}));
   // A name that is no graph input, and a model that is not one, are one line each.
-  EXPECT_THROW(build::write_batch_variant(dir / "t.onnx", dir / "x.onnx", {"nope"}), Error);
+  EXPECT_THROW(transforms::write_batch_variant(dir / "t.onnx", dir / "x.onnx", {"nope"}), Error);
   std::ofstream(dir / "junk.onnx") << "not a model";
-  EXPECT_THROW(build::write_batch_variant(dir / "junk.onnx", dir / "y.onnx", {"input"}), Error);
+  EXPECT_THROW(transforms::write_batch_variant(dir / "junk.onnx", dir / "y.onnx", {"input"}), Error);
 }
 
 TEST(SweepPlan, PointsAndLabels) {

@@ -7,6 +7,7 @@
 // adding a field is one row here plus docs. Immutable after start-up; thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,9 +18,10 @@ namespace turnkey {
 // 4: turnkey_stats.yaml keeps every result (`results`), each with its settings and run history.
 // 5: fields added (model memory, repetitions, machine-speed probe, profile: fields.cpp "since
 //    5"); 6: load time, concurrency (a result setting), sessions, batch_size as a column. Files of
-//    schema 4 and 5 read as before.
+//    schema 4 and 5 read as before. 7: the exporter (a result setting) and its version.
+//    8: flag_codes (the codes of measurement_flags, common/flags.h).
 inline constexpr int kStateSchemaVersion = 6;
-inline constexpr int kStatsSchemaVersion = 7;
+inline constexpr int kStatsSchemaVersion = 8;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)
@@ -56,7 +58,40 @@ struct StatsField {
 // Every field, in report-column order (fields without a column sit next to their relatives).
 const std::vector<StatsField>& field_table();
 const StatsField* find_field(std::string_view key);
-// The Result fields that identify a result: a rerun with the same values replaces it.
+// A Result field that identifies a result: a rerun with the same values of all of them replaces
+// it. The one list of them; result keys (build_records.h), the report's labels and measurement
+// keys, `cache list`, the HTML chart and `compare` derive from it.
+struct ResultSetting {
+  const char* field;  // a Result field of field_table()
+  // Its name in keys ("threads" in "threads=2"); nullptr: the value alone (runtime, device).
+  const char* key_name;
+  // Its name in a result's label (Row::settings); nullptr: not in the label (runtime and device,
+  // shown in columns of their own).
+  const char* label;
+  // A value that means "not set" (concurrency 1: one call at a time); "" and this are left out of
+  // labels, and of keys unless `always_in_key`.
+  const char* unset;
+  // Settings since schema 4 are always in the key ("pin=" when empty), so those keys (and the
+  // samples files named after them) stay as they were; later settings only when set.
+  bool always_in_key;
+  // The label's value from the field's value (nullptr: as it is), e.g. the sequence's tools that
+  // change the model ("optimize-ort+convert-fp16").
+  std::string (*label_value)(const std::string& value) = nullptr;
+  // Recorded per build before it became a result setting: a result that lacks it takes the
+  // build's top-level value (so caches of both versions still compare).
+  bool build_value_before = false;
+};
+
+const std::vector<ResultSetting>& result_setting_table();
+// The `field` of each row of result_setting_table().
 const std::vector<std::string>& result_settings();
+// The value of a setting as keys and labels see it: `value` unless it is `unset`.
+bool setting_is_set(const ResultSetting& setting, const std::string& value);
+// "ort x86 threads=2 pin= shapes=x:1x10 sequence=load-onnx benchmark concurrency=2": a result's
+// key from its settings' values (`value_of(field)`, "" when missing).
+std::string settings_key(const std::function<std::string(const char* field)>& value_of);
+// "threads=2 pin=0-1 seq=optimize-ort+convert-fp16 concurrency=2": the settings that tell one
+// result of a build and runtime from another, those set only.
+std::string settings_label(const std::function<std::string(const char* field)>& value_of);
 
 }  // namespace turnkey

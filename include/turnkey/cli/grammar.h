@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "turnkey/common/error.h"
-#include "turnkey/engine/engine.h"
+#include "turnkey/catalog/request.h"
 
 namespace turnkey {
 

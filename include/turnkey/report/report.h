@@ -18,8 +18,9 @@ namespace turnkey::report {
 // 2: columns after duplicate_of; 3: correctness; 4: one row per result (threads, pinned_cpus,
 // runs, median_history_ms, and the result's own input_shapes and sequence); 5: model memory,
 // repetitions, the machine-speed probe and CPU throttling (issue 18); profile_top_ops and each
-// row's profile (benchmark --profile); 6: load_s, concurrency, sessions, batch_size (issue 20).
-inline constexpr int kSchemaVersion = 7;
+// row's profile (benchmark --profile); 6: load_s, concurrency, sessions, batch_size (issue 20);
+// 7: the exporter columns; 8: flag_codes.
+inline constexpr int kSchemaVersion = 8;
 
 enum class CellType { Text, Integer, Number };
 

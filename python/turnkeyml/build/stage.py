@@ -26,12 +26,12 @@ STAGE_ALIASES = {
     "set_success": None,
 }
 
-# turnkey's build tools a sequence may name (the tool table, src/engine/tools.cpp); a first tool
+# turnkey's build tools a sequence may name (the tool table, src/catalog/tools.cpp); a first tool
 # may only start it (turnkey picks it from the input anyway).
 BUILD_TOOLS = ("export-pytorch", "optimize-ort", "convert-fp16", "check-onnx", "benchmark")
 FIRST_TOOLS = ("discover", "load-onnx")
 
-# The tool that runs custom stages (src/engine/python_stage.cpp).
+# The tool that runs custom stages (src/stages/python_stage.cpp).
 PYTHON_STAGE_TOOL = "python-stage"
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -110,7 +110,7 @@ def _zero(g, self):
 
 
 # name, op, first opset the fix is for, the symbolic, needs: module that must be imported.
-# Adding or changing a fix: bump kExporterFixesRevision in src/engine/stages.cpp (cache keys).
+# Adding or changing a fix: bump kExporterFixesRevision in src/stages/stages.cpp (cache keys).
 _FIXES = (
     ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision"),
     ("aten_zero", "aten::zero", 9, _zero, None),

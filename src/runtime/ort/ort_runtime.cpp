@@ -10,8 +10,8 @@
 #include "ort_values.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
-#include "turnkey/measure/cpu_budget.h"
-#include "turnkey/measure/system_info.h"
+#include "turnkey/machine/cpu_budget.h"
+#include "turnkey/machine/system_info.h"
 
 namespace turnkey {
 

@@ -13,7 +13,7 @@
 #include <set>
 
 #include "turnkey/common/error.h"
-#include "turnkey/plugin/plugin_host.h"
+#include "turnkey/runtime/plugin_host.h"
 #include "turnkey/plugin/turnkey_plugin.h"
 
 namespace turnkey {

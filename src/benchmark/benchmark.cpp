@@ -1,0 +1,155 @@
+// The benchmark tool: loads the model on the chosen runtime, times it with the measurement loop
+// (src/measure/), judges its outputs and records the result. Option checks, the judgement and
+// the recording live in benchmark_options.cpp, benchmark_judge.cpp and benchmark_record.cpp.
+#include "benchmark/benchmark.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "benchmark/benchmark_profile.h"
+#include "turnkey/common/error.h"
+#include "turnkey/catalog/status.h"
+
+namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The live model's inputs and outputs saved as the correctness reference (once per build).
+void save_reference(Build& build, const std::string& runtime_name) {
+  if (!build.session || !build.model) {
+    throw Error(ErrorKind::InvalidInput,
+                fmt::format("{} needs a PyTorch model from a script (this input is not one)",
+                            runtime_name));
+  }
+  if (!build.output_pbs.empty()) return;
+  const fs::path io_dir = build.dir->path() / "io";
+  fs::create_directories(io_dir);
+  Outbox outbox = build.session->outbox();
+  json reply = build.session->request({{"type", "reference"},
+                                       {"id", build.model->id},
+                                       {"io_dir", outbox.folder(io_dir).string()}},
+                                      "reference_saved", ErrorKind::Runtime);
+  if (!reply.value("ok", false)) {
+    throw Error(ErrorKind::Runtime, "running the PyTorch model for reference outputs: " +
+                                        reply.value("error", std::string("?")));
+  }
+  for (const std::string& p : reply_strings(reply, "inputs", ErrorKind::Runtime)) {
+    outbox.take(p, ErrorKind::Runtime);
+  }
+  for (const std::string& p : reply_strings(reply, "outputs", ErrorKind::Runtime)) {
+    build.output_pbs.push_back(outbox.take(p, ErrorKind::Runtime));
+  }
+}
+
+// The batch is the first dim of the first input when that input has a batch dim at all
+// (rank >= 2); a vector input of shape (10,) is one sample of 10 features.
+int64_t batch_of(const Build& build) {
+  std::vector<int64_t> first_shape;
+  if (!build.inputs.empty()) {
+    first_shape = build.inputs.front().shape;
+  } else if (build.model && !build.model->inputs.empty()) {
+    const json& in = build.model->inputs.front();
+    if (in.contains("shape") && in["shape"].is_array()) {
+      for (const auto& d : in["shape"]) first_shape.push_back(d.get<int64_t>());
+    }
+  }
+  return first_shape.size() >= 2 && first_shape.front() > 0 ? first_shape.front() : 1;
+}
+
+// The build log's account of the measurement: setup, loop, memory, probes, verdict, flags.
+std::string measurement_log(const Build& build, const BenchmarkSetup& setup, const Measurement& m,
+                            bool live, const std::string& correctness) {
+  const LoopResult& loop = m.loop;
+  const LatencyStats& st = m.stats;
+  const RuntimeOptions& ro = setup.ro;
+  std::string log = fmt::format(
+      "model {}\nruntime {} {} on {} ({} threads{})\ninputs: {}\nload {} s\ncold {} ms, warm-up {} "
+      "iterations in {} rounds ({}), {} timed iterations, stop: {}\nmedian {} ms, mean {} ms, "
+      "harness overhead {} ms\nmodel memory: load {} B, run {} B (process peak {} B, {} B "
+      "before loading)\nspeed probe: {} ms (machine's best {} ms)\ncorrectness: {}\n",
+      build.stats.text("benchmarked_model", "?"), setup.runtime->display_name(),
+      setup.runtime_version, cpu_facts().model, setup.threads,
+      ro.cpus.empty() ? "" : fmt::format(", pinned to {}", fmt::join(ro.cpus, ",")),
+      build.stats.text("input_source", live ? "captured from the script" : "?"), m.load_s,
+      loop.cold_ms, loop.warmup_iterations, loop.warmup_rounds,
+      loop.warmup_steady ? "steady" : "not steady", st.iterations, loop.stop_reason, st.median_ms,
+      st.mean_ms, loop.overhead_median_ms, m.model_memory_load_bytes, m.model_memory_run_bytes,
+      std::max(loop.peak_rss_load_bytes, loop.peak_rss_run_bytes), loop.rss_before_load_bytes,
+      fmt::join(speed_probes_of(m), " "), m.probe_best_ms, correctness);
+  for (const Repetition& rep : m.repetitions) {
+    if (m.concurrency < 2) break;
+    log += fmt::format(
+        "{} requests in flight, {} session(s), {} threads each: {} calls completed in the {} s "
+        "window (per caller: {}), {:.1f} calls/s\n",
+        m.concurrency, rep.requests.sessions, setup.threads, rep.requests.run.completed,
+        rep.loop.timed_s, fmt::join(rep.requests.run.completed_per_caller, " "),
+        rep.requests.run.calls_per_s);
+  }
+  for (const auto& [key, value] : m.session_stats.items()) log += key + ": " + value.dump() + "\n";
+  for (const Flag& f : m.flags) log += "warning: " + f.text + "\n";
+  return log;
+}
+
+}  // namespace
+
+void tool_benchmark(Build& build, const json& opts, std::string& log) {
+  // Recorded first, so a failed benchmark still says what it tried.
+  build.stats.set("runtime", opts.value("runtime", "ort"));
+  build.stats.set("device", opts.value("device", "x86"));
+  build.stats.set("sequence", sequence_text(build.state));
+  const BenchmarkSetup setup = resolve_benchmark(build, opts, log);
+  const std::string& runtime_name = setup.runtime_name;
+
+  // Inputs, and the outputs the runtime's are compared with (PyTorch's, or --input-data's).
+  const bool live = setup.runtime->needs_live_model();
+  build.input_data = opts.value("input_data", std::string());
+  if (live) {
+    save_reference(build, runtime_name);
+  } else {
+    if (build.onnx_path.empty()) {
+      throw Error(ErrorKind::InvalidInput,
+                  fmt::format("{} runs ONNX models: put export-pytorch before benchmark (or use a "
+                              "torch runtime)",
+                              runtime_name));
+    }
+    prepare_inputs(build);
+  }
+  record_settings(build, setup);
+
+  Measurement m = measure(build, setup, live);
+  m.batch = batch_of(build);
+  // Requests in flight: sustained, what the timed windows completed (docs/measurement.md).
+  const LatencyStats& st = m.stats;
+  m.throughput_ips = m.concurrency > 1 ? m.calls_per_s * static_cast<double>(m.batch)
+                     : st.mean_ms > 0  ? static_cast<double>(m.batch) * 1000.0 / st.mean_ms
+                                       : 0;
+  m.overhead_fraction = st.median_ms > 0 ? m.loop.overhead_median_ms / st.median_ms : 0;
+  m.flags = trust_flags(m);
+  record_measurement(build, setup, m);
+  if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
+
+  // Correctness against the PyTorch outputs saved at export.
+  const Judgement judged = judge_outputs(build, m.outputs, setup);
+  log += measurement_log(build, setup, m, live, judged.line);
+
+  // Data first (the verdict's line and the flags); the block renders it.
+  build.findings = {judged.line, m.flags};
+  ModelBlock& b = build.block;
+  b.status = fmt::format("Successfully benchmarked on {} ({} v{})",
+                         build.stats.text("device_name", cpu_facts().model), runtime_name,
+                         setup.runtime_version);
+  b.status_detail = result_block_lines(build.stats.fields(), judged.line, m.flags);
+  if (judged.mismatch) {
+    throw Error(
+        ErrorKind::NumericMismatch,
+        fmt::format("{} outputs differ from {}: {}", runtime_name,
+                    build.input_data.empty() ? "PyTorch's" : "--input-data's", judged.line));
+  }
+}
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,310 @@
+// The correctness judgement: a runtime's outputs against the PyTorch outputs saved at export or
+// the expected outputs of --input-data, with the verdict decided in one place
+// (docs/measurement.md). PyTorch outputs that carry no signal (empty, all zero, constant) prove
+// nothing when they match: the verdict then rests on an intermediate tensor the export captured,
+// or is inconclusive. A model that draws random numbers is inconclusive whatever its outputs; a
+// mismatch the runtime's own project lists as its deviation is named so, latency kept.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "benchmark/benchmark.h"
+#include "benchmark/runtime_deviations.h"
+#include "turnkey/common/error.h"
+#include "turnkey/onnx/model_facts.h"
+#include "turnkey/onnx/nondeterminism.h"
+
+namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<HostTensor> read_outputs(const std::vector<fs::path>& files) {
+  std::vector<HostTensor> out;
+  for (const fs::path& f : files) out.push_back(onnx_model::read_tensor_pb(f));
+  return out;
+}
+
+std::string errors_text(const transforms::Comparison& c, const transforms::Tolerance& tol) {
+  double worst_abs = 0;
+  for (const auto& d : c.outputs) worst_abs = std::max(worst_abs, d.max_abs_error);
+  return fmt::format(
+      "max abs error {:.3g}, max rel error {:.3g}, cosine {:.6f} (tolerance {:g} / {:g})",
+      worst_abs, c.worst_rel_error, c.worst_cosine, tol.max_rel_error, tol.min_cosine);
+}
+
+// The intermediate tensors of the export, run by the benchmark's own runtime on a copy of the
+// graph that also outputs them (kept as check/<build>-intermediates.onnx), against PyTorch's.
+struct IntermediateCheck {
+  bool made = false;
+  std::string why_not;  // when !made
+  transforms::Comparison comparison;
+  std::string what;  // "the input of 'heads.head' (ONNX value '/Gather_output_0')"
+  json record = json::array();
+};
+
+IntermediateCheck check_intermediates(Build& build, const BenchmarkSetup& setup,
+                                      size_t output_count) {
+  IntermediateCheck check;
+  if (!build.input_data.empty()) {
+    check.why_not = "the export's intermediate tensors are PyTorch's for the captured inputs, "
+                    "not for --input-data";
+    return check;
+  }
+  if (setup.runtime->needs_live_model() || build.onnx_path.empty()) {
+    check.why_not = setup.runtime_name +
+                    " runs the PyTorch model, whose intermediate tensors "
+                    "turnkey does not read";
+    return check;
+  }
+  if (build.intermediates.empty()) {
+    check.why_not = "the export found no intermediate tensor with signal";
+    return check;
+  }
+  try {
+    std::vector<std::string> names;
+    std::vector<DType> types;
+    std::vector<HostTensor> reference;
+    std::vector<std::string> described;
+    for (const IntermediateTensor& i : build.intermediates) {
+      reference.push_back(onnx_model::read_tensor_pb(i.pb));
+      names.push_back(i.tensor);
+      types.push_back(reference.back().dtype);
+      described.push_back(fmt::format("the input of '{}' (ONNX value '{}')", i.module, i.tensor));
+    }
+    const fs::path dir = build.dir->path() / "check";
+    fs::create_directories(dir);
+    const fs::path check_model = dir / (build.build_name + "-intermediates.onnx");
+    transforms::add_graph_outputs(build.onnx_path, check_model, names, types);
+    std::unique_ptr<Session> session = setup.runtime->load(check_model, build.inputs, setup.ro);
+    session->run();
+    std::vector<HostTensor> all = session->outputs();
+    if (all.size() != output_count + names.size()) {
+      check.why_not = fmt::format("{} returned {} outputs of the check model, expected {}",
+                                  setup.runtime_name, all.size(), output_count + names.size());
+      return check;
+    }
+    std::vector<HostTensor> got(all.begin() + static_cast<std::ptrdiff_t>(output_count), all.end());
+    check.comparison = transforms::compare_outputs(reference, got, setup.tolerance);
+    for (size_t k = 0; k < names.size(); ++k) {
+      const transforms::OutputDiff& d = check.comparison.outputs[k];
+      check.record.push_back({{"module", build.intermediates[k].module},
+                              {"tensor", names[k]},
+                              {"max_abs_error", d.max_abs_error},
+                              {"max_rel_error", d.rel_error},
+                              {"cosine", d.cosine},
+                              {"within", d.within}});
+    }
+    check.what = fmt::format("{}", fmt::join(described, ", "));
+    check.made = true;
+  } catch (const Error& e) {
+    check.why_not = fmt::format("the intermediate check failed: {}", e.what());
+  }
+  return check;
+}
+
+// The operators of the benchmarked ONNX model that draw random numbers ("" when none, or no ONNX
+// model), joined for the verdict line.
+std::string random_operators(const Build& build) {
+  if (!build.facts || build.onnx_path.empty()) return "";
+  try {
+    return fmt::format(
+        "{}", fmt::join(onnx_model::nondeterministic_operators(*build.facts, build.inputs), ", "));
+  } catch (const Error&) {
+    return "";  // the file was read before: a failure now changes no verdict
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// What comparing the runtime's outputs with the reference found, before it is worded.
+struct Compared {
+  bool data = false;  // the reference is --input-data's expected outputs
+  transforms::Comparison c;
+  std::string compare_error;
+  std::vector<HostTensor> reference;
+  json per_output = json::array();
+  double worst_abs = 0;
+  std::string int_mismatches;  // "; 'y': 3 elements differ", shape notes
+  bool within = false;
+  std::string ties, random_ops, no_signal;
+  const RuntimeDeviation* deviation = nullptr;
+  IntermediateCheck mid;
+  bool mid_within = false;
+};
+
+void describe_outputs(Compared& r) {
+  for (const auto& d : r.c.outputs) {
+    r.per_output.push_back({{"name", d.name},
+                            {"max_abs_error", d.max_abs_error},
+                            {"max_rel_error", d.rel_error},
+                            {"cosine", d.cosine},
+                            {"within", d.within}});
+    json& o = r.per_output.back();
+    if (d.mismatches > 0) o["mismatched_elements"] = d.mismatches;
+    if (d.reordered_rows > 0) o["reordered_rows"] = d.reordered_rows;
+    if (d.substituted_rows > 0) o["substituted_rows"] = d.substituted_rows;
+    if (!d.shape_note.empty()) o["shape_note"] = d.shape_note;
+    r.worst_abs = std::max(r.worst_abs, d.max_abs_error);
+    if (!d.within && d.mismatches > 0) {
+      r.int_mismatches += fmt::format("; '{}': {} elements differ", d.name, d.mismatches);
+    }
+    if (!d.shape_note.empty()) r.int_mismatches += "; " + d.shape_note;
+  }
+}
+
+Compared compare_with_reference(Build& build, const std::vector<HostTensor>& outputs,
+                                const BenchmarkSetup& setup) {
+  Compared r;
+  r.data = !build.input_data.empty();
+  try {
+    r.reference = r.data ? build.expected_outputs : read_outputs(build.output_pbs);
+    r.c = transforms::compare_outputs(r.reference, outputs, setup.tolerance);
+  } catch (const Error& err) {
+    r.compare_error = err.what();
+  }
+  describe_outputs(r);
+  r.within = r.compare_error.empty() && r.c.within;
+  r.ties = transforms::describe_ties(r.c);
+  // Random draws match no reference, and a match of them would be luck.
+  r.random_ops = random_operators(build);
+  // A mismatch the runtime's own project documents as its deviation from the reference.
+  if (!r.within && r.compare_error.empty() && r.random_ops.empty()) {
+    r.deviation = find_deviation(
+        setup.runtime_name, build.source_input.empty() ? build.onnx_path : build.source_input,
+        build.facts ? build.facts->op_histogram : std::map<std::string, int64_t>{});
+  }
+  // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
+  // expected outputs the user supplied are data, whatever their values.
+  if (r.within && !r.data && r.random_ops.empty()) {
+    r.no_signal = transforms::no_signal_reason(r.reference);
+  }
+  if (!r.no_signal.empty()) r.mid = check_intermediates(build, setup, r.reference.size());
+  r.mid_within = r.mid.made && r.mid.comparison.within && !r.mid.comparison.inconclusive;
+  return r;
+}
+
+const char* verdict_of(const Compared& r) {
+  if (!r.random_ops.empty()) return "inconclusive";
+  if (r.deviation) return "known_deviation";
+  if (!r.within) return "outside_tolerance";
+  if (!r.no_signal.empty()) {
+    return r.mid_within ? "within_tolerance_on_intermediates" : "inconclusive";
+  }
+  if (r.c.inconclusive) return "inconclusive";
+  return r.ties.empty() ? "within_tolerance" : "within_tolerance_up_to_ties";
+}
+
+json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
+  json correctness = {
+      {"reference",
+       r.data ? "the expected outputs of --input-data" : "PyTorch outputs saved at export"},
+      {"tolerance_max_rel_error", tol.max_rel_error},
+      {"tolerance_min_cosine", tol.min_cosine},
+      {"outputs", r.per_output},
+      {"within", r.within && r.random_ops.empty() && (r.no_signal.empty() || r.mid_within)},
+      {"signal", r.no_signal.empty()},
+      {"compared", r.no_signal.empty() ? "outputs"
+                   : r.mid.made        ? "intermediate tensors"
+                                       : "nothing with signal"},
+      {"verdict", verdict_of(r)}};
+  if (!r.compare_error.empty()) correctness["error"] = r.compare_error;
+  if (!r.random_ops.empty()) correctness["nondeterministic_operators"] = r.random_ops;
+  if (r.deviation) {
+    correctness["known_deviation"] = {{"of", r.deviation->whose},
+                                      {"test", r.deviation->test},
+                                      {"operator", r.deviation->op},
+                                      {"reason", r.deviation->reason},
+                                      {"source", r.deviation->source}};
+  }
+  if (!r.ties.empty()) correctness["ties"] = r.ties;
+  if (!r.no_signal.empty()) {
+    correctness["no_signal"] = r.no_signal;
+    if (r.mid.made) correctness["intermediates"] = r.mid.record;
+    if (!r.mid.made) correctness["intermediates_not_checked"] = r.mid.why_not;
+  }
+  return correctness;
+}
+
+// The verdict's line: its word first (the README and docs/measurement.md name it), then the
+// numbers. Latency is kept for every verdict but a mismatch.
+Judgement worded(const Compared& r, const transforms::Tolerance& tol) {
+  const std::string errors = errors_text(r.c, tol) + r.int_mismatches;
+  if (!r.random_ops.empty()) {
+    return {fmt::format("inconclusive: nondeterministic operator {} (its outputs are random "
+                        "draws); {}",
+                        r.random_ops, r.compare_error.empty() ? errors : r.compare_error),
+            false};
+  }
+  if (!r.compare_error.empty()) return {r.compare_error, true};
+  if (r.deviation) {
+    const RuntimeDeviation& d = *r.deviation;
+    return {fmt::format("outside tolerance, a known deviation of {} ({} of {}: \"{}\", in {}): {}",
+                        d.whose, d.op, d.test, d.reason, d.source, errors),
+            false};
+  }
+  if (!r.no_signal.empty()) {
+    // Latency kept either way: the runtime ran; only the check could not tell.
+    if (r.mid_within) {
+      return {fmt::format("within tolerance on intermediate tensors (the outputs carry no signal: "
+                          "{}): {}: {}",
+                          r.no_signal, r.mid.what, errors_text(r.mid.comparison, tol)),
+              false};
+    }
+    if (r.mid.made) {
+      return {fmt::format("inconclusive: outputs carry no signal ({}); {} differs from PyTorch's "
+                          "({}), which upstream ties or data-dependent ops can explain",
+                          r.no_signal, r.mid.what, errors_text(r.mid.comparison, tol)),
+              false};
+    }
+    return {fmt::format("inconclusive: outputs carry no signal ({}); {}", r.no_signal,
+                        r.mid.why_not),
+            false};
+  }
+  if (r.c.inconclusive) {
+    // Which of several tied rows a runtime keeps is its own choice; a wrong output that kept
+    // the scores right would look the same, so this is neither a pass nor a mismatch.
+    return {fmt::format("inconclusive: {} (a runtime may keep any of tied rows); {}: {}", r.ties,
+                        r.c.substituted_rows == r.c.ordered_rows ? "the other outputs" : "the rest",
+                        errors),
+            false};
+  }
+  if (!r.within) return {"outside tolerance: " + errors, true};
+  const std::string against = r.data ? " (against --input-data's outputs)" : "";
+  return {r.ties.empty() ? "within tolerance: " + errors + against
+                         : "within tolerance up to ties: " + errors + "; " + r.ties + against,
+          false};
+}
+
+}  // namespace
+
+Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
+                        const BenchmarkSetup& setup) {
+  BuildStats& s = build.stats;
+  // --input-data: its expected outputs, when it has them, are the reference (docs/measurement.md).
+  const bool data = !build.input_data.empty();
+  if (data && build.expected_outputs.empty()) {
+    s.set("correctness", {{"reference", "none (--input-data has no expected outputs)"},
+                          {"verdict", "not_checked"}});
+    return {"not checked (--input-data has no expected outputs)", false};
+  }
+  if (!data && build.output_pbs.empty()) {
+    s.set("correctness",
+          {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
+    return {"not checked (no PyTorch outputs saved for this model)", false};
+  }
+  const Compared r = compare_with_reference(build, outputs, setup);
+  s.set("correctness", correctness_record(r, setup.tolerance));
+  s.set("max_abs_error", r.worst_abs);
+  s.set("max_rel_error", r.c.worst_rel_error);
+  s.set("min_cosine", r.c.worst_cosine);
+  return worded(r, setup.tolerance);
+}
+
+}  // namespace turnkey::engine_internal

@@ -1,0 +1,30 @@
+// Internal to the pipeline: how it runs each sequence tool of the catalog (tools.h). One row per
+// tool: its body, what its output depends on beyond turnkey and its options (the versions in its
+// cache key), and its options with values from the environment made explicit. The test
+// `ToolImpls.OneRowPerSequenceTool` checks the rows against the catalog. Immutable; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stages/build.h"
+
+namespace turnkey::engine_internal {
+
+struct ToolImpl {
+  const char* name;  // the catalog's tool name
+  // Does the tool's work on `build`, appending what it did to `log`; throws Error on failure.
+  void (*body)(Build& build, const nlohmann::json& options, std::string& log);
+  // Versions its output depends on; nullptr: none (a tool whose output is never reused).
+  std::string (*versions)(const Build& build, const nlohmann::json& options) = nullptr;
+  // Its options resolved for the cache key; nullptr: as given.
+  nlohmann::json (*resolve)(nlohmann::json options, const Build& build) = nullptr;
+};
+
+const std::vector<ToolImpl>& tool_impls();
+// The row of a sequence tool. Throws Error(Internal) for a tool without one.
+const ToolImpl& tool_impl(const std::string& name);
+
+}  // namespace turnkey::engine_internal
