@@ -15,4 +15,5 @@ trap 'rm -rf "$work"' EXIT
 export TMPDIR="$work"
 mkdir "$work/new"
 "$program" -seed=1 -runs="$runs" -timeout=20 -rss_limit_mb=2048 \
-  -max_len=65536 -print_final_stats=1 -artifact_prefix="$PWD/" "$work/new" "$@"
+  -max_len=65536 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
+  -artifact_prefix="$PWD/" "$work/new" "$@"
