@@ -69,10 +69,10 @@ std::string repetitions_text(const json& s) {
 // (torch's name of a GPU whose driver files a container hides), else the device's CLI name.
 std::string device_name_of(const Device* device, const json& session_stats) {
   std::string name = device ? device->model() : cpu_facts().model;
-  if (name.empty()) {
-    name = session_stats.value("device_environment", json::object())
-               .value("torch_gpu_name", std::string());
-  }
+  // The session's stats come from the Python side: any plain value (protocol_schema.h).
+  const json env = session_stats.value("device_environment", json::object());
+  const json gpu = env.is_object() ? env.value("torch_gpu_name", json()) : json();
+  if (name.empty() && gpu.is_string()) name = gpu.get<std::string>();
   return name.empty() && device ? device->name : name;
 }
 
@@ -220,7 +220,9 @@ void record_measurement(Build& build, const BenchmarkSetup& setup, const Measure
   s.set("runtime_version", setup.runtime_version);
   // A runtime's own facts (torch.compile's) are kept where the field table names them.
   for (const auto& [key, value] : m.session_stats.items()) {
-    if (find_field(key)) s.set(key, value);
+    if (const StatsField* field = find_field(key); field && fits_field(*field, value)) {
+      s.set(key, value);
+    }
   }
   record_latency(s, setup, m);
   record_repetitions(build, s, m);

@@ -84,7 +84,7 @@ json from_node(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Map: {
       json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = from_node(kv.second);
+      for (const auto& kv : n) o[valid_utf8(kv.first.as<std::string>())] = from_node(kv.second);
       return o;
     }
     case YAML::NodeType::Sequence: {
@@ -93,7 +93,8 @@ json from_node(const YAML::Node& n) {
       return a;
     }
     case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
+      // A file another process (or node, or version) wrote may hold any bytes; JSON holds UTF-8.
+      const std::string s = valid_utf8(n.Scalar());
       if (n.Tag() == "!") return s;  // double-quoted: a string
       int64_t i;
       double d;

@@ -168,6 +168,9 @@ NpyType dtype_of(const std::string& descr) {
   if ((kind[0] == 'U' || kind[0] == 'S') && kind.size() > 1 &&
       kind.find_first_not_of("0123456789", 1) == std::string::npos && kind.size() < 10) {
     const size_t width = std::stoul(kind.substr(1));
+    // NumPy gives no array a zero width ('<U0' becomes '<U1'): such cells hold no bytes, so their
+    // count would be bounded by nothing but the shape (a hang and an exhausted memory).
+    if (width == 0) bad(fmt::format("dtype '{}' has no width", descr));
     return {DType::String, order == '>', width * (kind[0] == 'U' ? 4 : 1), kind[0]};
   }
   static const std::pair<const char*, const char*> kNamed[] = {

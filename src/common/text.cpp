@@ -12,7 +12,62 @@ std::string one_line(std::string_view text, size_t max_chars) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return "";
   const std::string line = first_line(text);  // the one first-line rule (error.h)
   if (line.size() <= max_chars) return line;
-  return line.substr(0, max_chars) + "...";
+  return line.substr(0, utf8_prefix_bytes(line, max_chars)) + "...";
+}
+
+namespace {
+
+// Bytes of the well-formed UTF-8 sequence at text[at], or 0 when none starts there.
+size_t utf8_sequence_bytes(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[at + i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    n = 2;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    n = 3;
+    if (b0 == 0xe0) lo = 0xa0;  // overlong
+    if (b0 == 0xed) hi = 0x9f;  // surrogates
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    n = 4;
+    if (b0 == 0xf0) lo = 0x90;  // overlong
+    if (b0 == 0xf4) hi = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() - at < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    const size_t n = utf8_sequence_bytes(text, at);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++at;
+    } else {
+      out.append(text.substr(at, n));
+      at += n;
+    }
+  }
+  return out;
+}
+
+size_t utf8_prefix_bytes(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text.size();
+  size_t cut = max_bytes;
+  // Back off over continuation bytes to the start of the sequence the cut falls in.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return cut;
 }
 
 std::string trim(std::string_view text, std::string_view chars) {

@@ -18,6 +18,7 @@
 #include "turnkey/common/error.h"
 #include "turnkey/common/process.h"
 #include "turnkey/discovery/interpreter.h"
+#include "turnkey/discovery/protocol_schema.h"
 
 namespace turnkey {
 
@@ -207,24 +208,26 @@ ScriptSession::~ScriptSession() {
 
 std::optional<json> ScriptSession::read_event() {
   for (;;) {
-    size_t nl = buffer_.find('\n');
+    const size_t nl = buffer_.find('\n', scanned_);
     if (nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
+      scanned_ = 0;
       if (line.empty()) continue;
-      json message;
+      json message = json::parse(line, nullptr, false);
+      if (message.is_discarded()) {
+        broke_protocol(fmt::format("sent a line that is not JSON: {}", protocol::excerpt(line)));
+      }
       try {
-        message = json::parse(line);
-      } catch (const json::exception&) {
-        throw Error(ErrorKind::Internal,
-                    fmt::format("Python side sent a malformed message: {}", line.substr(0, 200)));
+        return protocol::validate(message);
+      } catch (const protocol::ProtocolError& e) {
+        broke_protocol(e);
       }
-      if (!message.is_object() || message.value("v", -1) != kProtocolVersion) {
-        throw Error(ErrorKind::Internal,
-                    fmt::format("protocol version mismatch: core speaks {}, Python side sent {}",
-                                kProtocolVersion, line.substr(0, 200)));
-      }
-      return message;
+    }
+    // A line over the limit is refused once that many bytes came, never buffered whole.
+    scanned_ = buffer_.size();
+    if (buffer_.size() > protocol::kMaxLineBytes) {
+      broke_protocol(fmt::format("sent a line longer than {} MiB", protocol::kMaxLineBytes >> 20));
     }
     char buf[65536];
     ssize_t n = ::read(event_fd_, buf, sizeof buf);
@@ -232,6 +235,26 @@ std::optional<json> ScriptSession::read_event() {
     if (n <= 0) return std::nullopt;
     buffer_.append(buf, static_cast<size_t>(n));
   }
+}
+
+void ScriptSession::broke_protocol(const std::string& reason) {
+  broke_protocol(protocol::ProtocolError(reason));
+}
+
+void ScriptSession::broke_protocol(const protocol::ProtocolError& error) {
+  // Nothing more it sends is read: the process we started is killed (its sandbox with it), the
+  // pipes closed; the input fails with this one line and the run goes on.
+  broken_ = error.what();
+  if (!attached_ && pid_ > 0 && !reaped_) ::kill(pid_, SIGKILL);
+  for (int* fd : {&command_fd_, &event_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+  reap();
+  closed_ = true;
+  buffer_.clear();
+  scanned_ = 0;
+  throw error;
 }
 
 void ScriptSession::send(const json& command) {
@@ -253,72 +276,8 @@ DiscoveryResult ScriptSession::discover() {
   std::map<int, size_t> index;
   try {
     while (auto event = read_event()) {
-      const json& e = *event;
-      std::string type = e.value("type", "");
-      if (type == "hello") {
-        auto str = [&](const char* k) { return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : std::string(); };
-        result.python_version = str("python");
-        result.torch_version = str("torch");
-        result.onnx_version = str("onnx");
-        result.onnxscript_version = str("onnxscript");
-        torch_version_ = result.torch_version;
-        python_pid_ = e.value("pid", -1);
-        // The sandbox has a process-id namespace of its own: the pid the Python side knows is
-        // not ours; the process is found below the one we started.
-        if (staging_ && python_pid_ > 0) {
-          python_pid_ = find_namespaced_descendant(pid_, python_pid_);
-        }
-      } else if (type == "model") {
-        DiscoveredModel m;
-        m.id = e.value("id", -1);
-        if (e.contains("parent_id") && e["parent_id"].is_number_integer()) {
-          m.parent_id = e["parent_id"].get<int>();
-        }
-        m.depth = e.value("depth", 0);
-        m.name = e.value("name", "");
-        m.class_name = e.value("class_name", "");
-        m.class_path = e.value("class_path", "");
-        m.model_type = e.value("model_type", "Pytorch (torch.nn.Module)");
-        m.file = e.value("file", "");
-        m.line = e.value("line", 0);
-        m.parameters = e.value("parameters", int64_t{0});
-        m.parameter_bytes = e.value("parameter_bytes", int64_t{0});
-        if (e.contains("inputs")) m.inputs = e["inputs"];
-        m.signature_index = e.value("signature_index", 0);
-        m.hash = e.value("hash", "");
-        m.module_id = e.value("module_id", -1);
-        m.framework_versions = e.value("framework_versions", "");
-        m.executed = 1;
-        index[m.id] = result.models.size();
-        result.models.push_back(std::move(m));
-      } else if (type == "script_end") {
-        result.script_status = e.value("status", "exception");
-        result.exit_code = e.value("exit_code", 0);
-        if (e.contains("error") && e["error"].is_string()) result.error = e["error"];
-        if (e.contains("error_type") && e["error_type"].is_string())
-          result.error_type = e["error_type"];
-        if (e.contains("error_status") && e["error_status"].is_string())
-          result.error_status = e["error_status"];
-        if (e.contains("traceback") && e["traceback"].is_string()) result.traceback = e["traceback"];
-      } else if (type == "counts") {
-        auto each = [&](const char* key, auto apply) {
-          if (!e.contains(key) || !e[key].is_object()) return;
-          for (auto it = e[key].begin(); it != e[key].end(); ++it) {
-            auto found = index.find(std::atoi(it.key().c_str()));
-            if (found != index.end() && it.value().is_number()) {
-              apply(result.models[found->second], it.value());
-            }
-          }
-        };
-        each("counts", [](DiscoveredModel& m, const json& v) { m.executed = v.get<int64_t>(); });
-        each("first_call_s",
-             [](DiscoveredModel& m, const json& v) { m.first_call_s = v.get<double>(); });
-      } else if (type == "warning") {
-        result.warnings.push_back(e.value("message", std::string("discovery warning")));
-      } else if (type == "ready") {
-        result.ready = true;
-        break;
-      }
+      on_discovery_event(*event, result, index);
+      if (result.ready) break;
     }
   } catch (const Error& e) {
     result.script_status = "crashed";
@@ -332,7 +291,10 @@ DiscoveryResult ScriptSession::discover() {
     event_fd_ = -1;
     reap();
     closed_ = true;
-    if (reaped_ && WIFSIGNALED(wait_status_)) result.signal = WTERMSIG(wait_status_);
+    // A Python side that broke the protocol was killed by the core: no signal of its own.
+    if (reaped_ && WIFSIGNALED(wait_status_) && broken_.empty()) {
+      result.signal = WTERMSIG(wait_status_);
+    }
     if (result.script_status.empty() || result.script_status == "crashed") {
       result.error = result.error.empty()
                          ? fmt::format("the Python side {} before the script finished",
@@ -347,64 +309,48 @@ DiscoveryResult ScriptSession::discover() {
 ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int opset,
                                          const fs::path& io_dir,
                                          const std::vector<std::string>& exporters) {
-  if (closed_) throw Error(ErrorKind::Export, "the Python side has already exited");
-  send({{"type", "export"},
-        {"id", id},
-        {"path", onnx_path.string()},
-        {"opset", opset},
-        {"io_dir", io_dir.string()},
-        {"exporters", exporters}});
-  for (;;) {
-    auto event = read_event();
-    if (!event) throw Error(ErrorKind::Export, ended_during("export"));
-    const json& e = *event;
-    std::string type = e.value("type", "");
-    if (type == "error") {
-      throw Error(ErrorKind::Internal, "Python side: " + e.value("error", std::string("?")));
-    }
-    if (type != "exported") continue;
-    ExportResult r;
-    r.ok = e.value("ok", false);
-    auto str = [&](const char* k) {
-      return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : std::string();
-    };
-    r.onnx_path = str("onnx_path");
-    r.error = str("error");
-    r.error_type = str("error_type");
-    r.error_status = str("error_status");
-    r.traceback = str("traceback");
-    r.log = str("log");
-    r.opset = e.value("opset", opset);
-    r.export_s = e.value("export_s", 0.0);
-    r.exporter = str("exporter");
-    r.exporter_version = str("exporter_version");
-    r.exporter_fallback = str("exporter_fallback");
-    for (const char* key : {"inputs", "outputs"}) {
-      if (!e.contains(key) || !e[key].is_array()) continue;
-      for (const auto& p : e[key]) {
-        if (p.is_string()) (std::string(key) == "inputs" ? r.inputs : r.outputs).push_back(p.get<std::string>());
-      }
-    }
-    if (e.contains("exporter_fixes") && e["exporter_fixes"].is_array()) {
-      for (const auto& f : e["exporter_fixes"]) {
-        if (f.is_string()) r.exporter_fixes.push_back(f.get<std::string>());
-      }
-    }
-    for (const auto& i : e.value("intermediates", json::array())) {
-      if (!i.is_object() || !i.contains("tensor") || !i["tensor"].is_string() ||
-          !i.contains("path") || !i["path"].is_string()) {
-        continue;  // a malformed entry is a check not made, never a failed export
-      }
-      r.intermediates.push_back({i.value("module", std::string()), i["tensor"].get<std::string>(),
-                                 i["path"].get<std::string>()});
-    }
-    return r;
+  // The reply has passed the schema (protocol_schema.cpp): each field present has its type.
+  const json e = request({{"type", "export"},
+                          {"id", id},
+                          {"path", onnx_path.string()},
+                          {"opset", opset},
+                          {"io_dir", io_dir.string()},
+                          {"exporters", exporters}},
+                         "exported", ErrorKind::Export);
+  ExportResult r;
+  r.ok = e["ok"].get<bool>();
+  auto str = [&](const char* k) { return e.value(k, std::string()); };
+  r.onnx_path = str("onnx_path");
+  r.error = str("error");
+  r.error_type = str("error_type");
+  r.error_status = str("error_status");
+  r.traceback = str("traceback");
+  r.log = str("log");
+  r.opset = e.value("opset", opset);
+  r.export_s = e.value("export_s", 0.0);
+  r.exporter = str("exporter");
+  r.exporter_version = str("exporter_version");
+  r.exporter_fallback = str("exporter_fallback");
+  for (const auto& p : e.value("inputs", json::array())) r.inputs.push_back(p.get<std::string>());
+  for (const auto& p : e.value("outputs", json::array())) r.outputs.push_back(p.get<std::string>());
+  for (const auto& f : e.value("exporter_fixes", json::array())) {
+    r.exporter_fixes.push_back(f.get<std::string>());
   }
+  for (const auto& i : e.value("intermediates", json::array())) {
+    if (!i.contains("tensor") || !i.contains("path")) {
+      continue;  // a malformed entry is a check not made, never a failed export
+    }
+    r.intermediates.push_back({i.value("module", std::string()), i["tensor"].get<std::string>(),
+                               i["path"].get<std::string>()});
+  }
+  return r;
 }
 
 json ScriptSession::request(json command, const std::string& reply_type, ErrorKind kind) {
   const std::string type = command.value("type", "?");
-  if (closed_) throw Error(kind, "the Python side has already exited");
+  if (closed_) {
+    throw Error(kind, broken_.empty() ? "the Python side has already exited" : broken_);
+  }
   try {
     send(command);
   } catch (const Error& e) {
@@ -413,11 +359,19 @@ json ScriptSession::request(json command, const std::string& reply_type, ErrorKi
   for (;;) {
     auto event = read_event();
     if (!event) throw Error(kind, ended_during(fmt::format("'{}'", type)));
-    const std::string got = event->value("type", "");
+    const std::string got = (*event)["type"].get<std::string>();
+    if (got == "warning") continue;  // a discovery hook may still warn
     if (got == "error") {
       throw Error(kind, "Python side: " + event->value("error", std::string("?")));
     }
-    if (got == reply_type) return *event;
+    if (got != reply_type) {
+      broke_protocol(fmt::format("a '{}' message in reply to '{}'", got, type));
+    }
+    if (command.contains("id") && event->contains("id") && (*event)["id"] != command["id"]) {
+      broke_protocol(fmt::format("a '{}' for id {} in reply to '{}' of id {}", got,
+                                 (*event)["id"].dump(), type, command["id"].dump()));
+    }
+    return *event;
   }
 }
 
@@ -476,6 +430,8 @@ void ScriptSession::reap() {
 }
 
 int ScriptSession::end_signal() const {
+  // A Python side that broke the protocol was killed by the core: that is no crash of its own.
+  if (!broken_.empty()) return 0;
   return reaped_ && WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
 }
 

@@ -1,5 +1,7 @@
 #include "turnkey/discovery/staging.h"
 
+#include "turnkey/discovery/protocol_schema.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -315,22 +317,25 @@ void remove_staging_of(const fs::path& cache_dir, pid_t pid) {
 
 Outbox::Outbox(Staging* staging) : staging_(staging) {}
 
+// Without a Staging the paths sent are the build's own: each is its own "staged" path, so that
+// take() holds the reply to the same rule (only what the core asked for) with and without a
+// sandbox.
 fs::path Outbox::file(const fs::path& dest) {
-  if (!staging_) return dest;
-  const fs::path staged = staging_->new_folder() / dest.filename();
+  const fs::path staged =
+      staging_ ? staging_->new_folder() / dest.filename() : dest.lexically_normal();
   files_[staged] = dest;
-  return staged;
+  return staging_ ? staged : dest;
 }
 
 fs::path Outbox::folder(const fs::path& dest_dir) {
-  if (!staging_) return dest_dir;
-  const fs::path staged = staging_->new_folder();
+  // "dir/" and "dir" are one folder: a reply's file in it has the parent "dir".
+  const fs::path staged =
+      staging_ ? staging_->new_folder() : (dest_dir / "x").lexically_normal().parent_path();
   folders_[staged] = dest_dir;
-  return staged;
+  return staging_ ? staged : dest_dir;
 }
 
 fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
-  if (!staging_) return replied;
   static const std::regex kTensorFile(R"((input|output|intermediate)_[0-9]{1,6}\.pb)");
   const fs::path p = fs::path(replied).lexically_normal();
   fs::path dest;
@@ -340,15 +345,14 @@ fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
              d != folders_.end() && std::regex_match(p.filename().string(), kTensorFile)) {
     dest = d->second / p.filename();
   } else {
-    throw Error(kind, fmt::format("the sandboxed Python side named a file turnkey did not ask "
-                                  "for: '{}'",
-                                  replied.substr(0, 200)));
+    throw Error(kind, fmt::format("the {}Python side named a file turnkey did not ask for: '{}'",
+                                  staging_ ? "sandboxed " : "", protocol::excerpt(replied, 200)));
   }
   if (!taken_.emplace(dest, p).second) {
-    throw Error(kind,
-                fmt::format("the sandboxed Python side named {} twice", p.filename().string()));
+    throw Error(kind, fmt::format("the {}Python side named {} twice", staging_ ? "sandboxed " : "",
+                                  protocol::excerpt(p.filename().string(), 200)));
   }
-  staging_->take(p, dest, kind);
+  if (staging_) staging_->take(p, dest, kind);
   return dest;
 }
 
@@ -362,11 +366,12 @@ std::set<std::string> Outbox::left_beside(const fs::path& dest) const {
 
 fs::path Outbox::take_beside(const fs::path& dest, const std::string& name, ErrorKind kind) {
   auto t = staging_ ? taken_.find(dest) : taken_.end();
-  if (t == taken_.end()) return dest.parent_path() / name;
+  if (t == taken_.end() && is_plain_name(name)) return dest.parent_path() / name;
   if (!is_plain_name(name)) {
-    throw Error(kind, fmt::format("{} from the sandbox refused: it names the external data file "
-                                  "'{}', which is not a plain file name",
-                                  dest.filename().string(), name.substr(0, 200)));
+    throw Error(kind, fmt::format("{}{} refused: it names the external data file '{}', which is "
+                                  "not a plain file name",
+                                  dest.filename().string(), staging_ ? " from the sandbox" : "",
+                                  protocol::excerpt(name, 200)));
   }
   const fs::path target = dest.parent_path() / name;
   if (!taken_.emplace(target, t->second.parent_path() / name).second) return target;

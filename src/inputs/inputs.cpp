@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "turnkey/common/error.h"
 #include "turnkey/common/text.h"
@@ -17,6 +17,8 @@ namespace turnkey {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr size_t kMaxRegexBytes = 256;
 
 bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
@@ -136,10 +138,19 @@ class Expander {
 
   void add_regex(const std::string& given, const std::string& pattern, const fs::path& base,
                  std::vector<fs::path>& stack) {
-    std::regex re;
-    try {
-      re = std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
+    // RE2 (linear time, no recursion on the input): std::regex backtracked exponentially on
+    // patterns such as (a|aa)*b and compiled by recursion, a frame per term, overflowing the
+    // stack on a long line (docs/reliability.md). No path pattern needs more than this.
+    if (pattern.size() > kMaxRegexBytes) {
+      error(given, base / pattern.substr(0, 64),
+            fmt::format("not found, and longer than the {} characters of a regular expression",
+                        kMaxRegexBytes));
+      return;
+    }
+    RE2::Options options;
+    options.set_log_errors(false);
+    const RE2 re(pattern, options);
+    if (!re.ok()) {
       error(given, base / pattern, "not found, and not a valid regular expression");
       return;
     }
@@ -151,7 +162,7 @@ class Expander {
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (!it->is_regular_file(ec)) continue;
       std::string rel = it->path().lexically_relative(root).generic_string();
-      if (std::regex_match(rel, re)) matches.push_back(it->path().string());
+      if (RE2::FullMatch(rel, re)) matches.push_back(it->path().string());
       if (matches.size() > 100000) break;
     }
     if (matches.empty()) {

@@ -301,7 +301,7 @@ onnx::ModelProto parse_model(const fs::path& path, ModelFacts& facts) {
   onnx::ModelProto model;
   Sha256 hash;
   try {
-    if (!parse_file(fd.get(), &model, &hash)) {
+    if (!parse_file(fd.get(), &model, &hash, facts.file_size_bytes)) {
       throw invalid("not an ONNX model (protobuf parse failed)");
     }
   } catch (const std::bad_alloc&) {

@@ -72,7 +72,7 @@ std::vector<std::string> nondeterministic_operators(const ModelFacts& facts,
     Fd fd = open_regular_file(facts.path, &size_bytes);
     onnx::ModelProto model;
     Sha256 unused_hash;
-    if (!parse_file(fd.get(), &model, &unused_hash)) {
+    if (!parse_file(fd.get(), &model, &unused_hash, size_bytes)) {
       throw invalid("not an ONNX model (protobuf parse failed)");
     }
     KnownBools known;

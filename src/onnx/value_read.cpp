@@ -28,7 +28,7 @@ Proto parse_pb(const fs::path& path, const char* what) {
   Proto proto;
   Sha256 unused_hash;
   try {
-    if (!parse_file(fd.get(), &proto, &unused_hash)) {
+    if (!parse_file(fd.get(), &proto, &unused_hash, size_bytes)) {
       throw invalid(fmt::format("not an ONNX {} (protobuf parse failed)", what));
     }
   } catch (const std::bad_alloc&) {

@@ -157,4 +157,19 @@ inline bool looks_like_crash(const RunResult& r) {
          all.find("Traceback (most recent call last)") != std::string::npos;
 }
 
+// Every regular file under `dir` whose content holds `needle`.
+inline std::vector<std::filesystem::path> files_holding(const std::filesystem::path& dir,
+                                                      const std::string& needle) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && slurp(it->path()).find(needle) != std::string::npos) {
+      found.push_back(it->path());
+    }
+  }
+  return found;
+}
+
 }  // namespace turnkey::test

@@ -84,19 +84,6 @@ class Listener {
   int fd_ = -1, port_ = 0;
 };
 
-// Every regular file under `dir` whose content holds `needle`.
-std::vector<fs::path> files_holding(const fs::path& dir, const std::string& needle) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_regular_file(ec) && slurp(it->path()).find(needle) != std::string::npos) {
-      found.push_back(it->path());
-    }
-  }
-  return found;
-}
-
 class Sandbox : public ::testing::Test {
  protected:
   TempDir dir{"tk-e2e-sandbox"};

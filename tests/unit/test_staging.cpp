@@ -193,6 +193,33 @@ TEST(Outbox, WithoutAStagingFolderThePathsAreTheBuildsOwn) {
   EXPECT_EQ(out.file("/c/b/m.onnx"), fs::path("/c/b/m.onnx"));
   EXPECT_EQ(out.folder("/c/b/io"), fs::path("/c/b/io"));
   EXPECT_EQ(out.take("/c/b/io/input_0.pb", ErrorKind::Export), fs::path("/c/b/io/input_0.pb"));
+  EXPECT_EQ(out.take("/c/b/m.onnx", ErrorKind::Export), fs::path("/c/b/m.onnx"));
+}
+
+// The Python side runs the user's script, which may forge its replies: without a sandbox too, a
+// reply names only what the core asked for, each once (docs/reliability.md).
+TEST(Outbox, WithoutAStagingFolderAReplyNamesOnlyWhatWasAskedFor) {
+  Outbox out(nullptr);
+  out.file("/c/b/m.onnx");
+  out.folder("/c/b/io/");
+  auto refusal = [&](const std::string& replied) {
+    try {
+      out.take(replied, ErrorKind::Export);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  EXPECT_EQ(out.take("/c/b/io/output_3.pb", ErrorKind::Export), fs::path("/c/b/io/output_3.pb"));
+  EXPECT_EQ(refusal("/etc/passwd"),
+            "the Python side named a file turnkey did not ask for: '/etc/passwd'");
+  EXPECT_NE(refusal("/c/b/io/../../../etc/passwd").find("did not ask for"), std::string::npos);
+  EXPECT_NE(refusal("/c/b/io/notes.txt").find("did not ask for"), std::string::npos);
+  EXPECT_NE(refusal("/c/b/other.onnx").find("did not ask for"), std::string::npos);
+  EXPECT_EQ(refusal("/c/b/io/output_3.pb"), "the Python side named output_3.pb twice");
+  // An exported model's external data lies beside it, by plain name.
+  EXPECT_EQ(out.take_beside("/c/b/m.onnx", "w.bin", ErrorKind::Export), fs::path("/c/b/w.bin"));
+  EXPECT_THROW(out.take_beside("/c/b/m.onnx", "../../etc/passwd", ErrorKind::Export), Error);
 }
 
 }  // namespace

@@ -16,6 +16,14 @@ namespace turnkey {
 inline constexpr size_t kOneLineMaxChars = 400;
 std::string one_line(std::string_view text, size_t max_chars = kOneLineMaxChars);
 
+// `text` with every byte that is not part of a well-formed UTF-8 sequence (RFC 3629: no overlong
+// forms, surrogates or code points above U+10FFFF) replaced by U+FFFD: what a JSON writer takes
+// from bytes another process wrote (nlohmann::json's dump() throws on malformed UTF-8).
+std::string valid_utf8(std::string_view text);
+// The length of the longest prefix of `text` of at most `max_bytes` bytes that does not end inside
+// a UTF-8 sequence (a cut there keeps valid UTF-8 valid).
+size_t utf8_prefix_bytes(std::string_view text, size_t max_bytes);
+
 // `text` without leading and trailing characters from `chars` (default: blanks and line ends).
 std::string trim(std::string_view text, std::string_view chars = " \t\r\n");
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "turnkey/common/error.h"
+#include "turnkey/discovery/protocol_schema.h"
 #include "turnkey/discovery/staging.h"
 
 namespace turnkey {
@@ -159,6 +161,8 @@ class ScriptSession {
   // The signal that ended the child, once it has been reaped (after an end of the event pipe);
   // 0 while it runs, when it exited, and in attach mode. From its wait status, never a message.
   int end_signal() const;
+  // Why the Python side was cut off for breaking the protocol (one line), or "".
+  const std::string& broken() const { return broken_; }
   // Sends `exit` and waits for the child. Returns its wait status description.
   std::string close();
 
@@ -171,7 +175,17 @@ class ScriptSession {
   void report_built(int id, const nlohmann::json& fields);
 
  private:
-  std::optional<nlohmann::json> read_event();  // nullopt at end of file
+  // The next message, checked against its schema (protocol_schema.h); nullopt at end of file.
+  // Throws ProtocolError (after broke_protocol()) for a line that breaks the protocol.
+  std::optional<nlohmann::json> read_event();
+  // Ends the session for a message that broke the protocol: kills the process started (never the
+  // caller in attach mode), closes the pipes, and throws `error`; later commands fail with it.
+  [[noreturn]] void broke_protocol(const std::string& reason);
+  [[noreturn]] void broke_protocol(const protocol::ProtocolError& error);
+  void on_discovery_event(const nlohmann::json& e, DiscoveryResult& result,
+                          std::map<int, size_t>& index);
+  DiscoveredModel model_of(const nlohmann::json& e, const std::map<int, size_t>& index);
+  pid_t own_python_pid(pid_t pid);
   void send(const nlohmann::json& command);
   // The event pipe closed in the middle of `what`: reaps the child if it has exited and says
   // how it ended ("the Python side was killed by signal 9 (...) during export").
@@ -184,6 +198,9 @@ class ScriptSession {
   int event_fd_ = -1;
   int command_fd_ = -1;
   std::string buffer_;
+  size_t scanned_ = 0;  // bytes of buffer_ known to hold no newline
+  bool said_hello_ = false, said_counts_ = false;
+  std::string broken_;  // why the protocol was broken; "" while it holds
   bool closed_ = false;
   bool attached_ = false;
   bool reaped_ = false;

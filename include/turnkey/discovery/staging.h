@@ -63,7 +63,8 @@ void remove_staging_of(const std::filesystem::path& cache_dir, pid_t pid);
 // The files of one command to the Python side. With a Staging, the paths sent name places in a
 // fresh staging folder and take() moves what the reply names into place; without one (no
 // sandbox, or the Python API's own process) the paths sent are the build's and take() returns
-// the reply's path as it is.
+// the reply's path where it is. Either way a reply names only what the core asked for (the
+// Python side runs the user's script, which may forge replies: docs/reliability.md).
 class Outbox {
  public:
   explicit Outbox(Staging* staging);
@@ -72,16 +73,17 @@ class Outbox {
   // The folder to send for `dest_dir`, where the reply names files input_N.pb, output_N.pb or
   // intermediate_N.pb.
   std::filesystem::path folder(const std::filesystem::path& dest_dir);
-  // The path the reply named, moved into place: its place in the build (with a Staging, only a
+  // The path the reply named, moved into place (with a Staging): its place in the build. Only a
   // path file() gave or an input_N.pb / output_N.pb / intermediate_N.pb in a folder() one, each
-  // once; Error(kind) naming what is wrong otherwise).
+  // once; Error(kind) naming what is wrong otherwise.
   std::filesystem::path take(const std::string& replied, ErrorKind kind);
   // Names of the entries beside the staged file that take() moved to `dest` (what a command
   // wrote besides the files asked for: an ONNX model's external data files, or anything else);
   // empty without a Staging. Never follows links.
   std::set<std::string> left_beside(const std::filesystem::path& dest) const;
   // Moves `name` (a plain file name: no '/', not '.' or '..') from beside the staged file of
-  // `dest` to beside `dest`, as take() does; returns the new path. Error(kind) otherwise.
+  // `dest` to beside `dest`, as take() does; returns the new path. Error(kind) otherwise (also
+  // without a Staging: an exported model's external data lies beside it).
   std::filesystem::path take_beside(const std::filesystem::path& dest, const std::string& name,
                                     ErrorKind kind);
   bool staged() const { return staging_ != nullptr; }

@@ -19,9 +19,9 @@ struct InputItem {
 };
 
 // `.txt` list lines: one entry per line, relative to the list's folder; blank lines and `#`
-// comments ignored; entries may be files, globs, regular expressions (matched against paths
-// relative to the list's folder) or other lists. A list that includes itself (directly or not)
-// yields an error item naming the cycle.
+// comments ignored; entries may be files, globs, regular expressions (at most 256 characters,
+// matched against paths relative to the list's folder) or other lists. A list that includes
+// itself (directly or not) yields an error item naming the cycle.
 std::vector<InputItem> expand_inputs(const std::vector<std::string>& args);
 
 // Splits "path::h1,h2" into the path and the hash list. "::" inside the path part is not
