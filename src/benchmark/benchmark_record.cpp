@@ -2,6 +2,10 @@
 // lines, and the stats file that keeps every result of a build (build_records.h).
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include <iostream>
+
 #include <algorithm>
 #include <map>
 
@@ -12,8 +16,11 @@
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey::engine_internal {
+
+namespace fs = std::filesystem;
 
 using nlohmann::json;
 
@@ -308,10 +315,24 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
 
 void write_build_stats(Build& build) {
   BuildStats stats = build.stats;
-  try {
-    // The results earlier runs left in this build dir (any schema); unreadable ones are lost.
-    stats.results = results_of(json_from_yaml(read_file(build.dir->stats_path())));
-  } catch (const std::exception&) {
+  const fs::path path = build.dir->stats_path();
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    try {
+      // The results earlier runs left in this build dir (any schema).
+      stats.results = results_of(json_from_yaml(read_file(path)));
+    } catch (const std::exception& e) {
+      // Never overwritten unseen: the unreadable file is kept beside the new one, and said.
+      const fs::path kept = build.dir->unreadable_stats_path();
+      fs::rename(path, kept, ec);
+      std::cout << std::flush;
+      std::cerr << fmt::format(
+                       "turnkey: {}: {} could not be read ({}); {}, and the results it held are "
+                       "not in the new one\n",
+                       build.build_name, path.filename().string(), one_line(e.what()),
+                       ec ? "it is overwritten" : "kept as " + kept.filename().string())
+                << std::flush;
+    }
   }
   if (stats.has("runtime")) {
     ResultRecord latest;

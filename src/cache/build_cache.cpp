@@ -56,6 +56,10 @@ void emit(YAML::Emitter& out, const json& v) {
     case json::value_t::object:
       out << YAML::BeginMap;
       for (auto it = v.begin(); it != v.end(); ++it) {
+        // YAML reads an implicit key of at most 1024 characters back, escapes included: a long
+        // one (any bytes a damaged or hostile file held; turnkey's own keys are short) is
+        // written as an explicit "? key".
+        if (it.key().size() > 128) out << YAML::LongKey;
         out << YAML::Key << it.key() << YAML::Value;
         emit(out, it.value());
       }

@@ -186,7 +186,9 @@ std::string changing_tools(const std::string& sequence) {
   std::string out, tool;
   std::istringstream in(sequence);
   while (in >> tool) {
-    if (!kPlain.count(tool)) out += (out.empty() ? "" : "+") + tool;
+    if (kPlain.count(tool)) continue;
+    if (!out.empty()) out += '+';
+    out += tool;
   }
   return out;
 }
@@ -239,7 +241,8 @@ std::string settings_label(const std::function<std::string(const char* field)>& 
     if (!setting_is_set(s, raw)) continue;
     const std::string v = s.label_value ? s.label_value(raw) : raw;
     if (v.empty()) continue;
-    label += (label.empty() ? "" : " ") + std::string(s.label) + "=" + v;
+    if (!label.empty()) label += ' ';
+    label.append(s.label).append("=").append(v);
   }
   return label;
 }

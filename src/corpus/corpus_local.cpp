@@ -52,7 +52,10 @@ void append_event(const fs::path& progress, const ProgressEvent& event) {
 
 std::string join_cpus(const std::vector<int>& cpus) {
   std::string out;
-  for (int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  for (int c : cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+  }
   return out;
 }
 

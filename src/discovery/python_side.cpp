@@ -1,4 +1,5 @@
 #include "turnkey/discovery/python_side.h"
+#include "turnkey/discovery/script_end.h"
 #include "turnkey/discovery/sandbox.h"
 
 #include <fcntl.h>
@@ -280,7 +281,7 @@ DiscoveryResult ScriptSession::discover() {
       if (result.ready) break;
     }
   } catch (const Error& e) {
-    result.script_status = "crashed";
+    result.script_status = script_end::kCrashed;
     result.error = e.what();
   }
   if (!result.ready) {
@@ -295,12 +296,12 @@ DiscoveryResult ScriptSession::discover() {
     if (reaped_ && WIFSIGNALED(wait_status_) && broken_.empty()) {
       result.signal = WTERMSIG(wait_status_);
     }
-    if (result.script_status.empty() || result.script_status == "crashed") {
+    if (result.script_status.empty() || result.script_status == script_end::kCrashed) {
       result.error = result.error.empty()
                          ? fmt::format("the Python side {} before the script finished",
                                        how_it_ended(wait_status_))
                          : result.error;
-      result.script_status = "crashed";
+      result.script_status = script_end::kCrashed;
     }
   }
   return result;

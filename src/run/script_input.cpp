@@ -13,6 +13,7 @@
 #include "pipeline/first_tool.h"
 #include "run/input_loop.h"
 #include "run/sweep.h"
+#include "turnkey/discovery/script_end.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
@@ -208,7 +209,7 @@ ModelBlock InputLoop::model_of_script(ScriptPass& pass, const DiscoveredModel& m
         "Not built again: the same model as at --batch_size {} (the script does not pass "
         "--batch_size to it)",
         sweep->built[m.hash]);
-  } else if (pass.disc.script_status == "exception" && m.first_call_s < 0) {
+  } else if (pass.disc.script_status == script_end::kException && m.first_call_s < 0) {
     // The script's exception came out of this model's first call (it never returned): there is
     // nothing to export, and the footer reports the exception once, as the script's.
     build.block.status = "Not built: its first call raised the script's exception (below)";
@@ -275,18 +276,18 @@ ScriptFooter InputLoop::script_footer(ScriptPass& pass) {
   const InputItem& item = pass.item;
   const DiscoveryResult& disc = pass.disc;
   ScriptFooter footer;
-  const bool script_failed = disc.script_status == "exception" || disc.script_status == "crashed" ||
-                             (disc.script_status == "exit" && disc.exit_code != 0);
+  const bool script_failed = disc.script_status == script_end::kException || disc.script_status == script_end::kCrashed ||
+                             (disc.script_status == script_end::kExit && disc.exit_code != 0);
   if (script_failed) {
     ctx_.any_failed = true;
     if (disc.error_type == "KeyboardInterrupt" || disc.signal == SIGINT) ctx_.interrupted = true;
     fs::path log = write_script_log(item, pass.discover_log);
     ctx_.note_failure(pass.ended_status, "discover",
-                      disc.script_status == "exit"
+                      disc.script_status == script_end::kExit
                           ? fmt::format("the script exited with code {}", disc.exit_code)
                           : disc.error,
                       disc.signal, log);
-    footer.status = disc.script_status == "exit"
+    footer.status = disc.script_status == script_end::kExit
                         ? fmt::format("Script failed: exited with code {}", disc.exit_code)
                         : "Script failed: " + one_line(disc.error);
     footer.detail = "Log:            " + log.string();

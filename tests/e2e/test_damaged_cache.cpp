@@ -145,5 +145,30 @@ INSTANTIATE_TEST_SUITE_P(Kinds, DamagedCache, ::testing::ValuesIn(kDamages),
                            return std::string(info.param.name);
                          });
 
+// A stats file that cannot be read is never overwritten unseen (issue 31): the new run keeps it
+// beside the new one and says so in one line; the new result is recorded.
+TEST(DamagedCache, AnUnreadableStatsFileIsKeptAsideAndSaid) {
+  TempDir tmp{"tk-e2e-unreadable-stats"};
+  const fs::path cache = tmp / "cache";
+  const std::string model =
+      (fs::path(TURNKEY_SOURCE_DIR) / "examples/cli/onnx/sample.onnx").string();
+  ASSERT_EQ(run_turnkey({model, "--iterations", "5"}, cache).exit_code, 0);
+  fs::path build;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    if (e.path().filename().string().rfind("sample_", 0) == 0) build = e.path();
+  }
+  ASSERT_FALSE(build.empty());
+  std::ofstream(build / "turnkey_stats.yaml") << "results: [unclosed\n";
+
+  RunResult again = run_turnkey({model, "--iterations", "5"}, cache);
+  EXPECT_EQ(again.exit_code, 0) << again.all();
+  EXPECT_EQ(count_occurrences(again.err, "turnkey_stats.yaml could not be read"), 1) << again.all();
+  EXPECT_NE(again.err.find("kept as turnkey_stats.yaml.unreadable"), std::string::npos)
+      << again.all();
+  EXPECT_EQ(slurp(build / "turnkey_stats.yaml.unreadable"), "results: [unclosed\n");
+  const json stats = json_from_yaml(slurp(build / "turnkey_stats.yaml"));
+  EXPECT_EQ(stats["results"].size(), 1u) << stats.dump(1);
+}
+
 }  // namespace
 }  // namespace turnkey::test

@@ -50,6 +50,10 @@ class BuildDir {
   const std::filesystem::path& path() const { return dir_; }
   std::filesystem::path state_path() const { return dir_ / (name_ + "_state.yaml"); }
   std::filesystem::path stats_path() const { return dir_ / "turnkey_stats.yaml"; }
+  // Where a stats file that could not be read is kept when a new one replaces it.
+  std::filesystem::path unreadable_stats_path() const {
+    return dir_ / "turnkey_stats.yaml.unreadable";
+  }
   std::filesystem::path log_path(const std::string& tool) const {
     return dir_ / ("log_" + tool + ".txt");
   }

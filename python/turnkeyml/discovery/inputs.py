@@ -33,7 +33,11 @@ def _fields(value):
 
 
 def is_state(value):
-    """A leaf a forward may change in place (a cache object), not a tensor, module or function."""
+    """A leaf a forward may change in place (a cache object), not a tensor, module or function.
+    An empty dict, list or tuple (the kwargs of a call without any) is a leaf of the walk but no
+    state: taking it for one made every later call of a module count for its first."""
+    if isinstance(value, (dict, list, tuple, set, frozenset)) and not value:
+        return False
     return not (isinstance(value, _IMMUTABLE) or isinstance(value, torch.Tensor)
                 or isinstance(value, torch.nn.Module) or callable(value))
 
