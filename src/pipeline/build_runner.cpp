@@ -206,7 +206,7 @@ void BuildRunner::run_tools(Build& build, const std::string& first) {
       step.reused = true;
       build.state.tools.push_back(std::move(step));
       restore_outputs(build, *reuse.entry);
-      restore_tool_stats(build, spec.name);
+      restore_tool_stats(build, impl.recorded);
       build.chain_key = key;
       write_log(build, label,
                 read_log(build, label) +

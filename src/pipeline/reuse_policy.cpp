@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <vector>
 
 #include "turnkey/common/error.h"
@@ -190,19 +189,9 @@ void record_outputs(const Build& build, ToolStep& step) {
   step.artifacts = artifacts;
 }
 
-void restore_tool_stats(Build& build, const std::string& tool) {
-  static const std::map<std::string, std::vector<const char*>> kRecorded = {
-      {"export-pytorch",
-       {"exporter", "exporter_version", "exporter_fallback", "opset", "exporter_fixes"}},
-      {"optimize-ort",
-       {"optimize_level", "optimize_nodes_before", "optimize_nodes_after",
-        "optimized_model_portable", "ort_preoptimized"}},
-      {"convert-fp16",
-       {"fp16_ties", "fp16_worst_rel_error", "fp16_worst_cosine", "fp16_keep_io_types"}},
-  };
-  const auto it = kRecorded.find(tool);
-  if (it == kRecorded.end() || !build.previous_stats.is_object()) return;
-  for (const char* key : it->second) {
+void restore_tool_stats(Build& build, const std::vector<const char*>& recorded) {
+  if (!build.previous_stats.is_object()) return;
+  for (const char* key : recorded) {
     const auto value = build.previous_stats.find(key);
     if (value != build.previous_stats.end() && !value->is_null()) build.stats.set(key, *value);
   }

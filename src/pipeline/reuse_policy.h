@@ -51,9 +51,8 @@ void record_outputs(const Build& build, ToolStep& step);
 // Takes a reused entry's outputs back into the build (onnx_path, input and output .pb files).
 void restore_outputs(Build& build, const nlohmann::json& entry);
 
-// Takes back into build.stats what a reused tool recorded there when it ran (from
-// build.previous_stats): the exporter, optimize-ort's level and whether the model is
-// pre-optimized, convert-fp16's error against fp32 (the benchmark's tolerance for fp16 builds).
-void restore_tool_stats(Build& build, const std::string& tool);
+// Takes back into build.stats the `recorded` fields a reused tool wrote there when it ran (from
+// build.previous_stats; the tool's row in tool_impls.h names them).
+void restore_tool_stats(Build& build, const std::vector<const char*>& recorded);
 
 }  // namespace turnkey::engine_internal

@@ -21,6 +21,11 @@ struct ToolImpl {
   std::string (*versions)(const Build& build, const nlohmann::json& options) = nullptr;
   // Its options resolved for the cache key; nullptr: as given.
   nlohmann::json (*resolve)(nlohmann::json options, const Build& build) = nullptr;
+  // The stats fields its run records (fields.h), taken back from the previous stats when the
+  // tool is reused (reuse_policy.h restore_tool_stats): the exporter, optimize-ort's level and
+  // whether the model is pre-optimized, convert-fp16's error against fp32 (the benchmark's
+  // tolerance for fp16 builds).
+  std::vector<const char*> recorded = {};
 };
 
 const std::vector<ToolImpl>& tool_impls();
