@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "turnkey/measure/statistics.h"
+
 namespace {
 
 double concurrent_ips(const std::function<void()>& run, int requests, int iterations) {
@@ -38,6 +40,45 @@ double concurrent_ips(const std::function<void()>& run, int requests, int iterat
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return requests * static_cast<double>(iterations) / wall_s;
+}
+
+// The model's inputs: float32 0.5 or int64 1, each symbolic dim taking the next of `dims`, else 1.
+struct Inputs {
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<float>> floats;
+  std::vector<std::vector<int64_t>> ints;
+  std::vector<Ort::Value> values;
+};
+
+void make_inputs(Ort::Session& session, const std::vector<int64_t>& dims, Inputs& in) {
+  Ort::AllocatorWithDefaultOptions alloc;
+  auto mem = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  const size_t n_in = session.GetInputCount();
+  in.shapes.reserve(n_in);  // the values point into these buffers: no reallocation
+  in.floats.reserve(n_in);
+  in.ints.reserve(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    in.names.push_back(session.GetInputNameAllocated(i, alloc).get());
+    Ort::TypeInfo type = session.GetInputTypeInfo(i);  // owns what `info` reads
+    auto info = type.GetTensorTypeAndShapeInfo();
+    in.shapes.push_back(info.GetShape());
+    auto& shape = in.shapes.back();
+    size_t n = 1, k = 0;
+    for (int64_t& d : shape) {
+      if (d <= 0) d = k < dims.size() ? dims[k++] : 1;
+      n *= static_cast<size_t>(d);
+    }
+    if (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+      in.ints.emplace_back(n, 1);
+      in.values.push_back(Ort::Value::CreateTensor<int64_t>(mem, in.ints.back().data(), n,
+                                                            shape.data(), shape.size()));
+    } else {
+      in.floats.emplace_back(n, 0.5f);
+      in.values.push_back(Ort::Value::CreateTensor<float>(mem, in.floats.back().data(), n,
+                                                          shape.data(), shape.size()));
+    }
+  }
 }
 
 }  // namespace
@@ -61,48 +102,20 @@ int main(int argc, char** argv) {
   so.SetIntraOpNumThreads(std::stoi(argv[4]));
   so.SetGraphOptimizationLevel(ORT_ENABLE_ALL);
   Ort::Session session(env, argv[1], so);
+  Inputs in;
+  make_inputs(session, dims, in);
   Ort::AllocatorWithDefaultOptions alloc;
-  auto mem = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-
-  std::vector<std::string> in_names, out_names;
-  std::vector<std::vector<float>> buffers;
-  std::vector<std::vector<int64_t>> int_buffers;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<Ort::Value> values;
-  const size_t n_in = session.GetInputCount();
-  buffers.reserve(n_in);
-  int_buffers.reserve(n_in);
-  for (size_t i = 0; i < n_in; ++i) {
-    in_names.push_back(session.GetInputNameAllocated(i, alloc).get());
-    Ort::TypeInfo type = session.GetInputTypeInfo(i);  // owns what `info` reads
-    auto info = type.GetTensorTypeAndShapeInfo();
-    shapes.push_back(info.GetShape());
-    size_t n = 1, k = 0;
-    for (int64_t& d : shapes.back()) {
-      if (d <= 0) d = k < dims.size() ? dims[k++] : 1;
-      n *= static_cast<size_t>(d);
-    }
-    auto& shape = shapes.back();
-    if (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
-      int_buffers.emplace_back(n, 1);
-      values.push_back(Ort::Value::CreateTensor<int64_t>(mem, int_buffers.back().data(), n,
-                                                         shape.data(), shape.size()));
-    } else {
-      buffers.emplace_back(n, 0.5f);
-      values.push_back(Ort::Value::CreateTensor<float>(mem, buffers.back().data(), n, shape.data(),
-                                                       shape.size()));
-    }
-  }
+  std::vector<std::string> out_names;
   for (size_t i = 0; i < session.GetOutputCount(); ++i) {
     out_names.push_back(session.GetOutputNameAllocated(i, alloc).get());
   }
   std::vector<const char*> in_ptrs, out_ptrs;
-  for (auto& s : in_names) in_ptrs.push_back(s.c_str());
+  for (auto& s : in.names) in_ptrs.push_back(s.c_str());
   for (auto& s : out_names) out_ptrs.push_back(s.c_str());
   Ort::RunOptions run_options;
   auto run = [&] {
-    return session.Run(run_options, in_ptrs.data(), values.data(), values.size(), out_ptrs.data(),
-                       out_ptrs.size());
+    return session.Run(run_options, in_ptrs.data(), in.values.data(), in.values.size(),
+                       out_ptrs.data(), out_ptrs.size());
   };
   for (int i = 0; i < warmup + 1; ++i) run();
   if (requests > 1) {
@@ -119,16 +132,9 @@ int main(int argc, char** argv) {
   }
   std::vector<double> ms;
   for (auto& r : raw) ms.push_back(std::chrono::duration<double, std::milli>(r).count());
-  std::sort(ms.begin(), ms.end());
-  double h = (ms.size() - 1) * 0.5;
-  size_t lo = static_cast<size_t>(h);
-  double median = ms[lo] + (h - lo) * (ms[std::min(lo + 1, ms.size() - 1)] - ms[lo]);
-  double sum = 0;
-  for (double v : ms) sum += v;
-  const double h99 = (ms.size() - 1) * 0.99;
-  const size_t lo99 = static_cast<size_t>(h99);
-  const double p99 = ms[lo99] + (h99 - lo99) * (ms[std::min(lo99 + 1, ms.size() - 1)] - ms[lo99]);
+  // The project's one statistics engine, after the timed calls (measure/statistics.h).
+  const turnkey::LatencyStats st = turnkey::compute_stats(std::move(ms));
   // The median first: scripts read the second field.
-  std::printf("median_ms %.9f mean_ms %.9f p99_ms %.9f\n", median, sum / ms.size(), p99);
+  std::printf("median_ms %.9f mean_ms %.9f p99_ms %.9f\n", st.median_ms, st.mean_ms, st.p99_ms);
   return 0;
 }
