@@ -5,12 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 #include <iterator>
 #include <string>
 
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
+#include "turnkey/transforms/transforms.h"
 #include "turnkey/onnx/onnx_proto.h"
 
 namespace turnkey::build_test {
@@ -50,5 +52,22 @@ inline void large_external_linear(const test::TempDir& dir) {
   e->set_value("w.bin");
   test::save_model(model, dir / "m.onnx");
 }
+
+inline std::vector<const onnx::NodeProto*> nodes_of(const onnx::GraphProto& g, const std::string& op) {
+  std::vector<const onnx::NodeProto*> out;
+  for (const auto& n : g.node()) {
+    if (n.op_type() == op) out.push_back(&n);
+  }
+  return out;
+}
+
+// optimize_ort's promise: the same outputs, up to float reassociation in fused kernels. The
+// optimized model runs as saved (ORT 1.29 cannot re-optimize some of them).
+inline const transforms::CompareOptions kSameOutputs = [] {
+  transforms::CompareOptions o;
+  o.tolerance = {1e-5, 0.99999};
+  o.optimize_candidate = false;
+  return o;
+}();
 
 }  // namespace turnkey::build_test
