@@ -28,10 +28,9 @@ InputOutcome InputLoop::run_item(const InputItem& item) {
   ctx_.outcome = InputOutcome{};
   models_seen_ = false;
   run_contained(item);
-  if (ctx_.outcome.status.empty()) {
-    ctx_.outcome.status = status_name(ctx_.outcome.builds.empty() && !models_seen_
-                                          ? Status::NoModels
-                                          : Status::Successful);
+  if (!ctx_.outcome.status) {
+    ctx_.outcome.status =
+        ctx_.outcome.builds.empty() && !models_seen_ ? Status::NoModels : Status::Successful;
   }
   return ctx_.outcome;
 }
