@@ -58,6 +58,12 @@ bool Row::has(const std::string& column) const {
 }
 
 std::string Row::model_key() const {
+const json& Row::object(const std::string& key) const {
+  static const json kNone;
+  auto it = objects.find(key);
+  return it == objects.end() ? kNone : *it;
+}
+
   auto it = cells.find("hash_full");
   if (it != cells.end() && it->is_string() && !it->get<std::string>().empty()) {
     return it->get<std::string>();

@@ -54,6 +54,9 @@ struct StatsField {
   const char* label = nullptr;  // terminal label in a build's result block, nullptr = none
   int line = 0;                 // the label's position in the block (1 = first)
   const char* part = nullptr;   // Object fields: the member the report cell shows
+  // Object fields: the report keeps the whole value too (Row::objects, the JSON report's rows,
+  // e.g. `profile` for the HTML page's tables), besides the `part` its column shows.
+  bool whole = false;
 };
 
 // Every field, in report-column order (fields without a column sit next to their relatives).
