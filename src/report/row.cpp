@@ -5,6 +5,7 @@
 
 #include "turnkey/cache/fields.h"
 #include "turnkey/catalog/status.h"
+#include "turnkey/catalog/tools.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
@@ -57,13 +58,13 @@ bool Row::has(const std::string& column) const {
   return it != cells.end() && !it->is_null();
 }
 
-std::string Row::model_key() const {
 const json& Row::object(const std::string& key) const {
   static const json kNone;
   auto it = objects.find(key);
   return it == objects.end() ? kNone : *it;
 }
 
+std::string Row::model_key() const {
   auto it = cells.find("hash_full");
   if (it != cells.end() && it->is_string() && !it->get<std::string>().empty()) {
     return it->get<std::string>();
@@ -74,7 +75,8 @@ const json& Row::object(const std::string& key) const {
 
 std::string Row::settings() const {
   if (!has("runs")) return "";  // a row of an older cache: the build's own numbers
-  return settings_label([&](const char* field) { return cell_text(cells.value(field, json())); });
+  return settings_label([&](const char* field) { return cell_text(cells.value(field, json())); },
+                        tool_in_result_label);
 }
 
 std::string Row::measurement_key() const {
