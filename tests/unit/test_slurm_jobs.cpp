@@ -117,7 +117,8 @@ TEST(SlurmJobEnd, ANodeThatFailedOrCannotServeIsTheNodesFault) {
 
 // The one table of a job's end: every end state in one row, every way of ending with a row, and
 // what an input gets from a job that left no record: a lost or unfit node and a preemption run
-// again elsewhere; the others are the input's end, each with its status.
+// again elsewhere (an unfit node gets no more jobs); the others are the input's end, each with
+// its status; only the time limit's SIGTERM outweighs the job's own "cancelled" record.
 TEST(SlurmJobEnd, OneRowPerWayAJobEndsWithTheInputsStatus) {
   std::vector<std::string> seen;
   for (const JobEndRow& row : job_end_table()) {
@@ -145,7 +146,13 @@ TEST(SlurmJobEnd, OneRowPerWayAJobEndsWithTheInputsStatus) {
   EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").run_again);
   EXPECT_EQ(row_of("JobId=2 JobState=CANCELLED").status, Status::Cancelled);
   EXPECT_EQ(row_of("JobId=2 JobState=TIMEOUT").status, Status::Timeout);
-  EXPECT_STREQ(row_of("JobId=2 JobState=TIMEOUT").detail, "Slurm job {} reached its time limit");
+  EXPECT_STREQ(row_of("JobId=2 JobState=TIMEOUT").detail,
+               "Slurm job {job} reached its time limit");
+  EXPECT_TRUE(row_of("JobId=2 JobState=TIMEOUT").time_limit);
+  EXPECT_TRUE(row_of("JobId=2 JobState=DEADLINE").time_limit);
+  EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").time_limit);
+  EXPECT_TRUE(row_of("JobId=2 JobState=FAILED ExitCode=3:0").exclude_node);
+  EXPECT_FALSE(row_of(kNodeFailLine).exclude_node);
   EXPECT_EQ(row_of("JobId=2 JobState=OUT_OF_MEMORY").status, Status::OutOfMemory);
   EXPECT_FALSE(row_of("JobId=2 JobState=FAILED ExitCode=1:0").run_again);
   EXPECT_EQ(row_of("JobId=2 JobState=FAILED ExitCode=1:0").status, Status::Crashed);

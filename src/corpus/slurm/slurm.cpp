@@ -274,16 +274,15 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) 
   entry["summary"] = describe_job_end(job);
   t.jobs.push_back(entry);
   const json record = record_read ? *record_read : corpus_.read_record(*t.in);
-  const JobEnd end = classify_job_end(job);
+  const JobEndRow& row = job_end_row(classify_job_end(job));
   // The job's own record says how the input ended, even when Slurm then lost the node. Slurm's
   // time limit sends SIGTERM, which the job's supervisor records as cancelled: it is a timeout.
   if (std::optional<InputResult> r = corpus_.result_of_record(*t.in, record);
-      r && !(end == JobEnd::Timeout && r->status == Status::Cancelled)) {
+      r && !(row.time_limit && r->status == Status::Cancelled)) {
     finish(t, *r);
     return;
   }
-  const JobEndRow& row = job_end_row(end);
-  if (end == JobEnd::NodeUnfit && !job.node.empty() &&
+  if (row.exclude_node && !job.node.empty() &&
       std::find(unfit_.begin(), unfit_.end(), job.node) == unfit_.end()) {
     unfit_.push_back(job.node);
     std::cerr << "turnkey: " << unfit_node_line(job) << "\n";
@@ -296,15 +295,15 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) 
     queue_.push_front(static_cast<size_t>(&t - tasks_.data()));
     return;
   }
-  std::string detail =
-      row.detail ? fmt::format(fmt::runtime(row.detail), job.id) : describe_job_end(job);
+  std::string detail = fmt::format(
+      fmt::runtime(row.detail), fmt::arg("job", job.id),
+      fmt::arg("described", describe_job_end(job)),
+      fmt::arg("cache_dir", corpus_.cache_dir().string()),
+      fmt::arg("job_output",
+               (corpus_.inputs_dir() / (t.in->key + ".slurm-" + job.id + ".txt")).string()));
   if (row.status == Status::NodeFailed && t.jobs.size() > 1) {
     detail = fmt::format("{} ({} jobs, each lost its node or could not use it)", detail,
                          t.jobs.size());
-  } else if (end == JobEnd::Other) {
-    detail = fmt::format("{} without a result in the cache dir (is {} shared with the nodes? see {})",
-                         detail, corpus_.cache_dir().string(),
-                         (corpus_.inputs_dir() / (t.in->key + ".slurm-" + job.id + ".txt")).string());
   }
   fail(t, row.status, detail);
 }

@@ -110,18 +110,27 @@ std::string parse_sbatch_id(const std::string& text) {
 }
 
 const std::vector<JobEndRow>& job_end_table() {
+  // clang-format off
   static const std::vector<JobEndRow> kRows = {
-      {JobEnd::NodeLost, {"NODE_FAIL", "BOOT_FAIL"}, Status::NodeFailed, true, nullptr},
-      {JobEnd::NodeUnfit, {}, Status::NodeFailed, true, nullptr},
-      {JobEnd::Preempted, {"PREEMPTED"}, Status::Cancelled, true, nullptr},
-      {JobEnd::Cancelled, {"CANCELLED"}, Status::Cancelled, false, "Slurm job {} was cancelled"},
-      {JobEnd::Timeout, {"TIMEOUT", "DEADLINE"}, Status::Timeout, false,
-       "Slurm job {} reached its time limit"},
-      {JobEnd::OutOfMemory, {"OUT_OF_MEMORY"}, Status::OutOfMemory, false,
-       "Slurm job {} ran out of memory"},
-      {JobEnd::Other, {"COMPLETED", "FAILED", "SPECIAL_EXIT", "REVOKED"}, Status::Crashed, false,
-       nullptr},
+      // end                 states                        status              again  exclude limit
+      {JobEnd::NodeLost,    {"NODE_FAIL", "BOOT_FAIL"},    Status::NodeFailed,  true,  false, false,
+       "{described}"},
+      {JobEnd::NodeUnfit,   {},                            Status::NodeFailed,  true,  true,  false,
+       "{described}"},
+      {JobEnd::Preempted,   {"PREEMPTED"},                 Status::Cancelled,   true,  false, false,
+       "{described}"},
+      {JobEnd::Cancelled,   {"CANCELLED"},                 Status::Cancelled,   false, false, false,
+       "Slurm job {job} was cancelled"},
+      {JobEnd::Timeout,     {"TIMEOUT", "DEADLINE"},       Status::Timeout,     false, false, true,
+       "Slurm job {job} reached its time limit"},
+      {JobEnd::OutOfMemory, {"OUT_OF_MEMORY"},             Status::OutOfMemory, false, false, false,
+       "Slurm job {job} ran out of memory"},
+      {JobEnd::Other,       {"COMPLETED", "FAILED", "SPECIAL_EXIT", "REVOKED"},
+                                                           Status::Crashed,     false, false, false,
+       "{described} without a result in the cache dir (is {cache_dir} shared with the nodes? see "
+       "{job_output})"},
   };
+  // clang-format on
   return kRows;
 }
 

@@ -53,15 +53,20 @@ enum class JobEnd {
 };
 
 // The one table of how a Slurm job ends (docs/corpus_runs.md#slurm---use-slurm): per way, the
-// JobStates Slurm ends a job in that way, the status its input gets when the job left no record,
-// whether turnkey runs the input again on another node (not the input's fault), and the detail
-// of that status ("{}" = the job id; nullptr: describe_job_end's line). Every state a job ends
-// in for good is in exactly one row; NodeUnfit has none (FAILED, refined by classify_job_end).
+// JobStates Slurm ends a job in that way and everything the Slurm run decides from it. Every
+// state a job ends in for good is in exactly one row; NodeUnfit has none (FAILED, refined by
+// classify_job_end).
 struct JobEndRow {
   JobEnd end;
   std::vector<const char*> states;
-  Status status;
-  bool run_again;
+  Status status;      // the input's, when the job left no record of its own
+  bool run_again;     // not the input's fault: run it again on another node (--slurm-retries)
+  bool exclude_node;  // the node cannot take part: no more jobs of this run go there
+  // Slurm's time limit ended it: the job's supervisor records that SIGTERM as cancelled, which
+  // is this end, not the input's record.
+  bool time_limit;
+  // The status's detail, a format with {job} (the id), {described} (describe_job_end's line),
+  // {cache_dir} and {job_output} (the job's output file).
   const char* detail;
 };
 const std::vector<JobEndRow>& job_end_table();
