@@ -201,9 +201,8 @@ class LocalScheduler {
 
   void stop_all() {
     for (auto& s : running_) {
-      s->proc->terminate(
-          Status::Cancelled,
-          fmt::format("turnkey was stopped by signal {}", g_corpus_stop_signal.load()));
+      s->proc->terminate(Status::Cancelled, fmt::format("turnkey was stopped by signal {}",
+                                                        g_corpus_stop_signal.load()));
       ended(*s);
     }
     running_.clear();

@@ -241,7 +241,8 @@ SupervisedProcess::SupervisedProcess(const std::vector<std::string>& argv, const
 }
 
 SupervisedProcess::~SupervisedProcess() {
-  if (!done_ && pid_ > 0) terminate(Status::Cancelled, "turnkey stopped before this input finished");
+  if (!done_ && pid_ > 0)
+    terminate(Status::Cancelled, "turnkey stopped before this input finished");
   if (out_fd_ >= 0) ::close(out_fd_);
   if (log_fd_ >= 0) ::close(log_fd_);
 }

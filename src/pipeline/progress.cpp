@@ -34,7 +34,10 @@ std::string text_of(const json& j, const char* key) {
 json InputOutcome::to_json() const {
   json builds_json = json::array();
   for (const BuildRef& b : builds) builds_json.push_back({{"build", b.build}, {"dir", b.dir}});
-  json j = {{"status", status ? status_name(*status) : ""}, {"stage", stage}, {"error", error}, {"builds", builds_json}};
+  json j = {{"status", status ? status_name(*status) : ""},
+            {"stage", stage},
+            {"error", error},
+            {"builds", builds_json}};
   if (!log.empty()) j["log"] = log.string();
   if (signal > 0) j["signal"] = signal;
   return j;

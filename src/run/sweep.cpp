@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "pipeline/first_tool.h"
-#include "turnkey/common/text.h"
 #include "turnkey/catalog/tools.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey::engine_internal {
 

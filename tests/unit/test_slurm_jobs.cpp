@@ -146,8 +146,7 @@ TEST(SlurmJobEnd, OneRowPerWayAJobEndsWithTheInputsStatus) {
   EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").run_again);
   EXPECT_EQ(row_of("JobId=2 JobState=CANCELLED").status, Status::Cancelled);
   EXPECT_EQ(row_of("JobId=2 JobState=TIMEOUT").status, Status::Timeout);
-  EXPECT_STREQ(row_of("JobId=2 JobState=TIMEOUT").detail,
-               "Slurm job {job} reached its time limit");
+  EXPECT_STREQ(row_of("JobId=2 JobState=TIMEOUT").detail, "Slurm job {job} reached its time limit");
   EXPECT_TRUE(row_of("JobId=2 JobState=TIMEOUT").time_limit);
   EXPECT_TRUE(row_of("JobId=2 JobState=DEADLINE").time_limit);
   EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").time_limit);

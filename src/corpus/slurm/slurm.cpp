@@ -302,8 +302,8 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) 
       fmt::arg("job_output",
                (corpus_.inputs_dir() / (t.in->key + ".slurm-" + job.id + ".txt")).string()));
   if (row.status == Status::NodeFailed && t.jobs.size() > 1) {
-    detail = fmt::format("{} ({} jobs, each lost its node or could not use it)", detail,
-                         t.jobs.size());
+    detail =
+        fmt::format("{} ({} jobs, each lost its node or could not use it)", detail, t.jobs.size());
   }
   fail(t, row.status, detail);
 }

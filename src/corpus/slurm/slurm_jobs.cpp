@@ -159,10 +159,9 @@ bool is_terminal_job_state(const std::string& state) { return row_of_state(state
 JobEnd classify_job_end(const SlurmJobInfo& job) {
   const JobEndRow* row = row_of_state(job.state);
   if (!row) return JobEnd::Other;
-  if (job.state == "FAILED" &&
-      (job.reason == "JobLaunchFailure" ||
-       (job.exit_signal == 0 &&
-        (job.exit_code == kJobExitNoCache || job.exit_code == kJobExitNoBinary)))) {
+  if (job.state == "FAILED" && (job.reason == "JobLaunchFailure" ||
+                                (job.exit_signal == 0 && (job.exit_code == kJobExitNoCache ||
+                                                          job.exit_code == kJobExitNoBinary)))) {
     return JobEnd::NodeUnfit;
   }
   return row->end;
