@@ -4,8 +4,9 @@ of export.py and timing.py, reached through commands.py for entries whose framew
 The export traces the model's own call, with the captured non-tensor arguments as constants and
 `training=False`, as a tf.function whose arguments are the call's tensors in signature order,
 and converts that function with tf2onnx (`from_function`: tf2onnx's `from_keras` reads Keras 2
-attributes that Keras 3 models lack). The outputs saved as the correctness reference are Keras's
-own outputs for the captured inputs, from an eager call.
+attributes that Keras 3 models lack) in bounded memory (keras_tf2onnx.py). The outputs saved as
+the correctness reference are Keras's own outputs for the captured inputs, from an eager call;
+outputs without signal add an intermediate tensor (keras_intermediates.py).
 """
 
 import contextlib
