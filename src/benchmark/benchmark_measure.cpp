@@ -215,7 +215,13 @@ void judge_machine_speed(Measurement& m, const BenchmarkSetup& setup, int probe_
 Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   Measurement m;
   m.live = live;
-  m.env = start_fingerprint(setup.threads, setup.ro.cpus);
+  // The process holding the model: this one for in-process runtimes, the script's Python process
+  // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
+  const pid_t holder =
+      live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
+  m.env = start_fingerprint(setup.threads, setup.ro.cpus,
+                            holder == getpid() ? std::vector<pid_t>{holder}
+                                               : std::vector<pid_t>{getpid(), holder});
   m.budget = m.env.budget;
   ScopedPin pin(setup.ro.cpus);
   try {
@@ -223,10 +229,6 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   } catch (const Error& e) {
     throw StatusError(Status::RuntimeLoadFailed, e);
   }
-  // The process holding the model: this one for in-process runtimes, the script's Python process
-  // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
-  const pid_t holder =
-      live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
   // The probe waits until the threads of this process and of the model's holder are idle (a
   // runtime's workers spin after a session's creation and after calls), then runs as many
   // threads as the measurement keeps busy (all requests in flight), at most one per usable CPU.
