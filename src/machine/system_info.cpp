@@ -190,11 +190,7 @@ int count_competing(const std::vector<TaskState>& tasks, const std::vector<int>&
   return n;
 }
 
-namespace {
-
-// Every thread of every process, as /proc shows them now (threads that end while read are
-// skipped).
-std::vector<TaskState> all_tasks() {
+std::vector<TaskState> read_tasks() {
   std::vector<TaskState> tasks;
   std::error_code ec;
   for (const auto& proc : fs::directory_iterator("/proc", ec)) {
@@ -212,14 +208,12 @@ std::vector<TaskState> all_tasks() {
   return tasks;
 }
 
-}  // namespace
-
 double runnable_other_threads(const std::vector<int>& cpus, const std::vector<pid_t>& own,
                               int samples, int interval_ms) {
   double sum = 0;
   for (int i = 0; i < samples; ++i) {
     if (i) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
-    sum += count_competing(all_tasks(), cpus, own);
+    sum += count_competing(read_tasks(), cpus, own);
   }
   return samples > 0 ? sum / samples : 0;
 }

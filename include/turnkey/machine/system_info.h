@@ -55,6 +55,8 @@ struct TaskState {
   int cpu = -1;
 };
 std::optional<TaskState> parse_task_stat(pid_t pid, const std::string& line);
+// Every thread of every process as /proc shows them now (threads that end meanwhile skipped).
+std::vector<TaskState> read_tasks();
 
 // The threads in `tasks` that want one of `cpus` (every CPU when empty): running or runnable on
 // it, and of none of `own` processes (the benchmark's: its own threads and the process holding
