@@ -55,7 +55,7 @@ MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, do
   double ss = 0;
   for (double m : block_medians_ms) ss += (m - mean) * (m - mean);
   const double half = t_quantile_975(k - 1) * std::sqrt(ss / (k - 1)) * std::sqrt(2.0 / k);
-  out.low_ms = center_ms - half;
+  out.low_ms = std::max(0.0, center_ms - half);  // a latency is never negative
   out.high_ms = center_ms + half;
   for (double m : block_medians_ms) {
     out.low_ms = std::min(out.low_ms, m);

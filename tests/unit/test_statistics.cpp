@@ -109,6 +109,10 @@ TEST(NextRunInterval, IsTheTPredictionIntervalWidenedToHoldEveryBlock) {
   const MedianInterval lop = next_run_interval({10, 10, 10, 10, 14}, 10);
   EXPECT_EQ(lop.high_ms, 14);
   EXPECT_LT(lop.low_ms, 10);
+  // Blocks far apart around a small median (a loaded machine): the lower end stops at 0.
+  const MedianInterval wild = next_run_interval({1, 1, 1, 1, 100}, 1);
+  EXPECT_EQ(wild.low_ms, 0);
+  EXPECT_EQ(wild.high_ms, 100);  // the far block (the t half-width, 77.7, falls short of it)
   // Blocks that agree exactly give the center alone (the caller adds the median's CI).
   const MedianInterval same = next_run_interval({5, 5, 5}, 5);
   EXPECT_EQ(same.low_ms, 5);

@@ -40,8 +40,9 @@ double t_quantile_975(int df);
 // timed calls cut into consecutive blocks, docs/measurement.md "The interval"): `center` (the
 // pooled median) +- t(0.975, k - 1) * s * sqrt(2 / k), where s is the standard deviation of the
 // k block medians (the next run's median is the center of k blocks as well, so the difference of
-// two such centers has variance 2 s^2 / k), widened to hold every block median. With fewer than
-// two blocks: [center, center] (the caller widens it to the median's CI).
+// two such centers has variance 2 s^2 / k), widened to hold every block median, its lower end
+// at least 0. With fewer than two blocks: [center, center] (the caller widens it to the
+// median's CI).
 struct MedianInterval {
   double low_ms = 0, high_ms = 0;
 };
