@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -211,24 +212,41 @@ class Check:
         return result
 
     def pair(self, model, runtime, timeout_s):
-        """turnkey and the bare loop on one model: one row of the table."""
-        tk = self.turnkey(model, runtime, self.args.iterations, timeout_s)
-        bare = None
-        if tk and tk.get("exit") == 0:
+        """turnkey and the bare loop on one model, alternated for --rounds rounds (a launch-bound
+        model's median moves between processes by more than the budget: one run each says
+        little, docs/gpu.md): one row of the table, each side the median of its round medians."""
+        tks, bares = [], []
+        for _ in range(max(1, self.args.rounds)):
+            tk = self.turnkey(model, runtime, self.args.iterations, timeout_s)
+            tks.append(tk)
+            if not tk or tk.get("exit") != 0:
+                break
             bare = self.bare(model, runtime == "torch-compiled", self.args.iterations, timeout_s)
-        self.row(model, runtime, tk, bare)
+            if not bare:
+                break
+            bares.append(bare)
+        self.row(model, runtime, tks, bares)
 
-    def row(self, model, runtime, tk, bare):
-        if not tk:
+    def row(self, model, runtime, tks, bares):
+        tks = [tk for tk in tks if tk]
+        if not tks:
             self.rows.append((runtime, model, "-", "-", "-", "-", "-", "skipped (time budget)"))
             return
+        tk = tks[-1]
         stats = tk.get("stats", {})
-        median = stats.get("median_latency_ms")
+        medians = [float(t["stats"]["median_latency_ms"]) for t in tks
+                   if t.get("stats", {}).get("median_latency_ms") is not None]
+        bare_medians = [b["median_ms"] for b in bares if b.get("median_ms")]
+        median = statistics.median(medians) if medians else None
+        bare_median = statistics.median(bare_medians) if bare_medians else None
         ratio = "-"
         note = tk.get("reason") or ""
-        if median is not None and bare and bare.get("median_ms"):
-            value = float(median) / bare["median_ms"]
+        if median is not None and bare_median:
+            value = median / bare_median
             ratio = "%.3f%s" % (value, "" if value <= OVERHEAD_BUDGET else " (over 1.05)")
+            if len(bare_medians) > 1:
+                note = "rounds: " + " ".join("%.3f" % (t / b) for t, b in
+                                             zip(medians, bare_medians))
         elif tk.get("exit") == 0 and runtime.startswith("torch-"):
             note = note or "no bare loop result (bare.log)"
         memory = "-"
@@ -236,10 +254,10 @@ class Check:
             memory = "%s/%s" % (mib(stats["device_memory_allocated_bytes"]),
                                 mib(stats.get("device_memory_reserved_bytes")))
         if "tf32_cudnn" in stats:
-            note = (note + " " if note else "") + "tf32 matmul=%s cudnn=%s" % (
+            note = (note + "; " if note else "") + "tf32 matmul=%s cudnn=%s" % (
                 stats.get("tf32_matmul"), stats.get("tf32_cudnn"))
-        self.rows.append((runtime, model, "%.4f" % float(median) if median is not None else "-",
-                          "%.4f" % bare["median_ms"] if bare else "-", ratio, tk["verdict"],
+        self.rows.append((runtime, model, "%.4f" % median if median is not None else "-",
+                          "%.4f" % bare_median if bare_median else "-", ratio, tk["verdict"],
                           memory, note))
 
     def environment(self):
@@ -284,7 +302,9 @@ def main():
                         "PATH)")
     parser.add_argument("--models", default="hello_world,resnet50,bert")
     parser.add_argument("--runtimes", default="torch-eager,torch-compiled")
-    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="turnkey and the bare loop alternated this many times per row")
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--out", default=os.environ.get("OUT") or "device-check-out")
@@ -301,13 +321,14 @@ def main():
             check.pair(model, runtime, 150)
     for runtime in ("ort", "torchscript"):
         tk = check.turnkey("hello_world", runtime, args.iterations, 90)
-        check.row("hello_world", runtime, tk, None)
+        check.row("hello_world", runtime, [tk], [])
     check.tests()
     if "torch-compiled" in runtimes:
         for model in models:
             check.pair(model, "torch-compiled", 240)
     gpus = [r["bare"]["gpu"] for r in check.results if (r.get("bare") or {}).get("gpu")]
-    summary = ("device check on %s%s, %.0f s\n%s\n\nratio: turnkey median / bare loop median "
+    summary = ("device check on %s%s, %.0f s\n%s\n\nratio: turnkey's median over the bare "
+               "loop's, each the median of its rounds' medians, turnkey and bare alternated "
                "(budget <= %.2f); dev MiB: torch's CUDA allocator peaks, allocated/reserved\n" % (
                    args.device, " (%s)" % gpus[0] if gpus else "", time.monotonic() - check.started,
                    check.table(), OVERHEAD_BUDGET))

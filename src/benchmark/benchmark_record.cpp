@@ -291,6 +291,9 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
         sessions > 1 ? fmt::format("{} sessions", sessions) : std::string("1 shared session"),
         threads, threads == 1 ? "" : "s");
   }
+  // Fields whose value takes several lines, the first under the label (none: no line at all).
+  const std::map<std::string, std::vector<std::string>> several = {
+      {"profile", profile_block_lines(s.value("profile", json()))}};
   std::vector<const turnkey::StatsField*> labelled;
   for (const turnkey::StatsField& f : field_table()) {
     if (f.label) labelled.push_back(&f);
@@ -300,8 +303,8 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
   std::vector<std::string> lines;
   for (const turnkey::StatsField* f : labelled) {
     std::string value;
-    if (std::string_view(f->key) == "profile") {  // --profile only: a heading and its rows
-      const std::vector<std::string> rows = profile_block_lines(s.value("profile", json()));
+    if (auto it = several.find(f->key); it != several.end()) {
+      const std::vector<std::string>& rows = it->second;
       for (size_t i = 0; i < rows.size(); ++i) {
         lines.push_back((i == 0 ? padded(f->label) : std::string(16, ' ')) + rows[i]);
       }

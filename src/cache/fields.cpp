@@ -1,6 +1,5 @@
 #include "turnkey/cache/fields.h"
 
-#include <set>
 #include <sstream>
 
 namespace turnkey {
@@ -137,7 +136,7 @@ const std::vector<StatsField>& field_table() {
     {"speed_slowdown",         Number,  R, "",      "speed_slowdown",    5, "speed_probe_ms / speed_probe_best_ms - 1: how much slower the machine ran than its best"},
     {"cpu_throttled_ms",       Number,  R, "ms",    "cpu_throttled_ms",  5, "time the process's cgroups waited for CPU quota during the timed phases, ms (empty: no cgroup cpu.stat readable)"},
     // Issue 20: the runtime's own per-operator profile (benchmark --profile).
-    {"profile",                Object,  R, "",      "profile_top_ops",   5, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary"},
+    {"profile",                Object,  R, "",      "profile_top_ops",   5, "benchmark --profile: the runtime's profiler over 10 calls in a separate session after the timed phase (docs/measurement.md): profiler, calls, node_time_ms, run_time_ms, by_op_type and by_node (top 10: total_ms and share of node_time_ms), raw_file; the column: the top op types with their shares", "Profile", 7, "summary", true},
     // Issue 20: load time, requests in flight, sweeps.
     {"load_s",                 Number,  R, "s",     "load_s",            6, "loading the model on the runtime (Runtime::load / load_live: ort session creation; torchscript trace + torch::jit::load; torch-compiled torch.compile and its compiling call), s", "Load time", 3},
     {"jit_load_s",             Number,  R, "s",     nullptr,             6, "torchscript: torch::jit::load (and freeze/optimize) alone, s; load_s adds the trace"},
@@ -183,15 +182,14 @@ const StatsField* find_field(std::string_view key) {
 
 namespace {
 
-// The tools of a sequence that change the model beyond the first tool and the export:
-// "discover export-pytorch optimize-ort convert-fp16 benchmark" -> "optimize-ort+convert-fp16".
-std::string changing_tools(const std::string& sequence) {
-  static const std::set<std::string> kPlain = {"discover", "load-onnx", "load-build",
-                                               "export-pytorch", "benchmark"};
+// The tools of a sequence a label names (those that change or check the model beyond the first
+// tool and the export: the catalog's rows): "discover export-pytorch optimize-ort convert-fp16
+// benchmark" -> "optimize-ort+convert-fp16".
+std::string labelled_tools(const std::string& sequence, const LabelledTool& labelled) {
   std::string out, tool;
   std::istringstream in(sequence);
   while (in >> tool) {
-    if (kPlain.count(tool)) continue;
+    if (!labelled(tool)) continue;
     if (!out.empty()) out += '+';
     out += tool;
   }
@@ -207,7 +205,7 @@ const std::vector<ResultSetting>& result_setting_table() {
       {"threads", "threads", "threads", "", true},
       {"pinned_cpus", "pin", "pin", "", true},
       {"input_shapes", "shapes", "shapes", "", true},
-      {"sequence", "sequence", "seq", "", true, changing_tools},
+      {"sequence", "sequence", "seq", "", true, labelled_tools},
       {"concurrency", "concurrency", "concurrency", "1", false},
       {"exporter", "exporter", "exporter", "", false, nullptr, true},
   };
@@ -238,13 +236,14 @@ std::string settings_key(const std::function<std::string(const char* field)>& va
   return key;
 }
 
-std::string settings_label(const std::function<std::string(const char* field)>& value_of) {
+std::string settings_label(const std::function<std::string(const char* field)>& value_of,
+                           const LabelledTool& labelled) {
   std::string label;
   for (const ResultSetting& s : result_setting_table()) {
     if (!s.label) continue;
     const std::string raw = value_of(s.field);
     if (!setting_is_set(s, raw)) continue;
-    const std::string v = s.label_value ? s.label_value(raw) : raw;
+    const std::string v = s.label_value ? s.label_value(raw, labelled) : raw;
     if (v.empty()) continue;
     if (!label.empty()) label += ' ';
     label.append(s.label).append("=").append(v);

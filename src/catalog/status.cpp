@@ -99,6 +99,8 @@ bool is_failure_status(const std::string& name) {
   return s ? s->failure : true;
 }
 
+bool is_failure_status(Status status) { return status_info(status).failure; }
+
 bool is_success(const std::string& name) { return name == status_name(Status::Successful); }
 
 StatusGroup status_group(const std::string& name) {
@@ -154,6 +156,10 @@ std::string status_display(const std::string& name, int signal) {
     return name + " (signal " + std::to_string(signal) + ")";
   }
   return name;
+}
+
+std::string status_display(Status status, int signal) {
+  return status_display(status_name(status), signal);
 }
 
 }  // namespace turnkey

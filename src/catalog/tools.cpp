@@ -136,6 +136,9 @@ const std::vector<ToolSpec>& tool_specs() {
          {.choices = ort_levels}}},
        A::OnnxModel,
        A::OnnxModel,
+       true,
+       false,
+       nullptr,
        true},
       {"convert-fp16",
        ToolGroup::Sequence,
@@ -147,6 +150,9 @@ const std::vector<ToolSpec>& tool_specs() {
          "Also make graph inputs and outputs float16", false}},
        A::OnnxModel,
        A::OnnxModel,
+       true,
+       false,
+       nullptr,
        true},
       {"check-onnx",
        ToolGroup::Sequence,
@@ -157,6 +163,9 @@ const std::vector<ToolSpec>& tool_specs() {
        {},
        A::OnnxModel,
        A::None,
+       true,
+       false,
+       nullptr,
        true},
       {"python-stage",
        ToolGroup::Sequence,
@@ -176,7 +185,8 @@ const std::vector<ToolSpec>& tool_specs() {
        A::OnnxModel,
        true,
        false,
-       check_python_stage_together},
+       check_python_stage_together,
+       true},
       {"benchmark",
        ToolGroup::Sequence,
        Status::RuntimeLoadFailed,
@@ -439,6 +449,11 @@ const ToolSpec* first_tool_for_file(const std::string& file) {
 Status failure_status_of_tool(const std::string& tool) {
   const ToolSpec* spec = find_tool(tool);
   return spec ? spec->failure : Status::Crashed;
+}
+
+bool tool_in_result_label(const std::string& tool) {
+  const ToolSpec* spec = find_tool(tool);
+  return !spec || spec->in_result_label;
 }
 
 const ToolSpec* find_tool(const std::string& name) {

@@ -49,7 +49,7 @@ void append_input_outcomes(const std::vector<InputResult>& results, const fs::pa
       builds.push_back({{"build", b}, {"dir", (cache / b).string()}});
     }
     inputs.push_back({{"input", r.given},
-                      {"status", r.status},
+                      {"status", status_name(r.status)},
                       {"stage", r.stage},
                       {"error", r.error},
                       {"builds", builds},
@@ -92,7 +92,7 @@ std::vector<CorpusInput> inputs_to_run(const Corpus& corpus, const std::vector<I
     InputResult r;
     r.given = item.given;
     if (!item.error.empty()) {
-      r.status = status_name(Status::InvalidInput);
+      r.status = Status::InvalidInput;
       r.error = item.error;
       std::cerr << "turnkey: " << item.given << ": " << one_line(item.error) << "\n";
       results.push_back(r);
@@ -100,7 +100,7 @@ std::vector<CorpusInput> inputs_to_run(const Corpus& corpus, const std::vector<I
     }
     if (!g.labels.empty() && item.path.extension() == ".py" &&
         !labels_match(read_labels(item.path), g.labels)) {
-      r.status = status_name(Status::SkippedByFilter);
+      r.status = Status::SkippedByFilter;
       results.push_back(r);
       continue;
     }

@@ -28,7 +28,7 @@ struct CorpusInput {
 
 struct InputResult {
   std::string given;
-  std::string status;
+  Status status = Status::Crashed;  // its name only where it is written or shown
   int signal = 0;
   std::string stage, error;
   std::filesystem::path log;
@@ -55,8 +55,10 @@ class Corpus {
   std::optional<InputResult> earlier_result(const CorpusInput& in) const;
   // The input's record as a worker or job wrote it: null when there is none or it is unreadable.
   nlohmann::json read_record(const CorpusInput& in) const;
-  // The result a record holds (status, stage, error, signal, log, builds).
-  InputResult result_of_record(const CorpusInput& in, const nlohmann::json& record) const;
+  // The result a record holds (status, stage, error, signal, log, builds); none when the record
+  // names no status of the table (no record, or a damaged one).
+  std::optional<InputResult> result_of_record(const CorpusInput& in,
+                                              const nlohmann::json& record) const;
 
   // Reads the worker's progress, decides the input's status, marks builds the worker left
   // unfinished with it (and the last stage reached), and writes the input record, with the keys

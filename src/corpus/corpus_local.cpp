@@ -201,9 +201,8 @@ class LocalScheduler {
 
   void stop_all() {
     for (auto& s : running_) {
-      s->proc->terminate(
-          status_name(Status::Cancelled),
-          fmt::format("turnkey was stopped by signal {}", g_corpus_stop_signal.load()));
+      s->proc->terminate(Status::Cancelled, fmt::format("turnkey was stopped by signal {}",
+                                                        g_corpus_stop_signal.load()));
       ended(*s);
     }
     running_.clear();
@@ -236,7 +235,7 @@ class LocalScheduler {
       if (slot->control_fd >= 0) ::close(slot->control_fd);
       InputResult r;
       r.given = slot->in.item.given;
-      r.status = status_name(Status::Crashed);
+      r.status = Status::Crashed;
       r.error = e.what();
       r.log = slot->in.log;
       results_.push_back(r);

@@ -135,15 +135,18 @@ json Corpus::read_record(const CorpusInput& in) const {
   }
 }
 
-InputResult Corpus::result_of_record(const CorpusInput& in, const json& record) const {
+std::optional<InputResult> Corpus::result_of_record(const CorpusInput& in,
+                                                    const json& record) const {
   // A damaged record (a field of another type) reads as that field missing, never as a throw.
   auto text = [&](const char* key, const std::string& otherwise) {
     return record.contains(key) && record[key].is_string() ? record[key].get<std::string>()
                                                            : otherwise;
   };
+  const std::optional<Status> status = parse_status(text("status", ""));
+  if (!status) return std::nullopt;
   InputResult r;
   r.given = in.item.given;
-  r.status = text("status", "");
+  r.status = *status;
   r.signal = record.contains("signal") && record["signal"].is_number_integer()
                  ? record["signal"].get<int>()
                  : 0;
@@ -168,12 +171,12 @@ std::optional<InputResult> Corpus::earlier_result(const CorpusInput& in) const {
       record.value("input_sha256", "") != file_sha256(in.item.path)) {
     return std::nullopt;
   }
-  InputResult r = result_of_record(in, record);
-  r.earlier = true;
+  std::optional<InputResult> from_record = result_of_record(in, record);
   // Inputs that never had a fair run (interrupted, every node they were sent to failed, their
   // job's end unknown) run again without --retry-failed.
-  const StatusInfo* info = find_status(r.status);
-  if (!info || info->rerun) return std::nullopt;
+  if (!from_record || status_info(from_record->status).rerun) return std::nullopt;
+  InputResult r = std::move(*from_record);
+  r.earlier = true;
   if (is_failure_status(r.status)) {
     if (request_.global.retry_failed) return std::nullopt;
     return r;
@@ -227,20 +230,20 @@ InputResult result_from(const CorpusInput& in, const Ended& ended, const Progres
   r.given = in.item.given;
   r.log = in.log;
   r.builds = p.builds;
-  if (!ended.status.empty()) {
-    r.status = ended.status;
+  if (ended.status) {
+    r.status = *ended.status;
     r.signal = ended.signal;
     r.stage = p.last_stage;
     r.error = ended.detail;
-  } else if (p.outcome && !p.outcome->status.empty()) {
-    r.status = p.outcome->status;
+  } else if (p.outcome && p.outcome->status) {
+    r.status = *p.outcome->status;
     r.signal = p.outcome->signal;
     r.stage = p.outcome->stage;
     r.error = p.outcome->error;
     // The failure's own log (the one the input's block named), when the worker knew it.
     if (!p.outcome->log.empty()) r.log = p.outcome->log;
   } else {
-    r.status = status_name(Status::Crashed);
+    r.status = Status::Crashed;
     r.stage = p.last_stage;
     r.error = ended.exit_code >= 0
                   ? fmt::format("the worker exited with code {} without a result", ended.exit_code)
@@ -265,15 +268,15 @@ void mark_unfinished(const fs::path& cache_dir, const InputResult& r, const Prog
           BuildState::from_json(json_from_yaml(read_file(bd.state_path())), problems);
       if (state.build_status != status_name(Status::Incomplete)) continue;
       const std::string stage = build_stage.count(name) ? build_stage[name] : last_stage;
-      state.build_status = r.status;
-      state.status = r.status;
+      state.build_status = status_name(r.status);
+      state.status = status_name(r.status);
       state.failed_tool = stage;
       state.last_tool = stage;
       state.error = description;
       if (r.signal > 0) state.signal = r.signal;
       state.finished = utc_timestamp_now();
       if (!state.tools.empty() && state.tools.back().status == status_name(Status::Running)) {
-        state.tools.back().status = r.status;
+        state.tools.back().status = status_name(r.status);
       }
       bd.write_state(state.to_json());
       BuildStats stats;
@@ -283,8 +286,8 @@ void mark_unfinished(const fs::path& cache_dir, const InputResult& r, const Prog
       } catch (const Error&) {
       }
       stats.build_name = name;
-      stats.build_status = r.status;
-      stats.status = r.status;
+      stats.build_status = status_name(r.status);
+      stats.status = status_name(r.status);
       stats.failed_tool = stage;
       stats.error = description;
       bd.write_stats(stats.to_json());
@@ -304,7 +307,7 @@ void Corpus::write_record(const CorpusInput& in, const InputResult& r, double du
   json record = {{"input", fs::absolute(in.item.path).lexically_normal().string()},
                  {"given", in.item.given},
                  {"hashes", in.item.hashes},
-                 {"status", r.status},
+                 {"status", status_name(r.status)},
                  {"stage", r.stage},
                  {"error", r.error},
                  {"builds", build_list},

@@ -22,11 +22,9 @@ namespace engine_internal {
 
 int print_summary(const std::vector<InputResult>& results, const fs::path& inputs_dir,
                   double wall_s) {
-  std::map<std::string, int> counts;
   int earlier = 0;
   bool failed = false;
   for (const InputResult& r : results) {
-    ++counts[status_display(r.status, r.signal)];
     earlier += r.earlier;
     failed = failed || is_failure_status(r.status);
   }
@@ -36,10 +34,12 @@ int print_summary(const std::vector<InputResult>& results, const fs::path& input
                            earlier ? fmt::format(" ({} from an earlier run)", earlier) : "");
   std::cout << fmt::format("  {:<24}{:>7}\n", "status", "inputs");
   for (const StatusInfo& s : status_table()) {
+    std::map<std::string, int> counts;  // "crashed (signal 9)" apart from "crashed"
+    for (const InputResult& r : results) {
+      if (r.status == s.status) ++counts[status_display(r.status, r.signal)];
+    }
     for (const auto& [display, n] : counts) {
-      if (display == s.name || display.rfind(std::string(s.name) + " (", 0) == 0) {
-        std::cout << fmt::format("  {:<24}{:>7}\n", display, n);
-      }
+      std::cout << fmt::format("  {:<24}{:>7}\n", display, n);
     }
   }
   bool any_listed = false;

@@ -117,7 +117,7 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
   while (!proc.poll()) {
     if (g_corpus_stop_signal) {
       // Slurm cancels (scancel, time limit) with SIGTERM first: record it and stop everything.
-      proc.terminate(status_name(Status::Cancelled), "the Slurm job was cancelled or reached its time limit");
+      proc.terminate(Status::Cancelled, "the Slurm job was cancelled or reached its time limit");
       break;
     }
     pollfd p{proc.output_fd(), POLLIN, 0};
@@ -128,10 +128,10 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
   // reaped, before this process's own handler has run. Its death is then the cancel's doing.
   // A worker that finished on its own before the cancel keeps its outcome.
   Ended ended = proc.ended();
-  if (ended.status == status_name(Status::Crashed) && ended.signal == SIGTERM) {
+  if (ended.status == Status::Crashed && ended.signal == SIGTERM) {
     for (int i = 0; i < 20 && !g_corpus_stop_signal; ++i) ::poll(nullptr, 0, 10);
     if (g_corpus_stop_signal) {
-      ended = {status_name(Status::Cancelled), 0, -1, "the Slurm job was cancelled or reached its time limit"};
+      ended = {Status::Cancelled, 0, -1, "the Slurm job was cancelled or reached its time limit"};
     }
   }
   allocation["finished"] = utc_timestamp_now();

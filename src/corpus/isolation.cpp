@@ -241,7 +241,8 @@ SupervisedProcess::SupervisedProcess(const std::vector<std::string>& argv, const
 }
 
 SupervisedProcess::~SupervisedProcess() {
-  if (!done_ && pid_ > 0) terminate(status_name(Status::Cancelled), "turnkey stopped before this input finished");
+  if (!done_ && pid_ > 0)
+    terminate(Status::Cancelled, "turnkey stopped before this input finished");
   if (out_fd_ >= 0) ::close(out_fd_);
   if (log_fd_ >= 0) ::close(log_fd_);
 }
@@ -319,9 +320,9 @@ void SupervisedProcess::kill_all() {
 void SupervisedProcess::finish(int wait_status) {
   done_ = true;
   supervised_pids().erase(pid_);
-  if (ended_.status.empty()) {
+  if (!ended_.status) {
     if (WIFSIGNALED(wait_status)) {
-      ended_.status = status_name(Status::Crashed);
+      ended_.status = Status::Crashed;
       ended_.signal = WTERMSIG(wait_status);
       ended_.detail = describe_wait_status(wait_status);
     } else if (WIFEXITED(wait_status)) {
@@ -362,7 +363,7 @@ bool SupervisedProcess::poll() {
   }
   const auto now = Clock::now();
   if (!paused_ && now >= deadline_) {
-    terminate(status_name(Status::Timeout), fmt::format("exceeded the {:g} s timeout", limits_.timeout_s));
+    terminate(Status::Timeout, fmt::format("exceeded the {:g} s timeout", limits_.timeout_s));
     return true;
   }
   if (paused_ || now < next_watch_) return false;
@@ -372,7 +373,7 @@ bool SupervisedProcess::poll() {
   if (!cgroup_.empty() && limits_.memory_bytes <= 0) {
     // The cgroup counts processes: no need to scan /proc.
     if (cgroup_fork_failures(cgroup_) > 0) {
-      terminate(status_name(Status::ProcessLimit),
+      terminate(Status::ProcessLimit,
                 fmt::format("tried to run more than {} processes", limits_.max_processes));
       return true;
     }
@@ -383,7 +384,7 @@ bool SupervisedProcess::poll() {
   const bool over = cgroup_.empty() ? static_cast<int>(live.size()) > limits_.max_processes
                                     : cgroup_fork_failures(cgroup_) > 0;
   if (over) {
-    terminate(status_name(Status::ProcessLimit),
+    terminate(Status::ProcessLimit,
               fmt::format("tried to run more than {} processes", limits_.max_processes));
     return true;
   }
@@ -391,7 +392,7 @@ bool SupervisedProcess::poll() {
     int64_t total = 0;
     for (pid_t p : live) total += anon_memory_bytes(p);
     if (total > limits_.memory_bytes) {
-      terminate(status_name(Status::OutOfMemory),
+      terminate(Status::OutOfMemory,
                 fmt::format("its processes used {} MiB, over the {} MiB memory limit", total >> 20,
                             limits_.memory_bytes >> 20));
       return true;
@@ -400,7 +401,7 @@ bool SupervisedProcess::poll() {
   return false;
 }
 
-void SupervisedProcess::terminate(const std::string& status, const std::string& detail) {
+void SupervisedProcess::terminate(Status status, const std::string& detail) {
   if (done_) return;
   ended_.status = status;
   ended_.detail = detail;

@@ -12,8 +12,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "turnkey/catalog/status.h"
 
 namespace turnkey::engine_internal {
 
@@ -23,10 +26,10 @@ struct Limits {
   int max_processes = 512;
 };
 
-// How a supervised process ended. `status` is "" when it exited on its own (its own outcome
+// How a supervised process ended. `status` is none when it exited on its own (its own outcome
 // decides), else timeout, out_of_memory, process_limit, cancelled or crashed.
 struct Ended {
-  std::string status;
+  std::optional<Status> status;
   int signal = 0;      // with crashed
   int exit_code = -1;  // when it exited
   std::string detail;  // one line: "exceeded the 5 s timeout", "killed by signal 11 (...)"
@@ -56,7 +59,7 @@ class SupervisedProcess {
   bool running() const { return !done_; }
   const Ended& ended() const { return ended_; }
   // Kills it now with the given status (e.g. cancelled).
-  void terminate(const std::string& status, const std::string& detail);
+  void terminate(Status status, const std::string& detail);
 
   // SIGSTOP / SIGCONT to all its processes; the paused time does not count against the timeout.
   void pause();

@@ -20,7 +20,7 @@ BatchShapes batch_input_shapes(const ModelFacts& facts, const InputShapes& given
   }
   BatchShapes out;
   out.shapes = given;
-  std::vector<std::string> ones, examples;
+  OnesNote ones;
   for (const ValueInfo& input : facts.inputs) {
     if (!has_batch_dim(input)) continue;
     out.batched.push_back(input.name);
@@ -29,16 +29,10 @@ BatchShapes batch_input_shapes(const ModelFacts& facts, const InputShapes& given
     if (it != given.end()) {
       shape = it->second;
     } else {
-      std::vector<std::string> symbolic;
-      for (size_t d = 0; d < input.dims.size(); ++d) {
-        const Dim& dim = input.dims[d];
-        if (d > 0 && !dim.known()) symbolic.push_back(dim.param.empty() ? "?" : dim.param);
-        shape.push_back(dim.known() ? dim.value : 1);
-      }
-      if (!symbolic.empty()) {
-        ones.push_back(fmt::format("input '{}' [{}]", input.name, fmt::join(symbolic, ", ")));
-        examples.push_back(fmt::format("{}:{}", input.name, fmt::join(shape, "x")));
-      }
+      // Dim 0 becomes the batch: only the others are named.
+      OnesShape at_one = symbolic_dims_at_one(input, 1);
+      ones.add(input.name, at_one);
+      shape = std::move(at_one.shape);
     }
     if (shape.empty())
       continue;  // a rank the user's shape gives wrong: resolve_input_shapes says so
@@ -51,10 +45,7 @@ BatchShapes batch_input_shapes(const ModelFacts& facts, const InputShapes& given
     throw Error(ErrorKind::InvalidInput,
                 "no input has a batch dim (rank >= 2, or a symbolic first dim)");
   }
-  if (!ones.empty()) {
-    out.ones_note = fmt::format("symbolic dims set to 1: {} (choose with --input-shapes {})",
-                                fmt::join(ones, ", "), fmt::join(examples, ","));
-  }
+  out.ones_note = ones.text();
   return out;
 }
 

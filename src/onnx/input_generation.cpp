@@ -238,10 +238,32 @@ InputShapes parse_input_shapes(const std::string& spec) {
   return shapes;
 }
 
+OnesShape symbolic_dims_at_one(const ValueInfo& input, size_t from_dim) {
+  OnesShape out;
+  for (size_t d = 0; d < input.dims.size(); ++d) {
+    const Dim& dim = input.dims[d];
+    if (d >= from_dim && !dim.known()) out.symbolic.push_back(dim.param.empty() ? "?" : dim.param);
+    out.shape.push_back(dim.known() ? dim.value : 1);
+  }
+  return out;
+}
+
+void OnesNote::add(const std::string& input, const OnesShape& ones) {
+  if (ones.symbolic.empty()) return;
+  defaulted_.push_back(fmt::format("input '{}' [{}]", input, fmt::join(ones.symbolic, ", ")));
+  examples_.push_back(fmt::format("{}:{}", input, fmt::join(ones.shape, "x")));
+}
+
+std::string OnesNote::text() const {
+  if (defaulted_.empty()) return "";
+  return fmt::format("symbolic dims set to 1: {} (choose with --input-shapes {})",
+                     fmt::join(defaulted_, ", "), fmt::join(examples_, ","));
+}
+
 std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
                                                        const InputShapes& overrides,
                                                        std::string* ones_note) {
-  std::vector<std::string> defaulted, examples;  // "input 'x' [batch]", "x:1x16"
+  OnesNote ones;
   std::set<std::string> names;
   for (const ValueInfo& input : facts.inputs) names.insert(input.name);
   for (const auto& [name, dims] : overrides) {
@@ -281,32 +303,19 @@ std::vector<std::vector<int64_t>> resolve_input_shapes(const ModelFacts& facts,
                         "{}:<dims>",
                         input.name, input.name));
       }
-      std::vector<std::string> symbolic;
-      std::vector<int64_t> example;
-      for (const Dim& d : input.dims) {
-        if (!d.known()) symbolic.push_back(d.param.empty() ? "?" : d.param);
-        example.push_back(d.known() ? d.value : 1);
-        shape.push_back(d.value);
-      }
-      if (!symbolic.empty() && ones_note) {
-        defaulted.push_back(fmt::format("input '{}' [{}]", input.name, fmt::join(symbolic, ", ")));
-        examples.push_back(fmt::format("{}:{}", input.name, fmt::join(example, "x")));
-        shape = example;
-      } else if (!symbolic.empty()) {
+      OnesShape at_one = symbolic_dims_at_one(input);
+      if (!at_one.symbolic.empty() && !ones_note) {
         throw invalid(fmt::format("input '{}' has symbolic dims [{}]: give --input-shapes {}:{}",
-                                  input.name, fmt::join(symbolic, ", "), input.name,
-                                  fmt::join(example, "x")));
+                                  input.name, fmt::join(at_one.symbolic, ", "), input.name,
+                                  fmt::join(at_one.shape, "x")));
       }
+      ones.add(input.name, at_one);
+      shape = std::move(at_one.shape);
     }
     check_size(input, shape);
     shapes.push_back(std::move(shape));
   }
-  if (ones_note) {
-    *ones_note = defaulted.empty()
-                     ? ""
-                     : fmt::format("symbolic dims set to 1: {} (choose with --input-shapes {})",
-                                   fmt::join(defaulted, ", "), fmt::join(examples, ","));
-  }
+  if (ones_note) *ones_note = ones.text();
   return shapes;
 }
 

@@ -34,7 +34,10 @@ std::string text_of(const json& j, const char* key) {
 json InputOutcome::to_json() const {
   json builds_json = json::array();
   for (const BuildRef& b : builds) builds_json.push_back({{"build", b.build}, {"dir", b.dir}});
-  json j = {{"status", status}, {"stage", stage}, {"error", error}, {"builds", builds_json}};
+  json j = {{"status", status ? status_name(*status) : ""},
+            {"stage", stage},
+            {"error", error},
+            {"builds", builds_json}};
   if (!log.empty()) j["log"] = log.string();
   if (signal > 0) j["signal"] = signal;
   return j;
@@ -43,7 +46,7 @@ json InputOutcome::to_json() const {
 InputOutcome InputOutcome::from_json(const json& j) {
   InputOutcome o;
   if (!j.is_object()) return o;
-  o.status = text_of(j, "status");
+  o.status = parse_status(text_of(j, "status"));
   o.stage = text_of(j, "stage");
   o.error = text_of(j, "error");
   o.log = text_of(j, "log");

@@ -6,18 +6,21 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "turnkey/catalog/status.h"
 
 namespace turnkey::engine_internal {
 
-// What one input came to: its status (a status name, status.h), the stage its first failure
-// happened in, one line of why, the log that says more, and the builds it opened.
+// What one input came to: its status (none until decided; its name only in the JSON), the stage
+// its first failure happened in, one line of why, the log that says more, and the builds it
+// opened.
 struct InputOutcome {
-  std::string status, stage, error;
+  std::optional<Status> status;
+  std::string stage, error;
   std::filesystem::path log;
   int signal = 0;  // the signal that crashed it (> 0), else 0
   struct BuildRef {
@@ -28,7 +31,8 @@ struct InputOutcome {
 
   // {status, stage, error, builds: [{build, dir}], log?, signal?}
   nlohmann::json to_json() const;
-  // Missing or mistyped members are left empty (a torn line from a killed worker).
+  // Missing or mistyped members are left empty (a torn line from a killed worker); a status
+  // name the table does not know leaves the status none.
   static InputOutcome from_json(const nlohmann::json& j);
 };
 

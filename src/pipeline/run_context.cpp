@@ -29,8 +29,8 @@ void RunContext::notice(const std::string& text) const {
 
 void RunContext::note_failure(Status status, const std::string& stage, const std::string& error,
                               int signal, const std::filesystem::path& log) {
-  if (!outcome.status.empty()) return;
-  outcome.status = status_name(status);
+  if (outcome.status) return;
+  outcome.status = status;
   outcome.stage = stage;
   outcome.error = one_line(error);
   outcome.log = log;

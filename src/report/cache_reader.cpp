@@ -101,12 +101,17 @@ void take(Row& row, const char* column, FieldType type, const json& source, cons
   }
 }
 
-// Every column of `scope` the field table fills from `source`.
+// Every column of `scope` the field table fills from `source`, and the fields it keeps whole.
 void take_scope(Row& row, FieldScope scope, const json& source, const char* what,
                 std::vector<std::string>& problems) {
   for (const StatsField& f : field_table()) {
-    if (f.scope == scope && f.column)
-      take(row, f.column, f.type, source, f.key, what, problems, f.part);
+    if (f.scope != scope) continue;
+    if (f.column) take(row, f.column, f.type, source, f.key, what, problems, f.part);
+    if (f.whole && source.is_object()) {
+      if (auto it = source.find(f.key); it != source.end() && it->is_object()) {
+        row.objects[f.key] = *it;
+      }
+    }
   }
 }
 
@@ -238,12 +243,6 @@ void take_state(Row& row, const json& state, bool stats_exists,
   take_text(row, "error", state, "error", "state", problems);
 }
 
-// The result's --profile object, whole (the column holds only its summary).
-void take_profile(Row& row, const json& source) {
-  if (!source.is_object()) return;
-  if (auto it = source.find("profile"); it != source.end() && it->is_object()) row.profile = *it;
-}
-
 // One result's columns (schema >= 4): its settings, numbers, status and run history.
 void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& problems) {
   take_scope(row, FieldScope::Result, r.fields, "result", problems);
@@ -257,7 +256,6 @@ void take_result(Row& row, const ResultRecord& r, std::vector<std::string>& prob
   for (const RunSummary& h : r.history) medians += cell_text(h.median_latency_ms) + " ";
   row.cells["median_history_ms"] = medians + cell_text(r.fields.value("median_latency_ms", json()));
   row.samples_file = r.samples_file;
-  take_profile(row, r.fields);
 }
 
 void finish_row(Row& row, const std::vector<std::string>& problems) {
@@ -353,7 +351,6 @@ std::vector<Row> read_build_dir(const fs::path& build_dir, const std::string& la
   if (!has_results) {
     take_scope(row, FieldScope::Result, stats, "stats", problems);
     legacy_correctness(row, stats);
-    take_profile(row, stats);
   }
   finish_row(row, problems);
   rows.push_back(std::move(row));

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
 #include "turnkey/common/sha256.h"
@@ -120,7 +121,11 @@ std::string to_json(const Report& report, const Provenance& provenance) {
     o["hash_full"] = hf == r.cells.end() ? ordered_json() : ordered_json(hf->get<std::string>());
     o["samples_ms"] = r.samples_ms.empty() ? ordered_json() : ordered_json(r.samples_ms);
     o["samples_note"] = r.samples_note.empty() ? ordered_json() : ordered_json(r.samples_note);
-    o["profile"] = r.profile.is_object() ? ordered_json::parse(r.profile.dump()) : ordered_json();
+    for (const StatsField& f : field_table()) {
+      if (!f.whole) continue;
+      const json& whole = r.object(f.key);
+      o[f.key] = whole.is_object() ? ordered_json::parse(whole.dump()) : ordered_json();
+    }
     rows.push_back(std::move(o));
   }
   out["rows"] = rows;
@@ -173,7 +178,9 @@ Report report_from_json(const std::string& text, const std::string& label) {
     if (r.contains("samples_note") && r["samples_note"].is_string()) {
       row.samples_note = r["samples_note"].get<std::string>();
     }
-    if (r.contains("profile") && r["profile"].is_object()) row.profile = r["profile"];
+    for (const StatsField& f : field_table()) {
+      if (f.whole && r.contains(f.key) && r[f.key].is_object()) row.objects[f.key] = r[f.key];
+    }
     report.rows.push_back(std::move(row));
   }
   report.duplicate_rows = mark_duplicates(report.rows);

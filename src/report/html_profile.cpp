@@ -61,7 +61,7 @@ std::string profiles_section(const std::vector<Row>& rows) {
   std::string h;
   int n = 0;
   for (const Row& r : rows) {
-    const json& p = r.profile;
+    const json& p = r.object("profile");
     if (!p.is_object()) continue;
     ++n;
     const std::string settings = r.settings();

@@ -5,6 +5,7 @@
 
 #include "turnkey/cache/fields.h"
 #include "turnkey/catalog/status.h"
+#include "turnkey/catalog/tools.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report {
@@ -57,6 +58,12 @@ bool Row::has(const std::string& column) const {
   return it != cells.end() && !it->is_null();
 }
 
+const json& Row::object(const std::string& key) const {
+  static const json kNone;
+  auto it = objects.find(key);
+  return it == objects.end() ? kNone : *it;
+}
+
 std::string Row::model_key() const {
   auto it = cells.find("hash_full");
   if (it != cells.end() && it->is_string() && !it->get<std::string>().empty()) {
@@ -68,7 +75,8 @@ std::string Row::model_key() const {
 
 std::string Row::settings() const {
   if (!has("runs")) return "";  // a row of an older cache: the build's own numbers
-  return settings_label([&](const char* field) { return cell_text(cells.value(field, json())); });
+  return settings_label([&](const char* field) { return cell_text(cells.value(field, json())); },
+                        tool_in_result_label);
 }
 
 std::string Row::measurement_key() const {

@@ -28,10 +28,9 @@ InputOutcome InputLoop::run_item(const InputItem& item) {
   ctx_.outcome = InputOutcome{};
   models_seen_ = false;
   run_contained(item);
-  if (ctx_.outcome.status.empty()) {
-    ctx_.outcome.status = status_name(ctx_.outcome.builds.empty() && !models_seen_
-                                          ? Status::NoModels
-                                          : Status::Successful);
+  if (!ctx_.outcome.status) {
+    ctx_.outcome.status =
+        ctx_.outcome.builds.empty() && !models_seen_ ? Status::NoModels : Status::Successful;
   }
   return ctx_.outcome;
 }
@@ -152,27 +151,24 @@ void InputLoop::run_onnx_file(const InputItem& item) {
                     item.given));
     plan.batches.clear();
   }
-  const std::vector<SweepPoint> points = plan.onnx_points();
-  SweepTable table;
-  std::optional<ModelBlock> first_block;
-  for (const SweepPoint& point : points) {
-    ModelBlock block = run_onnx_point(item, facts, point, plan, table);
-    if (!first_block) first_block = std::move(block);
-  }
+  const SweepSettings settings{plan, item.given};
   printer_.print(item.path.filename().string(),
-                 {points.size() > 1 ? table.block(*first_block) : *first_block});
+                 {run_sweep(
+                     settings,
+                     [&](const SweepPoint& point, const SweepRecord& record) {
+                       return run_onnx_point(item, facts, point, record);
+                     },
+                     [&](const std::string& text) { ctx_.notice(text); })});
 }
 
 ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::ModelFacts& facts,
-                                     const SweepPoint& point, const SweepPlan& plan,
-                                     SweepTable& table) {
+                                     const SweepPoint& point, const SweepRecord& record) {
   auto t0 = std::chrono::steady_clock::now();
   Build build;
   build.onnx_path = facts.path;
   build.source_input = build.onnx_path;
   use_facts(build, facts);
   apply_point(build, point);
-  const std::string label = plan.label(point);
   const std::vector<ToolCall>& sequence = ctx_.request.sequence;
   build.input_shapes = point.input_shapes;
   // A batch point: every batched input's shape at that batch (and a rewritten model when the
@@ -207,21 +203,15 @@ ModelBlock InputLoop::run_onnx_point(const InputItem& item, const onnx_model::Mo
     load_onnx_point(item, facts, point, build, batch ? &*batch : nullptr, batch_error);
     runner_.run_tools(build, "load-onnx");
   });
-  if (plan.onnx_sweep()) {
-    table.add(build, point, label);
-    if (build.failed) {
-      std::string why;
-      if (batch && !batch->fixed.empty() && build.state.failed_tool == "benchmark") {
-        // The rewritten model loaded but its graph keeps the file's batch (a Reshape to
-        // constant dims): say that before the runtime's words.
-        why = fmt::format(
-            "the file fixes the batch of {} at another size and its graph does not "
-            "run at batch {}: ",
-            fmt::join(batch->fixed, ", "), *point.batch);
-      }
-      ctx_.notice(fmt::format("{}: {}: {}{}", item.given, label, why, one_line(build.state.error)));
-    }
+  std::string why;
+  if (build.failed && batch && !batch->fixed.empty() && build.state.failed_tool == "benchmark") {
+    // The rewritten model loaded but its graph keeps the file's batch (a Reshape to constant
+    // dims): a failed point's notice says that before the runtime's words.
+    why = fmt::format(
+        "the file fixes the batch of {} at another size and its graph does not run at batch {}: ",
+        fmt::join(batch->fixed, ", "), *point.batch);
   }
+  record(build, why);
   runner_.finish_build(build);
   lock.reset();
   return std::move(build.block);
@@ -341,20 +331,17 @@ void InputLoop::run_load_build(const InputItem& item) {
                     "its inputs): ignored",
                     item.given));
   }
-  SweepTable table;
-  std::optional<ModelBlock> first_block;
-  for (const int c : plan.concurrency) {
-    const SweepPoint point{"", std::nullopt, c};
-    ModelBlock block = run_load_build_point(item, previous, point, plan, table);
-    if (!first_block) first_block = std::move(block);
-  }
-  printer_.print(build_name,
-                 {plan.concurrency.size() > 1 ? table.block(*first_block) : *first_block});
+  const SweepSettings settings{plan, item.given};
+  printer_.print(build_name, {run_sweep(
+                                 settings,
+                                 [&](const SweepPoint& point, const SweepRecord& record) {
+                                   return run_load_build_point(item, previous, point, record);
+                                 },
+                                 [&](const std::string& text) { ctx_.notice(text); })});
 }
 
 ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& previous,
-                                           const SweepPoint& point, const SweepPlan& plan,
-                                           SweepTable& table) {
+                                           const SweepPoint& point, const SweepRecord& record) {
   const fs::path state_path = fs::absolute(item.path).lexically_normal();
   Build build;
   build.build_name = previous["build_name"].get<std::string>();
@@ -401,13 +388,7 @@ ModelBlock InputLoop::run_load_build_point(const InputItem& item, const json& pr
         fmt::format("continuing {} from {}\n", build.build_name, build.onnx_path.string()));
     runner_.run_tools(build, "load-build");
   });
-  if (plan.concurrency.size() > 1) {
-    const std::string label = plan.label(point);
-    table.add(build, point, label);
-    if (build.failed) {
-      ctx_.notice(fmt::format("{}: {}: {}", item.given, label, one_line(build.state.error)));
-    }
-  }
+  record(build, "");
   runner_.finish_build(build);
   lock.reset();
   if (build.block.title.empty()) build.block.title = build.build_name;

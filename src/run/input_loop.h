@@ -76,14 +76,15 @@ class InputLoop {
     Status ended_status;
     const std::string& forced_name;
   };
-  // One pass of a discovered model's build at `point`; `before_finish` sees the build after its
-  // tools ran, before it is finished (a sweep records the point there).
+  // One pass of a discovered model's build at `point`, handed to `record` after its tools ran,
+  // before it is finished.
   void build_model(const InputItem& item, const ModelSource& source, const SweepPoint& point,
-                   Build& build, const std::function<void(Build&)>& before_finish);
+                   Build& build, const SweepRecord& record);
   void run_onnx_file(const InputItem& item);
-  // One point of an ONNX file's sweep (sweep.h): its pass of the build; returns its block.
+  // One point of an ONNX file's sweep (sweep.h): its pass of the build, handed to `record`
+  // before it is finished; returns its block.
   ModelBlock run_onnx_point(const InputItem& item, const onnx_model::ModelFacts& facts,
-                            const SweepPoint& point, const SweepPlan& plan, SweepTable& table);
+                            const SweepPoint& point, const SweepRecord& record);
   void load_onnx_point(const InputItem& item, const onnx_model::ModelFacts& facts,
                        const SweepPoint& point, Build& build,
                        const onnx_model::BatchShapes* batch, const std::string& batch_error);
@@ -91,10 +92,9 @@ class InputLoop {
   // file fixes another batch (build/batch_variant.h). Returns what it did, for the log.
   std::string batch_model(Build& build, const onnx_model::BatchShapes& batch, int64_t size) const;
   void run_load_build(const InputItem& item);
-  // One point (a concurrency) of a cached build continued; returns its block.
+  // One point (a concurrency) of a cached build continued, as run_onnx_point.
   ModelBlock run_load_build_point(const InputItem& item, const nlohmann::json& previous,
-                                  const SweepPoint& point, const SweepPlan& plan,
-                                  SweepTable& table);
+                                  const SweepPoint& point, const SweepRecord& record);
   std::filesystem::path write_script_log(const InputItem& item, const std::string& text) const;
 
   RunContext ctx_;

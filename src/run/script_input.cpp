@@ -228,38 +228,29 @@ ModelBlock InputLoop::model_of_script(ScriptPass& pass, const DiscoveredModel& m
   return std::move(build.block);
 }
 
-// One pass of the model's build per concurrency (sweep.h); a batch sweep's points are the runs.
+// One pass of the model's build per concurrency (sweep.h); a batch sweep's points are the runs,
+// each also recorded in the model's table across them.
 ModelBlock InputLoop::build_points(ScriptPass& pass, const DiscoveredModel& m) {
-  const std::vector<int>& concurrency = pass.plan.concurrency;
-  SweepTable table;
-  SweepTable* batch_table = nullptr;
+  SweepSettings settings{pass.plan.at_batch(pass.batch),
+                         fmt::format("{}: {}", pass.item.given, m.name)};
   if (pass.sweep) {
     auto& entry = pass.sweep->tables[m.name + " " + m.class_name];
     if (entry.second.size() == 0) entry.first = discovered_model_block(m);
-    batch_table = &entry.second;
+    settings.also = &entry.second;
   }
-  std::optional<ModelBlock> first_block;
-  Build build;
-  for (const int c : concurrency) {
-    const SweepPoint point{"", pass.batch, c};
-    build = Build{};
-    build.block = discovered_model_block(m);
-    const std::string label = pass.plan.label(point);
-    ModelSource source{m,           pass.disc,         *pass.session,   pass.so.script.string(),
-                       pass.labels, pass.discover_log, pass.discover_s, pass.ended_status,
-                       pass.forced_name};
-    build_model(pass.item, source, point, build, [&](Build& b) {
-      if (concurrency.size() > 1) {
-        table.add(b, point, label);
-        if (b.failed) {
-          ctx_.notice(fmt::format("{}: {}: {}: {}", pass.item.given, m.name, label,
-                                  one_line(b.state.error)));
-        }
-      }
-      if (batch_table) batch_table->add(b, point, label);
-    });
-    if (!first_block) first_block = build.block;
-  }
+  const ModelSource source{m,           pass.disc,         *pass.session,   pass.so.script.string(),
+                           pass.labels, pass.discover_log, pass.discover_s, pass.ended_status,
+                           pass.forced_name};
+  Build build;  // the last pass's, reported to the script's process
+  ModelBlock block = run_sweep(
+      settings,
+      [&](const SweepPoint& point, const SweepRecord& record) {
+        build = Build{};
+        build.block = discovered_model_block(m);
+        build_model(pass.item, source, point, build, record);
+        return build.block;
+      },
+      [&](const std::string& text) { ctx_.notice(text); });
   pass.session->report_built(
       m.id, {{"build_name", build.build_name},
              {"build_dir", build.dir ? build.dir->path().string() : ""},
@@ -267,7 +258,7 @@ ModelBlock InputLoop::build_points(ScriptPass& pass, const DiscoveredModel& m) {
                                                          : build.state.build_status},
              {"error", build.state.error},
              {"failed_tool", build.state.failed_tool}});
-  return concurrency.size() > 1 ? table.block(*first_block) : std::move(build.block);
+  return block;
 }
 
 // The script's own end under its models: a failure (with its log), no models, or a hash filter
@@ -314,7 +305,7 @@ ScriptFooter InputLoop::script_footer(ScriptPass& pass) {
 }
 
 void InputLoop::build_model(const InputItem& item, const ModelSource& src, const SweepPoint& point,
-                            Build& build, const std::function<void(Build&)>& before_finish) {
+                            Build& build, const SweepRecord& record) {
   const DiscoveredModel& m = src.model;
   build.model = &m;
   build.session = src.disc.ready ? &src.session : nullptr;
@@ -341,7 +332,7 @@ void InputLoop::build_model(const InputItem& item, const ModelSource& src, const
       runner_.run_tools(build, "discover");
     }
   });
-  before_finish(build);
+  record(build, "");
   runner_.finish_build(build);
 }
 

@@ -7,6 +7,7 @@
 
 #include "pipeline/first_tool.h"
 #include "turnkey/catalog/tools.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey::engine_internal {
 
@@ -57,7 +58,7 @@ std::vector<std::string> aligned(const std::vector<std::vector<std::string>>& ro
 
 }  // namespace
 
-std::vector<SweepPoint> SweepPlan::onnx_points() const {
+std::vector<SweepPoint> SweepPlan::points() const {
   std::vector<SweepPoint> points;
   const std::vector<std::optional<int64_t>> bs =
       batches.empty() ? std::vector<std::optional<int64_t>>{std::nullopt}
@@ -68,6 +69,13 @@ std::vector<SweepPoint> SweepPlan::onnx_points() const {
     }
   }
   return points;
+}
+
+SweepPlan SweepPlan::at_batch(std::optional<int64_t> batch) const {
+  SweepPlan run = *this;
+  run.batches.clear();
+  if (batch) run.batches = {*batch};
+  return run;
 }
 
 std::string SweepPlan::label(const SweepPoint& p) const {
@@ -163,6 +171,29 @@ std::string no_gain_note(const json& lower, const json& higher) {
       "no throughput gain: concurrency {} gave {:.1f} IPS, not above concurrency {}'s {:.1f} "
       "IPS, because {}",
       high_n, high_ips, low_n, low_ips, fmt::join(why, ", and "));
+}
+
+ModelBlock run_sweep(const SweepSettings& settings, const SweepPass& pass,
+                     const SweepNotice& notice) {
+  const std::vector<SweepPoint> points = settings.plan.points();
+  const bool sweep = points.size() > 1;
+  SweepTable table;
+  std::optional<ModelBlock> first;
+  for (const SweepPoint& point : points) {
+    const std::string label = settings.plan.label(point);
+    ModelBlock block = pass(point, [&](Build& build, const std::string& cause) {
+      if (sweep) {
+        table.add(build, point, label);
+        if (build.failed) {
+          notice(fmt::format("{}: {}: {}{}", settings.subject, label, cause,
+                             one_line(build.state.error)));
+        }
+      }
+      if (settings.also) settings.also->add(build, point, label);
+    });
+    if (!first) first = std::move(block);
+  }
+  return sweep ? table.block(std::move(*first)) : std::move(*first);
 }
 
 std::string SweepTable::add(Build& build, const SweepPoint& point, const std::string& label) {

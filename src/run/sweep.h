@@ -2,12 +2,14 @@
 // (load-onnx --input-shapes used more than once), batch sizes (--batch-sizes) or requests in
 // flight (benchmark --concurrency 1,2,4) makes one result per point. Each point is one pass of
 // the model's build with the point's values, exactly what the command would do given those
-// values alone (its own result in the build's stats, its own status); the input loop runs the
-// passes (input_loop.cpp, script_input.cpp) and SweepTable shows them together. Not thread-safe:
-// one per model in one run.
+// values alone (its own result in the build's stats, its own status). One driver runs the passes
+// of every kind of input (run_sweep: an ONNX file's points, a cached build's, each model's in
+// each run of a script), configured by SweepSettings, and SweepTable shows them together. Not
+// thread-safe: one per model in one run.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,10 +32,14 @@ struct SweepPlan {
   std::vector<int64_t> batches;                  // empty: no batch sweep
   std::vector<int> concurrency = {1};            // benchmark's values; {1} without benchmark
 
-  // ONNX files: every shapes value x batch x concurrency, concurrency innermost.
-  std::vector<SweepPoint> onnx_points() const;
-  // More than one point for an ONNX file / for each model of a script.
-  bool onnx_sweep() const { return onnx_points().size() > 1; }
+  // Every shapes value x batch x concurrency, concurrency innermost (a cached build's plan has
+  // neither shapes nor batches: its concurrencies).
+  std::vector<SweepPoint> points() const;
+  // More than one point: the passes are shown together, as a sweep.
+  bool is_sweep() const { return points().size() > 1; }
+  // The plan of one run of a script at `batch` (its --batch_size; none: the script's own): that
+  // batch x concurrency.
+  SweepPlan at_batch(std::optional<int64_t> batch) const;
   // The values that vary in this plan, for a point: "x:4x16, batch 4, concurrency 2"; "" when
   // nothing varies.
   std::string label(const SweepPoint& point) const;
@@ -79,5 +85,29 @@ class SweepTable {
   };
   std::vector<Point> points_;
 };
+
+// What one sweep runs, as LoadGen's TestSettings configure its one driver: the plan (its points
+// and their labels), what a failed point's notice names ("model.onnx", "s.py: resnet"), and a
+// second table every point also goes into (a script's batch sweep: its runs' points of a model).
+struct SweepSettings {
+  SweepPlan plan;
+  std::string subject;
+  SweepTable* also = nullptr;
+};
+
+// Hands a pass's build to the driver once its tools ran, before it is finished; `cause` goes
+// before the build's error in a failed point's notice ("" when none).
+using SweepRecord = std::function<void(Build& build, const std::string& cause)>;
+// One pass of the build at a point: builds, calls `record` once, finishes; returns its block.
+using SweepPass = std::function<ModelBlock(const SweepPoint& point, const SweepRecord& record)>;
+// A one-line notice to the user (RunContext::notice).
+using SweepNotice = std::function<void(const std::string& text)>;
+
+// The one sweep driver: runs `pass` once per point of the settings' plan. With more than one
+// point each pass is added to a table (with its no-gain note) and a failed point is said in one
+// line ("<subject>: <label>: <cause><error>"); every pass goes into `also`. Returns the block to
+// print: the first point's block with the table of all points, or the one point's block.
+ModelBlock run_sweep(const SweepSettings& settings, const SweepPass& pass,
+                     const SweepNotice& notice);
 
 }  // namespace turnkey::engine_internal

@@ -126,5 +126,44 @@ TEST_F(DeviceCheckPack, TheScriptSeesTheCallersLibraryPath) {
   EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.all();
 }
 
+// The run mode as it travels, tried here on the CPU with Debian's torch (docs/gpu.md): turnkey
+// and the bare loop alternated for two rounds give one row whose note lists both rounds' ratios,
+// and the refusals and the summary files are there.
+TEST_F(DeviceCheckPack, TheRunModeAlternatesTurnkeyAndTheBareLoop) {
+  ASSERT_EQ(packed_.exit_code, 0) << packed_.all();
+  const fs::path out = dir_->path() / "run-out";
+  RunResult r = run_command(
+      {"/bin/bash", (kSource / "bench/device-check").string(), "run", "--device", "x86",
+       "--models", "hello_world", "--runtimes", "torch-eager", "--iterations", "30",
+       "--rounds", "2", "--budget-s", "240"},
+      {{"TURNKEY_GPU_PACK", pack_.string()}, {"TURNKEY_PYTHON", "/usr/bin/python3"},
+       {"OUT", out.string()}},
+      kSource, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(torch-eager +hello_world +[0-9.]+ +[0-9.]+ +[0-9.]+.*within_tolerance.*rounds: [0-9.]+ [0-9.]+)")))
+      << r.out;
+  // On x86 the runtimes that refuse nvidia run: their rows are results.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nort +hello_world +[0-9.]+ )"))) << r.out;
+  for (const char* file : {"summary.txt", "results.json", "turnkey.log", "bare.log"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+}
+
+// gap_probe.py: turnkey's own timed loop and the bare loop interleaved in one process.
+TEST(DeviceCheckGapProbe, InterleavesBothLoopsInOneProcess) {
+  RunResult r = run_command({"/usr/bin/python3",
+                             (kSource / "bench/device_check/gap_probe.py").string(),
+                             (kSource / "examples/cli/scripts/hello_world.py").string(),
+                             "--rounds", "2", "--calls", "50"},
+                            {}, kSource, 120);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(GAP hello_world.py eager round 2: bare [0-9.]+ ms)")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(GAP hello_world.py eager all: bare [0-9.]+ ms, turnkey loop [0-9.]+ ms, ratio [0-9.]+)")))
+      << r.out;
+}
+
 }  // namespace
 }  // namespace turnkey::test

@@ -132,6 +132,32 @@ TEST(ResolveInputShapes, SymbolicDimsNamedAndUnnamed) {
             (std::vector<std::vector<int64_t>>{{2, 128, 5}}));
 }
 
+// The symbolic->1 step both --input-shapes resolution and --batch-sizes take: every symbolic dim
+// at 1, named from `from_dim` on (an unnamed one as "?"), and one note over the inputs given.
+TEST(SymbolicDimsAtOne, OneStepForShapesAndBatches) {
+  ValueInfo tokens = input("tokens", DType::Int64, {-1, 128, -1});
+  tokens.dims[0].param = "batch";
+  OnesShape all = symbolic_dims_at_one(tokens);
+  EXPECT_EQ(all.shape, (std::vector<int64_t>{1, 128, 1}));
+  EXPECT_EQ(all.symbolic, (std::vector<std::string>{"batch", "?"}));
+  OnesShape after_batch = symbolic_dims_at_one(tokens, 1);
+  EXPECT_EQ(after_batch.shape, (std::vector<int64_t>{1, 128, 1}));
+  EXPECT_EQ(after_batch.symbolic, (std::vector<std::string>{"?"}));
+  const OnesShape fixed = symbolic_dims_at_one(input("scale", DType::Float32, {4, 2}));
+  EXPECT_EQ(fixed.shape, (std::vector<int64_t>{4, 2}));
+  EXPECT_TRUE(fixed.symbolic.empty());
+
+  OnesNote note;
+  EXPECT_EQ(note.text(), "");
+  note.add("scale", fixed);  // nothing symbolic: not named
+  EXPECT_EQ(note.text(), "");
+  note.add("tokens", all);
+  note.add("mask", symbolic_dims_at_one(input("mask", DType::Int64, {-1})));
+  EXPECT_EQ(note.text(),
+            "symbolic dims set to 1: input 'tokens' [batch, ?], input 'mask' [?] (choose with "
+            "--input-shapes tokens:1x128x1,mask:1)");
+}
+
 // Issue 17: with a note to fill, symbolic dims left without an override become 1 and the note
 // names each input and its dims on one line; overridden inputs are not named.
 TEST(ResolveInputShapes, SymbolicDimsAsOnesWithANote) {

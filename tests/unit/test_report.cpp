@@ -10,6 +10,7 @@
 
 #include "support/fake_cache.h"
 #include "support/temp_dir.h"
+#include "turnkey/cache/fields.h"
 #include "turnkey/cli/report_commands.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
@@ -444,6 +445,41 @@ TEST(Json, SameRowsPlusProvenanceAndSamples) {
   json newer = j;
   newer["schema_version"] = kSchemaVersion + 1;
   EXPECT_THROW(report_from_json(newer.dump(), "x"), Error);
+}
+
+// Object fields the field table keeps whole (`profile`) travel as rows of the table, not by hand:
+// the reader keeps each whole beside its column's part, the JSON report writes each (null when a
+// row has none) and reads it back.
+TEST(Json, FieldsKeptWholeComeFromTheFieldTable) {
+  std::vector<std::string> whole;
+  for (const StatsField& f : field_table()) {
+    if (!f.whole) continue;
+    whole.push_back(f.key);
+    EXPECT_EQ(f.type, FieldType::Object) << f.key << ": only a mapping is kept whole";
+  }
+  EXPECT_EQ(whole, (std::vector<std::string>{"profile"}));
+  TempDir d;
+  const std::string c = (d / "c").string();
+  const json profile = {{"summary", "Gemm 90.0%, Relu 10.0%"},
+                        {"calls", 10},
+                        {"by_op_type", json::array({{{"op", "Gemm"}, {"total_ms", 0.9}}})}};
+  write_fake_build(c, {.build_name = "net_aaaaaaaa",
+                       .samples_ms = fake_latencies(2, 12, 1),
+                       .extra_stats = {{"profile", profile}}});
+  write_fake_build(c, {.build_name = "plain_bbbbbbbb", .samples_ms = fake_latencies(2, 12, 2)});
+  const Report report = read_caches({c});
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[0].object("profile"), profile);
+  EXPECT_EQ(report.rows[0].text("profile_top_ops"), "Gemm 90.0%, Relu 10.0%");
+  EXPECT_TRUE(report.rows[1].object("profile").is_null());
+  const Provenance p{"2026-11-22T00:00:00.000Z", "turnkey report", json::object()};
+  const json j = json::parse(to_json(report, p));
+  EXPECT_EQ(j["rows"][0]["profile"], profile);
+  EXPECT_TRUE(j["rows"][1].contains("profile"));
+  EXPECT_TRUE(j["rows"][1]["profile"].is_null());
+  const Report back = report_from_json(j.dump(), "r.json");
+  EXPECT_EQ(back.rows[0].object("profile"), profile);
+  EXPECT_TRUE(back.rows[1].objects.empty());
 }
 
 // ---- HTML ----------------------------------------------------------------------------------

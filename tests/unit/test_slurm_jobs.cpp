@@ -115,6 +115,49 @@ TEST(SlurmJobEnd, ANodeThatFailedOrCannotServeIsTheNodesFault) {
             "Slurm job 6 on node n1 ended NODE_FAIL: the node was lost");
 }
 
+// The one table of a job's end: every end state in one row, every way of ending with a row, and
+// what an input gets from a job that left no record: a lost or unfit node and a preemption run
+// again elsewhere (an unfit node gets no more jobs); the others are the input's end, each with
+// its status; only the time limit's SIGTERM outweighs the job's own "cancelled" record.
+TEST(SlurmJobEnd, OneRowPerWayAJobEndsWithTheInputsStatus) {
+  std::vector<std::string> seen;
+  for (const JobEndRow& row : job_end_table()) {
+    EXPECT_EQ(&job_end_row(row.end), &row);
+    for (const char* s : row.states) {
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), s), 0) << s << " is in two rows";
+      seen.push_back(s);
+      EXPECT_TRUE(is_terminal_job_state(s)) << s;
+    }
+  }
+  EXPECT_EQ(seen.size(), 11u);
+  for (JobEnd end : {JobEnd::NodeLost, JobEnd::NodeUnfit, JobEnd::Preempted, JobEnd::Cancelled,
+                     JobEnd::Timeout, JobEnd::OutOfMemory, JobEnd::Other}) {
+    EXPECT_EQ(job_end_row(end).end, end);
+  }
+  const auto row_of = [](const char* line) {
+    return job_end_row(classify_job_end(parse_scontrol_job(line)));
+  };
+  EXPECT_TRUE(row_of(kNodeFailLine).run_again);
+  EXPECT_EQ(row_of(kNodeFailLine).status, Status::NodeFailed);
+  EXPECT_TRUE(row_of("JobId=2 JobState=FAILED ExitCode=4:0").run_again);
+  EXPECT_EQ(row_of("JobId=2 JobState=FAILED ExitCode=4:0").status, Status::NodeFailed);
+  EXPECT_TRUE(row_of("JobId=2 JobState=PREEMPTED").run_again);
+  EXPECT_EQ(row_of("JobId=2 JobState=PREEMPTED").status, Status::Cancelled);
+  EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").run_again);
+  EXPECT_EQ(row_of("JobId=2 JobState=CANCELLED").status, Status::Cancelled);
+  EXPECT_EQ(row_of("JobId=2 JobState=TIMEOUT").status, Status::Timeout);
+  EXPECT_STREQ(row_of("JobId=2 JobState=TIMEOUT").detail, "Slurm job {job} reached its time limit");
+  EXPECT_TRUE(row_of("JobId=2 JobState=TIMEOUT").time_limit);
+  EXPECT_TRUE(row_of("JobId=2 JobState=DEADLINE").time_limit);
+  EXPECT_FALSE(row_of("JobId=2 JobState=CANCELLED").time_limit);
+  EXPECT_TRUE(row_of("JobId=2 JobState=FAILED ExitCode=3:0").exclude_node);
+  EXPECT_FALSE(row_of(kNodeFailLine).exclude_node);
+  EXPECT_EQ(row_of("JobId=2 JobState=OUT_OF_MEMORY").status, Status::OutOfMemory);
+  EXPECT_FALSE(row_of("JobId=2 JobState=FAILED ExitCode=1:0").run_again);
+  EXPECT_EQ(row_of("JobId=2 JobState=FAILED ExitCode=1:0").status, Status::Crashed);
+  EXPECT_EQ(row_of("JobId=2 JobState=COMPLETED ExitCode=0:0").status, Status::Crashed);
+}
+
 TEST(SlurmJobShape, BenchmarkJobsHoldTheirNodeAndSlurmNeverRequeuesOnItsOwn) {
   SlurmJobShape shape;
   shape.exclusive = true;

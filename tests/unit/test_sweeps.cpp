@@ -119,7 +119,7 @@ TEST(SweepPlan, PointsAndLabels) {
       {"load-onnx", {{"input_shapes", {"x:1x16", "x:2x16"}}, {"batch_sizes", {1, 4}}}},
       {"benchmark", {{"concurrency", {1, 2}}}}};
   const auto plan = sweep_plan(onnx, "load-onnx");
-  const auto points = plan.onnx_points();
+  const auto points = plan.points();
   ASSERT_EQ(points.size(), 8u);  // 2 shapes x 2 batches x 2 concurrencies, concurrency innermost
   EXPECT_EQ(plan.label(points[0]), "x:1x16, batch 1, concurrency 1");
   EXPECT_EQ(plan.label(points[1]), "x:1x16, batch 1, concurrency 2");
@@ -127,18 +127,83 @@ TEST(SweepPlan, PointsAndLabels) {
   // Nothing swept: one point, no label; a single concurrency above 1 is still named.
   const auto single =
       sweep_plan({{"load-onnx", json::object()}, {"benchmark", json::object()}}, "load-onnx");
-  EXPECT_EQ(single.onnx_points().size(), 1u);
-  EXPECT_EQ(single.label(single.onnx_points()[0]), "");
-  EXPECT_FALSE(single.onnx_sweep());
+  EXPECT_EQ(single.points().size(), 1u);
+  EXPECT_EQ(single.label(single.points()[0]), "");
+  EXPECT_FALSE(single.is_sweep());
   const auto two =
       sweep_plan({{"load-onnx", json::object()}, {"benchmark", {{"concurrency", 2}}}}, "load-onnx");
-  EXPECT_EQ(two.label(two.onnx_points()[0]), "concurrency 2");
+  EXPECT_EQ(two.label(two.points()[0]), "concurrency 2");
   // Without a benchmark there is nothing to run at a concurrency; a script's batch sizes are
   // discover's.
   const auto build_only = sweep_plan(
       {{"discover", {{"batch_sizes", {2, 8}}}}, {"export-pytorch", json::object()}}, "discover");
   EXPECT_EQ(build_only.concurrency, (std::vector<int>{1}));
   EXPECT_EQ(build_only.batches, (std::vector<int64_t>{2, 8}));
+}
+
+// The one sweep driver every kind of input runs its points through: one pass per point in the
+// plan's order, each handed back once before it is finished; with several points one table
+// (with each point's row and the no-gain note) and one line per failed point naming the
+// settings' subject, the point and the pass's cause; with one point the pass's own block and no
+// notice. Every pass also goes into the settings' second table.
+TEST(SweepDriver, OnePassPerPointOneTableAndOneLinePerFailedPoint) {
+  using namespace engine_internal;
+  const SweepPlan plan = sweep_plan(
+      {{"load-onnx", json::object()}, {"benchmark", {{"concurrency", {1, 2, 4}}}}}, "load-onnx");
+  SweepTable also;
+  std::vector<int> passes;
+  std::vector<std::string> notices;
+  const auto pass = [&](const SweepPoint& point, const SweepRecord& record) {
+    passes.push_back(point.concurrency);
+    Build build;
+    build.build_name = "m_1a2b3c4d";
+    build.block.title = "m";
+    if (point.concurrency == 4) {
+      build.failed = true;
+      build.block.status = "Failed: out of memory";
+      build.state.error = "out of memory";
+    } else {
+      build.block.status = "Successfully benchmarked on CPU";
+      build.stats.set("median_latency_ms", 1.0 / point.concurrency);
+      build.stats.set("p99_latency_ms", 2.0);
+      build.stats.set("throughput_ips", 100.0 * point.concurrency);
+      build.stats.set("concurrency", point.concurrency);
+      build.stats.set("threads", 1);
+    }
+    record(build, point.concurrency == 4 ? "a cause: " : "");
+    return build.block;
+  };
+  const auto notice = [&](const std::string& text) { notices.push_back(text); };
+  const ModelBlock block = run_sweep({plan, "m.onnx", &also}, pass, notice);
+  EXPECT_EQ(passes, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(notices, (std::vector<std::string>{"m.onnx: concurrency 4: a cause: out of memory"}));
+  EXPECT_EQ(block.title, "m");
+  EXPECT_EQ(block.status, "Successfully benchmarked on CPU at 2 of 3 points");
+  ASSERT_EQ(block.status_detail.size(), 5u);  // header, 3 points, the failure
+  EXPECT_EQ(block.status_detail[0].rfind("Point", 0), 0u) << block.status_detail[0];
+  EXPECT_NE(block.status_detail[3].find("failed (below)"), std::string::npos);
+  EXPECT_EQ(block.status_detail[4], "Failed:         concurrency 4: Failed: out of memory");
+  EXPECT_EQ(also.size(), 3u);
+
+  // One point: the pass's block as it is; a failure is its own block's, not a notice.
+  passes.clear();
+  notices.clear();
+  const SweepPlan one =
+      sweep_plan({{"load-onnx", json::object()}, {"benchmark", {{"concurrency", 4}}}}, "load-onnx");
+  const ModelBlock single = run_sweep({one, "m.onnx", &also}, pass, notice);
+  EXPECT_EQ(passes, (std::vector<int>{4}));
+  EXPECT_TRUE(notices.empty());
+  EXPECT_EQ(single.status, "Failed: out of memory");
+  EXPECT_TRUE(single.status_detail.empty());
+  EXPECT_EQ(also.size(), 4u);
+  // A script's run at one batch: that batch x the concurrencies, labelled by both.
+  const SweepPlan script = sweep_plan(
+      {{"discover", {{"batch_sizes", {2, 8}}}}, {"benchmark", {{"concurrency", {1, 2}}}}},
+      "discover");
+  const std::vector<SweepPoint> run = script.at_batch(8).points();
+  ASSERT_EQ(run.size(), 2u);
+  EXPECT_EQ(script.label(run[1]), "batch 8, concurrency 2");
+  EXPECT_EQ(script.at_batch(std::nullopt).points().size(), 2u);
 }
 
 json result(int concurrency, int threads, double ips, double busy = 0,

@@ -7,6 +7,7 @@
 
 #include "pipeline/first_tool.h"
 #include "pipeline/tool_impls.h"
+#include "turnkey/cache/fields.h"
 #include "turnkey/catalog/tools.h"
 #include "turnkey/common/error.h"
 
@@ -62,6 +63,31 @@ TEST(ToolTable, AnInputOfTheWrongKindIsNamedFromTheTable) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "discover needs a Python script (.py)");
   }
+}
+
+// Which tools a result's label names comes from the tool rows (the cache's label builder is
+// handed the catalog's answer): the tools that change or check the measured ONNX file, so an
+// fp16 result and an fp32 result of one build are told apart; the first tools, the export and
+// the benchmark are the same for every result of a build and are left out. A name the table
+// does not know is shown rather than hidden.
+TEST(ToolTable, AResultsLabelNamesTheToolsItsRowsSay) {
+  std::set<std::string> labelled;
+  for (const ToolSpec& s : tool_specs()) {
+    if (s.in_result_label) labelled.insert(s.name);
+  }
+  EXPECT_EQ(labelled,
+            (std::set<std::string>{"optimize-ort", "convert-fp16", "check-onnx", "python-stage"}));
+  EXPECT_FALSE(tool_in_result_label("export-pytorch"));
+  EXPECT_TRUE(tool_in_result_label("a-tool-of-a-newer-turnkey"));
+  const auto value_of = [](const char* field) -> std::string {
+    if (std::string(field) == "sequence") {
+      return "discover export-pytorch optimize-ort convert-fp16 benchmark";
+    }
+    return std::string(field) == "threads" ? "2" : "";
+  };
+  EXPECT_EQ(settings_label(value_of, tool_in_result_label),
+            "threads=2 seq=optimize-ort+convert-fp16");
+  EXPECT_EQ(settings_label(value_of, [](const std::string&) { return false; }), "threads=2");
 }
 
 }  // namespace

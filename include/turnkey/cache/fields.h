@@ -54,11 +54,19 @@ struct StatsField {
   const char* label = nullptr;  // terminal label in a build's result block, nullptr = none
   int line = 0;                 // the label's position in the block (1 = first)
   const char* part = nullptr;   // Object fields: the member the report cell shows
+  // Object fields: the report keeps the whole value too (Row::objects, the JSON report's rows,
+  // e.g. `profile` for the HTML page's tables), besides the `part` its column shows.
+  bool whole = false;
 };
 
 // Every field, in report-column order (fields without a column sit next to their relatives).
 const std::vector<StatsField>& field_table();
 const StatsField* find_field(std::string_view key);
+// Whether a result's label names a tool of its sequence. The cache is below the catalog, which
+// knows the tools: the caller of settings_label hands its rows' answer down
+// (tools.h tool_in_result_label).
+using LabelledTool = std::function<bool(const std::string& tool)>;
+
 // A Result field that identifies a result: a rerun with the same values of all of them replaces
 // it. The one list of them; result keys (build_records.h), the report's labels and measurement
 // keys, `cache list`, the HTML chart and `compare` derive from it.
@@ -75,9 +83,9 @@ struct ResultSetting {
   // Settings since schema 4 are always in the key ("pin=" when empty), so those keys (and the
   // samples files named after them) stay as they were; later settings only when set.
   bool always_in_key;
-  // The label's value from the field's value (nullptr: as it is), e.g. the sequence's tools that
-  // change the model ("optimize-ort+convert-fp16").
-  std::string (*label_value)(const std::string& value) = nullptr;
+  // The label's value from the field's value (nullptr: as it is), e.g. the sequence's tools a
+  // label names ("optimize-ort+convert-fp16").
+  std::string (*label_value)(const std::string& value, const LabelledTool& labelled) = nullptr;
   // Recorded per build before it became a result setting: a result that lacks it takes the
   // build's top-level value (so caches of both versions still compare).
   bool build_value_before = false;
@@ -92,7 +100,9 @@ bool setting_is_set(const ResultSetting& setting, const std::string& value);
 // key from its settings' values (`value_of(field)`, "" when missing).
 std::string settings_key(const std::function<std::string(const char* field)>& value_of);
 // "threads=2 pin=0-1 seq=optimize-ort+convert-fp16 concurrency=2": the settings that tell one
-// result of a build and runtime from another, those set only.
-std::string settings_label(const std::function<std::string(const char* field)>& value_of);
+// result of a build and runtime from another, those set only; the sequence names the tools
+// `labelled` says.
+std::string settings_label(const std::function<std::string(const char* field)>& value_of,
+                           const LabelledTool& labelled);
 
 }  // namespace turnkey

@@ -70,6 +70,7 @@ const StatusInfo* find_status(const std::string& name);
 std::optional<Status> parse_status(const std::string& name);
 // An unknown name counts as a failure (a record from a newer or damaged writer).
 bool is_failure_status(const std::string& name);
+bool is_failure_status(Status status);
 bool is_success(const std::string& name);
 StatusGroup status_group(const std::string& name);
 // "successful", "failed", "skipped", "incomplete", "unreadable": the headline label of a group.
@@ -111,5 +112,6 @@ std::optional<Status> python_end_status(const std::string& error_status, int sig
 
 // "crashed (signal 11)" for crashed with a signal, else the name.
 std::string status_display(const std::string& name, int signal = 0);
+std::string status_display(Status status, int signal = 0);
 
 }  // namespace turnkey

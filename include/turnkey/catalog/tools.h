@@ -66,6 +66,10 @@ struct ToolSpec {
   // Rules between options (e.g. --adaptive excludes --duration), given the options with their
   // defaults filled; throws Error(InvalidInput).
   void (*check_together)(const nlohmann::json& options) = nullptr;
+  // A result's label names this tool when its sequence ran it ("seq=optimize-ort+convert-fp16",
+  // fields.h): the tools after the first tool and the export that change or check the ONNX file
+  // that is measured, and so tell one result of a build from another.
+  bool in_result_label = false;
 };
 
 const std::vector<ToolSpec>& tool_specs();
@@ -75,6 +79,9 @@ const ToolSpec* first_tool_for_file(const std::string& file);
 // The status of a build that failed in `tool` (its row's `failure`; Crashed for a name the
 // table does not know).
 Status failure_status_of_tool(const std::string& tool);
+// Whether a result's label names `tool` (its row's in_result_label); true for a name the table
+// does not know (a tool of another turnkey version: shown rather than hidden).
+bool tool_in_result_label(const std::string& tool);
 const char* tool_group_title(ToolGroup group);
 // Closest known name by edit distance ("benchmrk" -> "benchmark"), "" when nothing is close;
 // never `name` itself.

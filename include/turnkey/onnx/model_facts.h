@@ -88,6 +88,26 @@ const char* libonnx_version();
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
 InputShapes parse_input_shapes(const std::string& spec);
 
+// The symbolic->1 step, in one place (resolve_input_shapes and batch_input_shapes take it): the
+// input's dims with every symbolic dim at 1, and the names of its symbolic dims from `from_dim`
+// on ("?" for an unnamed one; batch_input_shapes skips dim 0, which becomes the batch).
+struct OnesShape {
+  std::vector<int64_t> shape;
+  std::vector<std::string> symbolic;
+};
+OnesShape symbolic_dims_at_one(const ValueInfo& input, size_t from_dim = 0);
+
+// What a run says when it set symbolic dims to 1, on one line: "symbolic dims set to 1: input
+// 'x' [batch] (choose with --input-shapes x:1x16)". Collects one input at a time.
+class OnesNote {
+ public:
+  // Names `input` with `ones.symbolic`; nothing when that is empty.
+  void add(const std::string& input, const OnesShape& ones);
+  std::string text() const;  // "" when nothing was added
+ private:
+  std::vector<std::string> defaulted_, examples_;  // "input 'x' [batch]", "x:1x16"
+};
+
 // Concrete shape of every input (same order as facts.inputs): fixed dims kept, symbolic ones from
 // `overrides` (whole-shape override by input name). Throws Error(InvalidInput) naming the input
 // and its symbolic dims when any remain ("input 'x' has symbolic dims [batch, ?]: give

@@ -47,15 +47,17 @@ struct Row {
   std::vector<double> samples_ms;
   std::string samples_note;  // why samples are missing or unusable; "" when present or n/a
   std::string samples_file;  // the result's samples file in build_dir; "" = the schema-3 name
-  // The result's benchmark --profile object (fields.h `profile`: by_op_type, by_node, ...); null
-  // when it has none.
-  nlohmann::json profile;
+  // The whole value of each field the field table keeps whole (fields.h `whole`: the result's
+  // benchmark --profile object), by key; a key is absent when the result has none.
+  nlohmann::json objects = nlohmann::json::object();
   std::filesystem::path build_dir;
 
   // A text cell ("" when missing or not text); a numeric cell (NaN when missing).
   std::string text(const std::string& column) const;
   double number(const std::string& column) const;
   bool has(const std::string& column) const;
+  // objects[key], null when absent.
+  const nlohmann::json& object(const std::string& key) const;
   bool successful() const;  // status "successful"
   // What identifies a measurement across caches: the model's full content hash (else its 8-digit
   // hash, else the build name), the runtime, the device and (rows of schema >= 4) the result's
@@ -116,7 +118,8 @@ struct Provenance {
 // This machine's facts plus a short stable fingerprint (sha256 of the stable facts, 16 hex).
 nlohmann::json machine_fingerprint();
 // The JSON report as text: columns in CSV order, every column present in every row (null when
-// missing), plus hash_full, samples_ms, samples_note and profile per row.
+// missing), plus hash_full, samples_ms, samples_note and each field kept whole (fields.h `whole`:
+// profile) per row.
 std::string to_json(const Report& report, const Provenance& provenance);
 // Reads rows back from a JSON report (for compare). Throws Error(InvalidInput) when the text is
 // not a turnkey report or its schema_version is newer than this build understands.

@@ -132,7 +132,7 @@ class SlurmRun {
   // `record`: the input's record when the caller has read it already.
   void ended(Task& t, const SlurmJobInfo& job, const json* record = nullptr);
   void finish(Task& t, const InputResult& r);
-  void fail(Task& t, const std::string& status, const std::string& detail);
+  void fail(Task& t, Status status, const std::string& detail);
   double seconds(const Task& t) const { return seconds_since(t.first_submitted); }
   // sbatch reads %-patterns in the whole path: a cache dir with a '%' in its name stays itself.
   std::string output_file(const Task& t) const {
@@ -203,7 +203,7 @@ void SlurmRun::submit(size_t index) {
   } catch (const Error& e) {  // a full or read-only cache dir: this input fails, the run goes on
     if (!t.started) t.first_submitted = Clock::now();
     t.started = true;
-    fail(t, status_name(Status::Crashed), "writing its Slurm job script: " + first_line(e.what()));
+    fail(t, Status::Crashed, "writing its Slurm job script: " + first_line(e.what()));
     return;
   }
   std::vector<std::string> exclude = unfit_;
@@ -220,14 +220,14 @@ void SlurmRun::submit(size_t index) {
     if (t.jobs.empty()) {
       InputResult failed;
       failed.given = t.in->item.given;
-      failed.status = status_name(Status::Crashed);
+      failed.status = Status::Crashed;
       failed.stage = "submit";
       failed.error = error;
       failed.log = t.in->log;
       std::cerr << fmt::format("turnkey: {}: {}\n", failed.given, error);
       finish(t, failed);
     } else {
-      fail(t, status_name(Status::NodeFailed),
+      fail(t, Status::NodeFailed,
            fmt::format("{}; running it again on another node failed: {}",
                        t.jobs.back().value("summary", ""), error));
     }
@@ -255,12 +255,12 @@ void SlurmRun::finish(Task& t, const InputResult& r) {
                              r.stage.empty() ? "-" : r.stage,
                              r.error.empty() ? "" : ": " + first_line(r.error), r.log.string());
   } else {
-    std::cerr << fmt::format("turnkey: {}: {} ({})\n", r.given, r.status, job);
+    std::cerr << fmt::format("turnkey: {}: {} ({})\n", r.given, status_name(r.status), job);
   }
   results_.push_back(r);
 }
 
-void SlurmRun::fail(Task& t, const std::string& status, const std::string& detail) {
+void SlurmRun::fail(Task& t, Status status, const std::string& detail) {
   Ended e;
   e.status = status;
   e.detail = detail;
@@ -274,22 +274,20 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) 
   entry["summary"] = describe_job_end(job);
   t.jobs.push_back(entry);
   const json record = record_read ? *record_read : corpus_.read_record(*t.in);
+  const JobEndRow& row = job_end_row(classify_job_end(job));
   // The job's own record says how the input ended, even when Slurm then lost the node. Slurm's
   // time limit sends SIGTERM, which the job's supervisor records as cancelled: it is a timeout.
-  if (record.is_object() && record.contains("status") &&
-      !(job.state == "TIMEOUT" && record.value("status", "") == status_name(Status::Cancelled))) {
-    finish(t, corpus_.result_of_record(*t.in, record));
+  if (std::optional<InputResult> r = corpus_.result_of_record(*t.in, record);
+      r && !(row.time_limit && r->status == Status::Cancelled)) {
+    finish(t, *r);
     return;
   }
-  const JobEnd end = classify_job_end(job);
-  const bool node_fault = end == JobEnd::NodeLost || end == JobEnd::NodeUnfit;
-  if (end == JobEnd::NodeUnfit && !job.node.empty() &&
+  if (row.exclude_node && !job.node.empty() &&
       std::find(unfit_.begin(), unfit_.end(), job.node) == unfit_.end()) {
     unfit_.push_back(job.node);
     std::cerr << "turnkey: " << unfit_node_line(job) << "\n";
   }
-  if ((node_fault || end == JobEnd::Preempted) && !cancelled_ &&
-      static_cast<int>(t.jobs.size()) <= retries_) {
+  if (row.run_again && !cancelled_ && static_cast<int>(t.jobs.size()) <= retries_) {
     if (!job.node.empty()) t.lost_on.push_back(job.node);
     std::cerr << fmt::format("turnkey: {}: {}; running it again elsewhere\n", t.in->item.given,
                              describe_job_end(job));
@@ -297,27 +295,17 @@ void SlurmRun::ended(Task& t, const SlurmJobInfo& job, const json* record_read) 
     queue_.push_front(static_cast<size_t>(&t - tasks_.data()));
     return;
   }
-  if (node_fault) {
-    fail(t, status_name(Status::NodeFailed),
-         t.jobs.size() == 1 ? describe_job_end(job)
-                            : fmt::format("{} ({} jobs, each lost its node or could not use it)",
-                                          describe_job_end(job), t.jobs.size()));
-  } else if (end == JobEnd::Preempted || end == JobEnd::Cancelled) {
-    fail(t, status_name(Status::Cancelled),
-         end == JobEnd::Preempted ? describe_job_end(job)
-                                  : fmt::format("Slurm job {} was cancelled", job.id));
-  } else if (end == JobEnd::Timeout) {
-    fail(t, status_name(Status::Timeout),
-         fmt::format("Slurm job {} reached its time limit", job.id));
-  } else if (end == JobEnd::OutOfMemory) {
-    fail(t, status_name(Status::OutOfMemory),
-         fmt::format("Slurm job {} ran out of memory", job.id));
-  } else {
-    fail(t, status_name(Status::Crashed),
-         fmt::format("{} without a result in the cache dir (is {} shared with the nodes? see {})",
-                     describe_job_end(job), corpus_.cache_dir().string(),
-                     (corpus_.inputs_dir() / (t.in->key + ".slurm-" + job.id + ".txt")).string()));
+  std::string detail = fmt::format(
+      fmt::runtime(row.detail), fmt::arg("job", job.id),
+      fmt::arg("described", describe_job_end(job)),
+      fmt::arg("cache_dir", corpus_.cache_dir().string()),
+      fmt::arg("job_output",
+               (corpus_.inputs_dir() / (t.in->key + ".slurm-" + job.id + ".txt")).string()));
+  if (row.status == Status::NodeFailed && t.jobs.size() > 1) {
+    detail =
+        fmt::format("{} ({} jobs, each lost its node or could not use it)", detail, t.jobs.size());
   }
+  fail(t, row.status, detail);
 }
 
 bool SlurmRun::poll() {
@@ -400,13 +388,13 @@ void SlurmRun::give_up() {
   // that ends writes its result into the cache dir, where a later run finds it.
   for (Task& t : tasks_) {
     if (t.done || t.job_id.empty()) continue;
-    fail(t, status_name(Status::SlurmUnreachable),
+    fail(t, Status::SlurmUnreachable,
          fmt::format("{}; Slurm job {} may still run and write its result into the cache dir "
                      "(a later run of the same inputs takes it, or runs the input again)",
                      why, t.job_id));
   }
   for (size_t i : queue_) {
-    fail(tasks_[i], status_name(Status::SlurmUnreachable), "not submitted: " + why);
+    fail(tasks_[i], Status::SlurmUnreachable, "not submitted: " + why);
   }
   queue_.clear();
 }
@@ -425,7 +413,7 @@ std::vector<InputResult> SlurmRun::run() {
       }
       slurm_.cancel(ids);
       for (size_t i : queue_) {
-        fail(tasks_[i], status_name(Status::Cancelled),
+        fail(tasks_[i], Status::Cancelled,
              "turnkey was interrupted before this input's Slurm job was submitted");
       }
       queue_.clear();

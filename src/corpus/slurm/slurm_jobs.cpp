@@ -109,27 +109,62 @@ std::string parse_sbatch_id(const std::string& text) {
   return "";
 }
 
-bool is_terminal_job_state(const std::string& state) {
-  for (const char* s : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-                        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}) {
-    if (state == s) return true;
-  }
-  return false;
+const std::vector<JobEndRow>& job_end_table() {
+  // clang-format off
+  static const std::vector<JobEndRow> kRows = {
+      // end                 states                        status              again  exclude limit
+      {JobEnd::NodeLost,    {"NODE_FAIL", "BOOT_FAIL"},    Status::NodeFailed,  true,  false, false,
+       "{described}"},
+      {JobEnd::NodeUnfit,   {},                            Status::NodeFailed,  true,  true,  false,
+       "{described}"},
+      {JobEnd::Preempted,   {"PREEMPTED"},                 Status::Cancelled,   true,  false, false,
+       "{described}"},
+      {JobEnd::Cancelled,   {"CANCELLED"},                 Status::Cancelled,   false, false, false,
+       "Slurm job {job} was cancelled"},
+      {JobEnd::Timeout,     {"TIMEOUT", "DEADLINE"},       Status::Timeout,     false, false, true,
+       "Slurm job {job} reached its time limit"},
+      {JobEnd::OutOfMemory, {"OUT_OF_MEMORY"},             Status::OutOfMemory, false, false, false,
+       "Slurm job {job} ran out of memory"},
+      {JobEnd::Other,       {"COMPLETED", "FAILED", "SPECIAL_EXIT", "REVOKED"},
+                                                           Status::Crashed,     false, false, false,
+       "{described} without a result in the cache dir (is {cache_dir} shared with the nodes? see "
+       "{job_output})"},
+  };
+  // clang-format on
+  return kRows;
 }
 
+const JobEndRow& job_end_row(JobEnd end) {
+  for (const JobEndRow& row : job_end_table()) {
+    if (row.end == end) return row;
+  }
+  return job_end_table().back();  // every JobEnd has a row (the unit test checks)
+}
+
+namespace {
+
+const JobEndRow* row_of_state(const std::string& state) {
+  for (const JobEndRow& row : job_end_table()) {
+    for (const char* s : row.states) {
+      if (state == s) return &row;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_terminal_job_state(const std::string& state) { return row_of_state(state) != nullptr; }
+
 JobEnd classify_job_end(const SlurmJobInfo& job) {
-  const std::string& s = job.state;
-  if (s == "NODE_FAIL" || s == "BOOT_FAIL") return JobEnd::NodeLost;
-  if (s == "PREEMPTED") return JobEnd::Preempted;
-  if (s == "CANCELLED") return JobEnd::Cancelled;
-  if (s == "TIMEOUT" || s == "DEADLINE") return JobEnd::Timeout;
-  if (s == "OUT_OF_MEMORY") return JobEnd::OutOfMemory;
-  if (s == "FAILED" && job.reason == "JobLaunchFailure") return JobEnd::NodeUnfit;
-  if (s == "FAILED" && job.exit_signal == 0 &&
-      (job.exit_code == kJobExitNoCache || job.exit_code == kJobExitNoBinary)) {
+  const JobEndRow* row = row_of_state(job.state);
+  if (!row) return JobEnd::Other;
+  if (job.state == "FAILED" && (job.reason == "JobLaunchFailure" ||
+                                (job.exit_signal == 0 && (job.exit_code == kJobExitNoCache ||
+                                                          job.exit_code == kJobExitNoBinary)))) {
     return JobEnd::NodeUnfit;
   }
-  return JobEnd::Other;
+  return row->end;
 }
 
 std::string describe_job_end(const SlurmJobInfo& job) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "turnkey/catalog/request.h"
+#include "turnkey/catalog/status.h"
 
 namespace turnkey::engine_internal {
 
@@ -38,21 +39,45 @@ std::map<std::string, std::string> parse_squeue_states(const std::string& text);
 // The job id `sbatch --parsable` printed ("12" or "12;cluster"), "" when there is none.
 std::string parse_sbatch_id(const std::string& text);
 
-// True once a job has ended for good (COMPLETED, FAILED, NODE_FAIL, ...); COMPLETING, REQUEUED
-// and the like are not ended: its processes may still run.
-bool is_terminal_job_state(const std::string& state);
-
 // Why a job ended, for one that left no record of its own.
 enum class JobEnd {
   NodeLost,     // NODE_FAIL, BOOT_FAIL: the node went away under it; run again elsewhere
-  NodeUnfit,    // it could not start or see the cache on that node (JobLaunchFailure, our exit
-                // codes 3 and 4): exclude the node for the rest of the run, run again elsewhere
+  NodeUnfit,    // it could not start or see the cache on that node (FAILED with
+                // JobLaunchFailure, our exit codes 3 and 4): exclude the node for the rest of
+                // the run, run again elsewhere
   Preempted,    // PREEMPTED: not the input's fault; run again
   Cancelled,    // CANCELLED (scancel, or turnkey was interrupted)
   Timeout,      // TIMEOUT, DEADLINE
   OutOfMemory,  // OUT_OF_MEMORY
   Other,        // COMPLETED or FAILED without a result, and anything else
 };
+
+// The one table of how a Slurm job ends (docs/corpus_runs.md#slurm---use-slurm): per way, the
+// JobStates Slurm ends a job in that way and everything the Slurm run decides from it. Every
+// state a job ends in for good is in exactly one row; NodeUnfit has none (FAILED, refined by
+// classify_job_end).
+struct JobEndRow {
+  JobEnd end;
+  std::vector<const char*> states;
+  Status status;      // the input's, when the job left no record of its own
+  bool run_again;     // not the input's fault: run it again on another node (--slurm-retries)
+  bool exclude_node;  // the node cannot take part: no more jobs of this run go there
+  // Slurm's time limit ended it: the job's supervisor records that SIGTERM as cancelled, which
+  // is this end, not the input's record.
+  bool time_limit;
+  // The status's detail, a format with {job} (the id), {described} (describe_job_end's line),
+  // {cache_dir} and {job_output} (the job's output file).
+  const char* detail;
+};
+const std::vector<JobEndRow>& job_end_table();
+// The row of `end`.
+const JobEndRow& job_end_row(JobEnd end);
+
+// True once a job has ended for good (a state of job_end_table()); COMPLETING, REQUEUED and the
+// like are not ended: its processes may still run.
+bool is_terminal_job_state(const std::string& state);
+// The row's way for the job's state (Other for a state the table does not name), with FAILED
+// told apart: a launch failure or our exit codes 3 and 4 are NodeUnfit.
 JobEnd classify_job_end(const SlurmJobInfo& job);
 // One line for the ended job: "Slurm job 12 on node n1 ended NODE_FAIL (the node was lost)".
 std::string describe_job_end(const SlurmJobInfo& job);
