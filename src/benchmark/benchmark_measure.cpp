@@ -133,6 +133,8 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
 // median's 95% CI and, with repetitions, each repetition's CI.
 void set_interval(Measurement& m) {
   for (const Repetition& rep : m.repetitions) {
+    // Requests in flight time no blocks: their whole window is one.
+    if (rep.loop.block_medians_ms.empty()) m.block_medians_ms.push_back(rep.stats.median_ms);
     m.block_medians_ms.insert(m.block_medians_ms.end(), rep.loop.block_medians_ms.begin(),
                               rep.loop.block_medians_ms.end());
   }
