@@ -151,9 +151,10 @@ void set_interval(Measurement& m) {
           ? fmt::format(" and each of the {} repetitions' CIs", m.repetitions.size())
           : "";
   m.interval_method =
-      k > 1 ? fmt::format("median +- t(0.975, {}) x sd of {} block medians x sqrt(2/{}), widened "
-                          "to hold every block median, the median's 95% CI{}",
-                          k - 1, k, k, sessions)
+      k > 1 ? fmt::format(
+                  "median +- t(0.975, {}) x sd of {} block medians x sqrt(2/{}), widened "
+                  "to hold every block median, the median's 95% CI{}",
+                  k - 1, k, k, sessions)
             : fmt::format("the median's 95% CI (order statistics){}", sessions);
 }
 
@@ -221,9 +222,9 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
   const pid_t holder =
       live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
-  m.env = start_fingerprint(setup.threads, setup.ro.cpus,
-                            holder == getpid() ? std::vector<pid_t>{holder}
-                                               : std::vector<pid_t>{getpid(), holder});
+  m.env = start_fingerprint(
+      setup.threads, setup.ro.cpus,
+      holder == getpid() ? std::vector<pid_t>{holder} : std::vector<pid_t>{getpid(), holder});
   m.budget = m.env.budget;
   ScopedPin pin(setup.ro.cpus);
   try {
@@ -294,16 +295,17 @@ std::vector<Flag> trust_flags(const Measurement& m) {
   const double half_pct =
       st.median_ms > 0 ? (m.interval_high_ms - m.interval_low_ms) / 2 / st.median_ms * 100 : 0;
   if (half_pct > 3.0) {
-    flags.push_back({FlagCode::Noisy,
-        m.block_medians_ms.size() > 1 || m.repetitions.size() > 1
-            ? fmt::format("noisy: the interval for the next run's median ({} blocks{}) is "
-                          "+-{:.1f}% (> +-3%)",
-                          m.block_medians_ms.size(),
-                          m.repetitions.size() > 1
-                              ? fmt::format(" of {} repetitions", m.repetitions.size())
-                              : "",
-                          half_pct)
-            : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)});
+    flags.push_back(
+        {FlagCode::Noisy,
+         m.block_medians_ms.size() > 1 || m.repetitions.size() > 1
+             ? fmt::format("noisy: the interval for the next run's median ({} blocks{}) is "
+                           "+-{:.1f}% (> +-3%)",
+                           m.block_medians_ms.size(),
+                           m.repetitions.size() > 1
+                               ? fmt::format(" of {} repetitions", m.repetitions.size())
+                               : "",
+                           half_pct)
+             : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)});
   }
   if (!m.loop.warmup_steady) {
     flags.push_back({FlagCode::WarmupNotSteady,

@@ -70,8 +70,8 @@ std::string interval_text(const json& s) {
     for (const json& v : s.value("repetition_medians_ms", json::array())) {
       medians.push_back(v.is_number() ? format_latency(v.get<double>()) : "?");
     }
-    text = fmt::format("; {} repetitions: medians {} (spread {:.1f}%),", n,
-                       fmt::join(medians, " "), num(s, "repetition_spread_pct"));
+    text = fmt::format("; {} repetitions: medians {} (spread {:.1f}%),", n, fmt::join(medians, " "),
+                       num(s, "repetition_spread_pct"));
   } else {
     text = ";";
   }

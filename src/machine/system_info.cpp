@@ -278,8 +278,7 @@ void finish_fingerprint(EnvironmentFingerprint& fp) {
          fmt::format("machine busy: {:.1f} runnable threads of other processes on its CPUs "
                      "before / {:.1f} after the run, {} threads of ours, {} CPUs (load average "
                      "{:.2f})",
-                     fp.runnable_before, fp.runnable_after, fp.threads, cpus,
-                     fp.load_average_1m)});
+                     fp.runnable_before, fp.runnable_after, fp.threads, cpus, fp.load_average_1m)});
   }
 }
 

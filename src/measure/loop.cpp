@@ -50,7 +50,8 @@ int64_t current_rss_bytes(pid_t pid) {
 void validate_loop_options(const LoopOptions& o) {
   auto bad = [](const std::string& what) { throw Error(ErrorKind::InvalidInput, what); };
   if (o.warmup_iterations < 0) bad("--warmup must not be negative");
-  if (o.blocks < 1 || o.blocks > 1000) bad(fmt::format("--blocks {}: expected 1 to 1000", o.blocks));
+  if (o.blocks < 1 || o.blocks > 1000)
+    bad(fmt::format("--blocks {}: expected 1 to 1000", o.blocks));
   switch (o.rule) {
     case StopRule::Iterations:
       if (o.iterations < 1 || o.iterations > 100000000) {
@@ -204,12 +205,10 @@ std::string run_blocks(Session& session, const LoopOptions& o, double cold_ms, L
   for (int64_t b = 0; b < blocks; ++b) {
     room.round.clear();
     if (fixed) {
-      timed_calls(session, o.iterations / blocks + (b < o.iterations % blocks ? 1 : 0),
-                  room.round);
+      timed_calls(session, o.iterations / blocks + (b < o.iterations % blocks ? 1 : 0), room.round);
     } else {
-      estimate_ms =
-          run_for_duration(session, o.duration_s / static_cast<double>(blocks), estimate_ms,
-                           room.round);
+      estimate_ms = run_for_duration(session, o.duration_s / static_cast<double>(blocks),
+                                     estimate_ms, room.round);
     }
     // Between blocks, outside every sample: the block's median, and its samples pooled.
     medians.push_back(room.round.stats().median_ms);

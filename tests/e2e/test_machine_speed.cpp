@@ -229,8 +229,8 @@ TEST_F(MachineSpeed, RepetitionsReportTheirSpreadAndAnIntervalCoveringIt) {
 TEST_F(MachineSpeed, TheDefaultIntervalIsMadeFromBlocksAndSaysHow) {
   const auto run = [&](const std::string& name, std::vector<std::string> extra) {
     const fs::path cache = dir_ / name;
-    std::vector<std::string> args = {turnkey_binary(), (dir_ / "matmul.onnx").string(),
-                                     "--threads", "1"};
+    std::vector<std::string> args = {turnkey_binary(), (dir_ / "matmul.onnx").string(), "--threads",
+                                     "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     RunResult r = run_command(args, {{"TURNKEY_CACHE_DIR", cache.string()},
                                      {"TURNKEY_STATE_DIR", (dir_ / "state").string()},
@@ -256,7 +256,7 @@ TEST_F(MachineSpeed, TheDefaultIntervalIsMadeFromBlocksAndSaysHow) {
   EXPECT_LE(low, s["median_ci_low_ms"].get<double>());
   EXPECT_GE(high, s["median_ci_high_ms"].get<double>());
   EXPECT_NE(s["median_interval_method"].get<std::string>().find("t(0.975, 4) x sd of 5 block "
-                                                               "medians"),
+                                                                "medians"),
             std::string::npos)
       << s["median_interval_method"];
   EXPECT_TRUE(std::regex_search(
@@ -270,9 +270,8 @@ TEST_F(MachineSpeed, TheDefaultIntervalIsMadeFromBlocksAndSaysHow) {
   EXPECT_EQ(s1["median_interval_method"], "the median's 95% CI (order statistics)");
   EXPECT_EQ(r1.out.find("next-run interval"), std::string::npos) << r1.out;
   // A count it cannot cut is a usage error before anything runs.
-  RunResult bad = run_command(
-      {turnkey_binary(), (dir_ / "matmul.onnx").string(), "--blocks", "0"},
-      {{"TURNKEY_CACHE_DIR", (dir_ / "bad").string()}});
+  RunResult bad = run_command({turnkey_binary(), (dir_ / "matmul.onnx").string(), "--blocks", "0"},
+                              {{"TURNKEY_CACHE_DIR", (dir_ / "bad").string()}});
   EXPECT_EQ(bad.exit_code, 2) << bad.all();
   EXPECT_NE(bad.err.find("--blocks"), std::string::npos) << bad.err;
 }

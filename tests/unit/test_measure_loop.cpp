@@ -4,10 +4,10 @@
 // does: callers really run at once, the window's numbers add up, a failing caller stops everyone,
 // and what it cannot run is refused. No timing claims (those are bench/concurrency's).
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,10 +16,10 @@
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
+#include "turnkey/machine/system_info.h"
 #include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
-#include "turnkey/machine/system_info.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -225,8 +225,9 @@ TEST(CpuList, ParsesRangesAndRefusesUnavailableCpus) {
 
 TEST(CompetingThreads, ReadsStateAndCpuPastACommandNameWithParentheses) {
   // Fields 3 (state) and 39 (processor) of a real line whose command name holds ") (".
-  std::string line = "4242 (we) (ird) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123 "
-                     "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  std::string line =
+      "4242 (we) (ird) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123 "
+      "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
   const std::optional<TaskState> t = parse_task_stat(4242, line);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->state, 'R');
@@ -238,12 +239,11 @@ TEST(CompetingThreads, ReadsStateAndCpuPastACommandNameWithParentheses) {
 
 TEST(CompetingThreads, OnlyOtherProcessesRunnableOnOurCpusCount) {
   const std::vector<TaskState> tasks = {
-      {100, 'R', 0},  // ours (the benchmark): the measurement itself
-      {100, 'R', 1},
-      {200, 'R', 0},  // the Python side holding the model: ours too
-      {300, 'R', 0},  // another process on our CPU: a competitor
-      {301, 'S', 0},  // asleep: no competitor
-      {302, 'R', 1},  // on a CPU we may not use
+      {100, 'R', 0},                 // ours (the benchmark): the measurement itself
+      {100, 'R', 1}, {200, 'R', 0},  // the Python side holding the model: ours too
+      {300, 'R', 0},                 // another process on our CPU: a competitor
+      {301, 'S', 0},                 // asleep: no competitor
+      {302, 'R', 1},                 // on a CPU we may not use
   };
   EXPECT_EQ(count_competing(tasks, {0}, {100, 200}), 1);
   EXPECT_EQ(count_competing(tasks, {0, 1}, {100, 200}), 2);

@@ -85,7 +85,6 @@ TEST(Statistics, CiBracketsMedian) {
   EXPECT_GE(s.median_ci_high_ms, s.median_ms);
 }
 
-
 // The interval for the next run's median (docs/measurement.md "The interval").
 TEST(NextRunInterval, TQuantilesMatchTheTable) {
   EXPECT_NEAR(t_quantile_975(1), 12.706, 1e-3);

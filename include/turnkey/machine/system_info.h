@@ -79,7 +79,7 @@ struct EnvironmentFingerprint {
   double cpu_mhz = 0;        // current frequency of cpu0 when readable, else 0
   double load_average_1m = -1;
   double runnable_before = 0, runnable_after = 0;  // runnable_other_threads() around the run
-  std::vector<pid_t> own_pids;  // the benchmark's processes, not counted as other threads
+  std::vector<pid_t> own_pids;        // the benchmark's processes, not counted as other threads
   CpuBudget budget;                   // usable CPUs, both core counts, CPU quota, Slurm allocation
   FrequencyLimit frequency;           // cpufreq's cap on the first usable CPU, when readable
   std::vector<Flag> warnings;  // machine busy, threads exceed cores, frequency capped
