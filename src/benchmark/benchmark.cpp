@@ -147,8 +147,8 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   if (judged.mismatch) {
     throw Error(
         ErrorKind::NumericMismatch,
-        fmt::format("{} outputs differ from {}: {}", runtime_name,
-                    build.input_data.empty() ? "PyTorch's" : "--input-data's", judged.line));
+        fmt::format("{} outputs differ from {}: {}", runtime_name, reference_outputs_name(build),
+                    judged.line));
   }
 }
 

@@ -78,6 +78,10 @@ struct Judgement {
   bool mismatch = false;
 };
 
+// Whose outputs a build's are judged against, for the words that say so: "--input-data's",
+// "Keras's" (a Keras model: the outputs Keras computed at export) or "PyTorch's".
+std::string reference_outputs_name(const Build& build);
+
 // A runtime's outputs against the PyTorch outputs saved at export (docs/measurement.md):
 // writes `correctness` (with its verdict) and the error fields into the build's stats. Outputs
 // that carry no signal are judged on the export's intermediate tensors, which the setup's

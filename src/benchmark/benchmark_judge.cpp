@@ -126,6 +126,7 @@ namespace {
 // What comparing the runtime's outputs with the reference found, before it is worded.
 struct Compared {
   bool data = false;  // the reference is --input-data's expected outputs
+  std::string whose;  // reference_outputs_name: "PyTorch's", "Keras's", "--input-data's"
   transforms::Comparison c;
   std::string compare_error;
   std::vector<HostTensor> reference;
@@ -163,6 +164,7 @@ Compared compare_with_reference(Build& build, const std::vector<HostTensor>& out
                                 const BenchmarkSetup& setup) {
   Compared r;
   r.data = !build.input_data.empty();
+  r.whose = reference_outputs_name(build);
   try {
     r.reference = r.data ? build.expected_outputs : read_outputs(build.output_pbs);
     r.c = transforms::compare_outputs(r.reference, outputs, setup.tolerance);
@@ -203,8 +205,8 @@ const char* verdict_of(const Compared& r) {
 
 json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
   json correctness = {
-      {"reference",
-       r.data ? "the expected outputs of --input-data" : "PyTorch outputs saved at export"},
+      {"reference", r.data ? "the expected outputs of --input-data"
+                           : r.whose.substr(0, r.whose.size() - 2) + " outputs saved at export"},
       {"tolerance_max_rel_error", tol.max_rel_error},
       {"tolerance_min_cosine", tol.min_cosine},
       {"outputs", r.per_output},
@@ -258,9 +260,9 @@ Judgement worded(const Compared& r, const transforms::Tolerance& tol) {
               false};
     }
     if (r.mid.made) {
-      return {fmt::format("inconclusive: outputs carry no signal ({}); {} differs from PyTorch's "
+      return {fmt::format("inconclusive: outputs carry no signal ({}); {} differs from {} "
                           "({}), which upstream ties or data-dependent ops can explain",
-                          r.no_signal, r.mid.what, errors_text(r.mid.comparison, tol)),
+                          r.no_signal, r.mid.what, r.whose, errors_text(r.mid.comparison, tol)),
               false};
     }
     return {fmt::format("inconclusive: outputs carry no signal ({}); {}", r.no_signal,
@@ -283,6 +285,11 @@ Judgement worded(const Compared& r, const transforms::Tolerance& tol) {
 }
 
 }  // namespace
+
+std::string reference_outputs_name(const Build& build) {
+  if (!build.input_data.empty()) return "--input-data's";
+  return build.stats.text("model_type", "").rfind("Keras", 0) == 0 ? "Keras's" : "PyTorch's";
+}
 
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const BenchmarkSetup& setup) {
