@@ -101,7 +101,11 @@ struct Measurement {
   std::vector<Repetition> repetitions;  // at least one
   LoopResult loop;     // the first repetition's cold call, warm-up and memory; samples pooled
   LatencyStats stats;  // over the pooled samples
-  double interval_low_ms = 0, interval_high_ms = 0;  // covers every repetition's CI and median
+  // The interval for the next run's median (docs/measurement.md "The interval"), how it was
+  // made, and the block medians it was made from (every repetition's, in order).
+  double interval_low_ms = 0, interval_high_ms = 0;
+  std::string interval_method;
+  std::vector<double> block_medians_ms;
   CpuBudget budget;
   EnvironmentFingerprint env;
   // Memory the model added over the holding process's resident memory just before loading

@@ -128,6 +128,36 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
   return rep;
 }
 
+// The interval for the next run's median (docs/measurement.md "The interval"): the t
+// prediction interval from every block median, widened to hold each block median, the pooled
+// median's 95% CI and, with repetitions, each repetition's CI.
+void set_interval(Measurement& m) {
+  for (const Repetition& rep : m.repetitions) {
+    // Requests in flight time no blocks: their whole window is one.
+    if (rep.loop.block_medians_ms.empty()) m.block_medians_ms.push_back(rep.stats.median_ms);
+    m.block_medians_ms.insert(m.block_medians_ms.end(), rep.loop.block_medians_ms.begin(),
+                              rep.loop.block_medians_ms.end());
+  }
+  const MedianInterval next = next_run_interval(m.block_medians_ms, m.stats.median_ms);
+  m.interval_low_ms = std::min(next.low_ms, m.stats.median_ci_low_ms);
+  m.interval_high_ms = std::max(next.high_ms, m.stats.median_ci_high_ms);
+  for (const Repetition& rep : m.repetitions) {
+    m.interval_low_ms = std::min(m.interval_low_ms, rep.stats.median_ci_low_ms);
+    m.interval_high_ms = std::max(m.interval_high_ms, rep.stats.median_ci_high_ms);
+  }
+  const size_t k = m.block_medians_ms.size();
+  const std::string sessions =
+      m.repetitions.size() > 1
+          ? fmt::format(" and each of the {} repetitions' CIs", m.repetitions.size())
+          : "";
+  m.interval_method =
+      k > 1 ? fmt::format(
+                  "median +- t(0.975, {}) x sd of {} block medians x sqrt(2/{}), widened "
+                  "to hold every block median, the median's 95% CI{}",
+                  k - 1, k, k, sessions)
+            : fmt::format("the median's 95% CI (order statistics){}", sessions);
+}
+
 // Pooled: every repetition's samples; the first repetition's cold call, warm-up and load. The
 // interval covers both kinds of spread: every repetition's own 95% CI of its median, and so the
 // range of the repetitions' medians (docs/measurement.md states the estimator).
@@ -162,14 +192,7 @@ void pool_repetitions(Measurement& m, const BenchmarkSetup& setup, SampleStore p
   }
   m.loop.overhead_median_ms = median_of(overheads);
   m.stats = m.loop.samples.stats();
-  m.interval_low_ms = m.stats.median_ci_low_ms;
-  m.interval_high_ms = m.stats.median_ci_high_ms;
-  if (m.repetitions.size() > 1) {
-    for (const Repetition& rep : m.repetitions) {
-      m.interval_low_ms = std::min(m.interval_low_ms, rep.stats.median_ci_low_ms);
-      m.interval_high_ms = std::max(m.interval_high_ms, rep.stats.median_ci_high_ms);
-    }
-  }
+  set_interval(m);
 }
 
 // The machine's speed: this run's slowest probe against the fastest this machine has shown for
@@ -195,7 +218,13 @@ void judge_machine_speed(Measurement& m, const BenchmarkSetup& setup, int probe_
 Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   Measurement m;
   m.live = live;
-  m.env = start_fingerprint(setup.threads, setup.ro.cpus);
+  // The process holding the model: this one for in-process runtimes, the script's Python process
+  // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
+  const pid_t holder =
+      live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
+  m.env = start_fingerprint(
+      setup.threads, setup.ro.cpus,
+      holder == getpid() ? std::vector<pid_t>{holder} : std::vector<pid_t>{getpid(), holder});
   m.budget = m.env.budget;
   ScopedPin pin(setup.ro.cpus);
   try {
@@ -203,10 +232,6 @@ Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   } catch (const Error& e) {
     throw StatusError(Status::RuntimeLoadFailed, e);
   }
-  // The process holding the model: this one for in-process runtimes, the script's Python process
-  // for torch-eager and torch-compiled (torchscript runs here, on what the Python side traced).
-  const pid_t holder =
-      live && setup.runtime_name != "torchscript" ? build.session->python_pid() : getpid();
   // The probe waits until the threads of this process and of the model's holder are idle (a
   // runtime's workers spin after a session's creation and after calls), then runs as many
   // threads as the measurement keeps busy (all requests in flight), at most one per usable CPU.
@@ -270,12 +295,17 @@ std::vector<Flag> trust_flags(const Measurement& m) {
   const double half_pct =
       st.median_ms > 0 ? (m.interval_high_ms - m.interval_low_ms) / 2 / st.median_ms * 100 : 0;
   if (half_pct > 3.0) {
-    flags.push_back({FlagCode::Noisy,
-        m.repetitions.size() > 1
-            ? fmt::format("noisy: the median's interval over {} repetitions is "
-                          "+-{:.1f}% (> +-3%)",
-                          m.repetitions.size(), half_pct)
-            : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)});
+    flags.push_back(
+        {FlagCode::Noisy,
+         m.block_medians_ms.size() > 1 || m.repetitions.size() > 1
+             ? fmt::format("noisy: the interval for the next run's median ({} blocks{}) is "
+                           "+-{:.1f}% (> +-3%)",
+                           m.block_medians_ms.size(),
+                           m.repetitions.size() > 1
+                               ? fmt::format(" of {} repetitions", m.repetitions.size())
+                               : "",
+                           half_pct)
+             : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)});
   }
   if (!m.loop.warmup_steady) {
     flags.push_back({FlagCode::WarmupNotSteady,

@@ -20,6 +20,7 @@ LoopOptions loop_options(const json& opts) {
   LoopOptions lo;
   lo.iterations = opts.value("iterations", lo.iterations);
   lo.warmup_iterations = opts.value("warmup", lo.warmup_iterations);
+  lo.blocks = opts.value("blocks", lo.blocks);
   // An explicit --warmup 0 means no warm-up at all (cold measurements on purpose).
   if (lo.warmup_iterations == 0) lo.min_warmup_s = 0;
   lo.max_warmup_iterations = std::max(lo.max_warmup_iterations, lo.warmup_iterations);

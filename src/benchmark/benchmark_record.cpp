@@ -57,19 +57,28 @@ double num(const json& s, const char* key) {
   return it != s.end() && it->is_number() ? it->get<double>() : 0;
 }
 
-// ", 3 repetitions: medians 9.71 9.80 10.02 (spread 3.2%), interval [9.62, 10.11]" when the
-// timed phase was repeated; "" for one repetition.
-std::string repetitions_text(const json& s) {
+// "; 3 repetitions: medians 9.71 9.80 10.02 (spread 3.2%), next-run interval [9.62, 10.11]
+// from 15 blocks" when the timed phase was repeated, "; next-run interval [9.62, 10.11] from 5
+// blocks" when it was cut into blocks; "" for one block of one repetition (the CI says it all).
+std::string interval_text(const json& s) {
   const int64_t n = s.value("repetitions", int64_t{1});
-  if (n <= 1) return "";
-  std::vector<std::string> medians;
-  for (const json& v : s.value("repetition_medians_ms", json::array())) {
-    medians.push_back(v.is_number() ? format_latency(v.get<double>()) : "?");
+  const int64_t blocks = s.value("blocks", int64_t{1});
+  if (n <= 1 && blocks <= 1) return "";
+  std::string text;
+  if (n > 1) {
+    std::vector<std::string> medians;
+    for (const json& v : s.value("repetition_medians_ms", json::array())) {
+      medians.push_back(v.is_number() ? format_latency(v.get<double>()) : "?");
+    }
+    text = fmt::format("; {} repetitions: medians {} (spread {:.1f}%),", n, fmt::join(medians, " "),
+                       num(s, "repetition_spread_pct"));
+  } else {
+    text = ";";
   }
-  return fmt::format("; {} repetitions: medians {} (spread {:.1f}%), interval [{}, {}]", n,
-                     fmt::join(medians, " "), num(s, "repetition_spread_pct"),
-                     format_latency(num(s, "median_interval_low_ms")),
-                     format_latency(num(s, "median_interval_high_ms")));
+  return text + fmt::format(" next-run interval [{}, {}] from {} block{}",
+                            format_latency(num(s, "median_interval_low_ms")),
+                            format_latency(num(s, "median_interval_high_ms")), blocks,
+                            blocks == 1 ? "" : "s");
 }
 
 // The device as results name it: the device table's model, else what the runtime saw of it
@@ -162,6 +171,9 @@ void record_repetitions(Build& build, BuildStats& s, const Measurement& m) {
         m.stats.median_ms > 0 ? (highest - lowest) / m.stats.median_ms * 100 : 0.0);
   s.set("median_interval_low_ms", m.interval_low_ms);
   s.set("median_interval_high_ms", m.interval_high_ms);
+  s.set("median_interval_method", m.interval_method);
+  s.set("blocks", static_cast<int64_t>(m.block_medians_ms.size()));
+  s.set("block_medians_ms", m.block_medians_ms);
   const std::vector<double> probes = speed_probes_of(m);
   s.set("speed_probes_ms", probes);
   s.set("speed_probe_ms", *std::max_element(probes.begin(), probes.end()));
@@ -255,7 +267,7 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
            format_latency(num(s, "max_latency_ms")), format_latency(num(s, "std_latency_ms")),
            format_latency(num(s, "p90_latency_ms")), format_latency(num(s, "p99_latency_ms")),
            s.value("iterations", int64_t{0}), format_latency(num(s, "cold_latency_ms"))) +
-           repetitions_text(s)},
+           interval_text(s)},
       {"model_memory_bytes",
        fmt::format("{} (load), {} (run) above the process's {} before loading; process peak {}{}",
                    format_bytes(num(s, "model_memory_load_bytes")),

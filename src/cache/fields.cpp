@@ -128,7 +128,7 @@ const std::vector<StatsField>& field_table() {
     {"repetitions",            Integer, R, "",      "repetitions",       5, "separate sessions the timed phase ran in (--repetitions)"},
     {"repetition_medians_ms",  Object,  R, "ms",    nullptr,             5, "each repetition's median latency, ms, in order"},
     {"repetition_spread_pct",  Number,  R, "",      "repetition_spread_pct", 5, "(largest - smallest repetition median) / median, in %"},
-    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval covering every repetition's 95% CI of its median (the CI itself for one repetition), ms"},
+    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval for the next run's median: the t prediction interval from the block medians, widened to hold each of them and every 95% CI of the median (median_interval_method), ms"},
     {"median_interval_high_ms", Number, R, "ms",    "median_interval_high_ms", 5, "upper end of that interval, ms"},
     {"speed_probe_ms",         Number,  R, "ms",    "speed_probe_ms",    5, "the slowest machine-speed probe of the run (before and after each timed phase), ms"},
     {"speed_probes_ms",        Object,  R, "ms",    nullptr,             5, "every probe of the run, before and after each repetition's timed phase, ms"},
@@ -163,6 +163,11 @@ const std::vector<StatsField>& field_table() {
     {"openvino_read_s",        Number,  R, "s",     nullptr,             8, "openvino: reading the ONNX file (and fixing dynamic dims), s; load_s adds the compile"},
     {"openvino_compile_s",     Number,  R, "s",     nullptr,             8, "openvino: compile_model for CPU, s"},
     {"openvino_reshaped",      Boolean, R, "",      nullptr,             8, "openvino: dynamic input dims were fixed to the benchmarked shapes before compiling"},
+    // Issue 32: the interval for the next run's median, from the timed phase's blocks
+    // (docs/measurement.md "The interval"); no column.
+    {"blocks",                 Integer, R, "",      nullptr,             8, "consecutive blocks the timed calls were cut into, over all repetitions (--blocks, default 5 per repetition; 1 for --adaptive and requests in flight)"},
+    {"block_medians_ms",       Object,  R, "ms",    nullptr,             8, "each block's median latency, in call order, ms"},
+    {"median_interval_method", Text,    R, "",      nullptr,             8, "how median_interval_low_ms/_high_ms were made, in words"},
   };
   // clang-format on
   return kFields;

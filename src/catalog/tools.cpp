@@ -253,11 +253,19 @@ const std::vector<ToolSpec>& tool_specs() {
          "(0 = none)",
          kLoop.warmup_iterations,
          {.low = 0, .high = 1e8}},
+        {"--blocks",
+         "blocks",
+         T::Int,
+         "Cut a fixed count or a duration of timed calls into this many consecutive blocks; the "
+         "result's interval for the next run's median is made from their medians (1 = the "
+         "median's 95% CI alone; docs/measurement.md)",
+         kLoop.blocks,
+         {.low = 1, .high = 1000}},
         {"--repetitions",
          "repetitions",
          T::Int,
          "Repeat the load and timed phase this many times in separate sessions, 1 s apart; the "
-         "result's interval covers the spread of their medians (docs/measurement.md)",
+         "result's interval covers their medians and their blocks' (docs/measurement.md)",
          1,
          {.low = 1, .high = 1000}},
         {"--threads",

@@ -156,24 +156,72 @@ std::vector<int> parse_cpu_list(const std::string& text) {
   return cpus;
 }
 
-double runnable_other_threads(int samples, int interval_ms) {
-  double sum = 0;
-  int read = 0;
-  for (int i = 0; i < samples; ++i) {
-    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
-    std::string v = proc_value("/proc/stat", "procs_running", ' ');
-    if (v.empty()) continue;
-    try {
-      sum += std::stod(v) - 1;  // this thread, reading
-      ++read;
-    } catch (const std::exception&) {
+std::optional<TaskState> parse_task_stat(pid_t pid, const std::string& line) {
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  // After "pid (comm)": field 3 (state) is the first, field 39 (processor) the 37th.
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  TaskState t;
+  t.pid = pid;
+  for (int i = 3; i <= 39 && rest >> field; ++i) {
+    if (i == 3) t.state = field.empty() ? '?' : field[0];
+    if (i == 39) {
+      try {
+        t.cpu = std::stoi(field);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      return t;
     }
   }
-  return read ? std::max(0.0, sum / read) : 0;
+  return std::nullopt;
 }
 
-EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus) {
+int count_competing(const std::vector<TaskState>& tasks, const std::vector<int>& cpus,
+                    const std::vector<pid_t>& own) {
+  int n = 0;
+  for (const TaskState& t : tasks) {
+    if (t.state != 'R') continue;
+    if (std::find(own.begin(), own.end(), t.pid) != own.end()) continue;
+    if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), t.cpu) == cpus.end()) continue;
+    ++n;
+  }
+  return n;
+}
+
+std::vector<TaskState> read_tasks() {
+  std::vector<TaskState> tasks;
+  std::error_code ec;
+  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    std::error_code task_ec;
+    for (const auto& task : fs::directory_iterator(proc.path() / "task", task_ec)) {
+      std::ifstream in(task.path() / "stat");
+      std::string line;
+      if (!std::getline(in, line)) continue;
+      if (auto t = parse_task_stat(pid, line)) tasks.push_back(*t);
+    }
+  }
+  return tasks;
+}
+
+double runnable_other_threads(const std::vector<int>& cpus, const std::vector<pid_t>& own,
+                              int samples, int interval_ms) {
+  double sum = 0;
+  for (int i = 0; i < samples; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    sum += count_competing(read_tasks(), cpus, own);
+  }
+  return samples > 0 ? sum / samples : 0;
+}
+
+EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus,
+                                         const std::vector<pid_t>& own) {
   EnvironmentFingerprint fp;
+  fp.own_pids = own;
   const MachineFacts m = machine_facts();
   fp.cpu_model = m.cpu.model;
   fp.physical_cores = m.cpu.physical_cores;
@@ -211,23 +259,26 @@ EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cp
                                        "(cpufreq scaling_max_freq)",
                                        fp.frequency.max_mhz, fp.frequency.hardware_max_mhz)});
   }
-  fp.runnable_before = runnable_other_threads();
+  fp.runnable_before = runnable_other_threads(fp.budget.cpus, fp.own_pids);
   return fp;
 }
 
 void finish_fingerprint(EnvironmentFingerprint& fp) {
-  fp.runnable_after = runnable_other_threads();
-  const int cpus = fp.cpus.empty() ? std::max(fp.logical_cpus, 1) : static_cast<int>(fp.cpus.size());
-  // Busy: other runnable threads and ours do not fit on the CPUs (half a CPU of slack, as the
-  // count is sampled).
+  fp.runnable_after = runnable_other_threads(fp.budget.cpus, fp.own_pids);
+  const int cpus = !fp.budget.cpus.empty() ? static_cast<int>(fp.budget.cpus.size())
+                   : fp.cpus.empty()       ? std::max(fp.logical_cpus, 1)
+                                           : static_cast<int>(fp.cpus.size());
+  // Busy: other processes' threads that want our CPUs and ours do not fit on them (half a CPU
+  // of slack, as the count is sampled). Threads on CPUs the benchmark may not use are no
+  // competitor, nor are the benchmark's own (its runtime's workers, the Python side).
   const double others = std::max(fp.runnable_before, fp.runnable_after);
   if (others + fp.threads > cpus + 0.5) {
     fp.warnings.push_back(
         {FlagCode::MachineBusy,
-         fmt::format("machine busy: {:.1f} other runnable threads before / {:.1f} after the run, "
-                     "{} threads of ours, {} CPUs (load average {:.2f})",
-                     fp.runnable_before, fp.runnable_after, fp.threads, cpus,
-                     fp.load_average_1m)});
+         fmt::format("machine busy: {:.1f} runnable threads of other processes on its CPUs "
+                     "before / {:.1f} after the run, {} threads of ours, {} CPUs (load average "
+                     "{:.2f})",
+                     fp.runnable_before, fp.runnable_after, fp.threads, cpus, fp.load_average_1m)});
   }
 }
 

@@ -50,6 +50,8 @@ int64_t current_rss_bytes(pid_t pid) {
 void validate_loop_options(const LoopOptions& o) {
   auto bad = [](const std::string& what) { throw Error(ErrorKind::InvalidInput, what); };
   if (o.warmup_iterations < 0) bad("--warmup must not be negative");
+  if (o.blocks < 1 || o.blocks > 1000)
+    bad(fmt::format("--blocks {}: expected 1 to 1000", o.blocks));
   switch (o.rule) {
     case StopRule::Iterations:
       if (o.iterations < 1 || o.iterations > 100000000) {
@@ -169,20 +171,51 @@ void warm_up(Session& session, const LoopOptions& o, SampleStore& round, LoopRes
   }
 }
 
-// --duration: batches of ~1/10 of the duration (at least one call), so the pause between
-// batches (outside the timed region anyway) stays rare. Returns the stop reason.
-std::string run_for_duration(Session& session, const LoopOptions& o, double cold_ms,
-                             Clock::time_point start, SampleStore& timed) {
-  double estimate_ms = std::max(cold_ms, 1e-6);
-  while (seconds_since(start) < o.duration_s) {
-    const double left_ms = (o.duration_s - seconds_since(start)) * 1000.0;
+// --duration (or one block of it): batches of ~1/10 of `duration_s` (at least one call), so the
+// pause between batches (outside the timed region anyway) stays rare. Returns the per-call
+// estimate for the next block.
+double run_for_duration(Session& session, double duration_s, double estimate_ms,
+                        SampleStore& timed) {
+  const auto start = Clock::now();
+  estimate_ms = std::max(estimate_ms, 1e-6);
+  while (seconds_since(start) < duration_s) {
+    const double left_ms = (duration_s - seconds_since(start)) * 1000.0;
     const int64_t n = std::clamp<int64_t>(
-        static_cast<int64_t>(std::min(left_ms, o.duration_s * 100.0) / estimate_ms), 1, 10000000);
+        static_cast<int64_t>(std::min(left_ms, duration_s * 100.0) / estimate_ms), 1, 10000000);
     const auto batch_start = Clock::now();
     timed_calls(session, n, timed);
     estimate_ms = std::max(seconds_since(batch_start) * 1000.0 / static_cast<double>(n), 1e-6);
   }
-  return fmt::format("duration {} s", o.duration_s);
+  return estimate_ms;
+}
+
+// Fewer calls than this in a block and its median says little: `--iterations 20` makes 2
+// blocks, `--iterations 10` one.
+constexpr int64_t kMinBlockCalls = 10;
+
+// A fixed count or a duration in consecutive blocks (LoopOptions::blocks), each timed into
+// `block` and then added to `timed`, its median kept. Returns the stop reason.
+std::string run_blocks(Session& session, const LoopOptions& o, double cold_ms, LoopRoom& room,
+                       std::vector<double>& medians) {
+  const bool fixed = o.rule == StopRule::Iterations;
+  const int64_t blocks =
+      fixed ? std::clamp<int64_t>(o.iterations / kMinBlockCalls, 1, std::max(o.blocks, 1))
+            : std::max(o.blocks, 1);
+  double estimate_ms = cold_ms;
+  for (int64_t b = 0; b < blocks; ++b) {
+    room.round.clear();
+    if (fixed) {
+      timed_calls(session, o.iterations / blocks + (b < o.iterations % blocks ? 1 : 0), room.round);
+    } else {
+      estimate_ms = run_for_duration(session, o.duration_s / static_cast<double>(blocks),
+                                     estimate_ms, room.round);
+    }
+    // Between blocks, outside every sample: the block's median, and its samples pooled.
+    medians.push_back(room.round.stats().median_ms);
+    room.timed.merge(room.round);
+  }
+  return fixed ? fmt::format("{} iterations", o.iterations)
+               : fmt::format("duration {} s", o.duration_s);
 }
 
 // --adaptive: batches that grow by half of what is there until the median's 95% CI is within
@@ -244,19 +277,13 @@ LoopResult run_loop(Session& session, const LoopOptions& o, const LoopHooks& hoo
   // ---- timed phase ---------------------------------------------------------------------------
   if (hooks.before_timed) hooks.before_timed();
   const auto start = Clock::now();
-  switch (o.rule) {
-    case StopRule::Iterations:
-      timed_calls(session, o.iterations, timed);
-      r.stop_reason = fmt::format("{} iterations", o.iterations);
-      break;
-    case StopRule::Duration:
-      r.stop_reason = run_for_duration(session, o, r.cold_ms, start, timed);
-      break;
-    case StopRule::Adaptive:
-      r.stop_reason = run_adaptive(session, o, start, timed);
-      break;
+  if (o.rule == StopRule::Adaptive) {
+    r.stop_reason = run_adaptive(session, o, start, timed);
+  } else {
+    r.stop_reason = run_blocks(session, o, r.cold_ms, *room, r.block_medians_ms);
   }
   r.timed_s = seconds_since(start);
+  if (r.block_medians_ms.empty()) r.block_medians_ms.push_back(timed.stats().median_ms);
   if (rss_ok) r.peak_rss_run_bytes = peak_rss_bytes(pid);
   r.samples = std::move(timed);
   if (hooks.after_timed) hooks.after_timed();

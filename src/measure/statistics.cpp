@@ -34,6 +34,36 @@ RankInterval median_ci_ranks(int64_t n) {
   return {low - 1, high - 1};
 }
 
+double t_quantile_975(int df) {
+  static constexpr double kTable[] = {
+      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,   // 1-10
+      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,   // 11-20
+      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};  // 21-30
+  if (df < 1) throw Error(ErrorKind::Internal, "t quantile of no degrees of freedom");
+  if (df <= 30) return kTable[df - 1];
+  // Cornish-Fisher expansion around the normal quantile (within 0.001 above 30 df).
+  const double z = 1.959964, v = df;
+  return z + (z * z * z + z) / (4 * v) +
+         (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * v * v);
+}
+
+MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, double center_ms) {
+  MedianInterval out{center_ms, center_ms};
+  const auto k = static_cast<int>(block_medians_ms.size());
+  if (k < 2) return out;
+  const double mean = std::accumulate(block_medians_ms.begin(), block_medians_ms.end(), 0.0) / k;
+  double ss = 0;
+  for (double m : block_medians_ms) ss += (m - mean) * (m - mean);
+  const double half = t_quantile_975(k - 1) * std::sqrt(ss / (k - 1)) * std::sqrt(2.0 / k);
+  out.low_ms = std::max(0.0, center_ms - half);  // a latency is never negative
+  out.high_ms = center_ms + half;
+  for (double m : block_medians_ms) {
+    out.low_ms = std::min(out.low_ms, m);
+    out.high_ms = std::max(out.high_ms, m);
+  }
+  return out;
+}
+
 LatencyStats compute_stats(std::vector<double> samples) {
   if (samples.empty()) throw Error(ErrorKind::Internal, "statistics of no samples");
   std::sort(samples.begin(), samples.end());

@@ -198,7 +198,7 @@ TEST_F(MachineSpeed, RepetitionsReportTheirSpreadAndAnIntervalCoveringIt) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("3 repetitions: medians [0-9.]+ [0-9.]+ [0-9.]+ \\(spread [0-9.]+%\\), "
-                        "interval \\[[0-9.]+, [0-9.]+\\]")))
+                        "next-run interval \\[[0-9.]+, [0-9.]+\\] from 6 blocks")))
       << r.out;
   json s;
   for (const auto& entry : fs::directory_iterator(cache)) {
@@ -209,6 +209,7 @@ TEST_F(MachineSpeed, RepetitionsReportTheirSpreadAndAnIntervalCoveringIt) {
   ASSERT_EQ(s["repetition_medians_ms"].size(), 3u);
   EXPECT_EQ(s["iterations"], 60);  // the samples of all three, pooled
   EXPECT_EQ(s["speed_probes_ms"].size(), 6u);
+  EXPECT_EQ(s["blocks"], 6);  // 20 calls: two blocks of 10 in each repetition
   // The interval holds every repetition's median and the pooled CI.
   for (const json& m : s["repetition_medians_ms"]) {
     EXPECT_LE(s["median_interval_low_ms"].get<double>(), m.get<double>());
@@ -223,6 +224,56 @@ TEST_F(MachineSpeed, RepetitionsReportTheirSpreadAndAnIntervalCoveringIt) {
                   {{"TURNKEY_CACHE_DIR", cache.string()}});
   EXPECT_EQ(bad.exit_code, 2) << bad.all();
   EXPECT_NE(bad.err.find("--repetitions"), std::string::npos) << bad.err;
+}
+
+TEST_F(MachineSpeed, TheDefaultIntervalIsMadeFromBlocksAndSaysHow) {
+  const auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    const fs::path cache = dir_ / name;
+    std::vector<std::string> args = {turnkey_binary(), (dir_ / "matmul.onnx").string(), "--threads",
+                                     "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = run_command(args, {{"TURNKEY_CACHE_DIR", cache.string()},
+                                     {"TURNKEY_STATE_DIR", (dir_ / "state").string()},
+                                     {"TURNKEY_BUILD_MONITOR", "False"}});
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    json s;
+    for (const auto& entry : fs::directory_iterator(cache)) {
+      if (fs::exists(entry.path() / "turnkey_stats.yaml"))
+        s = yaml_stats(entry.path() / "turnkey_stats.yaml");
+    }
+    return std::make_pair(r, s);
+  };
+  // By default: 100 calls in 5 blocks, the interval around every block median and the CI.
+  auto [r, s] = run("blocks", {});
+  EXPECT_EQ(s["iterations"], 100);
+  ASSERT_EQ(s["blocks"], 5);
+  ASSERT_EQ(s["block_medians_ms"].size(), 5u);
+  const double low = s["median_interval_low_ms"], high = s["median_interval_high_ms"];
+  for (const json& m : s["block_medians_ms"]) {
+    EXPECT_LE(low, m.get<double>());
+    EXPECT_GE(high, m.get<double>());
+  }
+  EXPECT_LE(low, s["median_ci_low_ms"].get<double>());
+  EXPECT_GE(high, s["median_ci_high_ms"].get<double>());
+  EXPECT_NE(s["median_interval_method"].get<std::string>().find("t(0.975, 4) x sd of 5 block "
+                                                                "medians"),
+            std::string::npos)
+      << s["median_interval_method"];
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("next-run interval \\[[0-9.]+, [0-9.]+\\] from 5 blocks")))
+      << r.out;
+  // --blocks 1: the interval is the median's CI, and says so.
+  auto [r1, s1] = run("one-block", {"--blocks", "1"});
+  EXPECT_EQ(s1["blocks"], 1);
+  EXPECT_EQ(s1["median_interval_low_ms"], s1["median_ci_low_ms"]);
+  EXPECT_EQ(s1["median_interval_high_ms"], s1["median_ci_high_ms"]);
+  EXPECT_EQ(s1["median_interval_method"], "the median's 95% CI (order statistics)");
+  EXPECT_EQ(r1.out.find("next-run interval"), std::string::npos) << r1.out;
+  // A count it cannot cut is a usage error before anything runs.
+  RunResult bad = run_command({turnkey_binary(), (dir_ / "matmul.onnx").string(), "--blocks", "0"},
+                              {{"TURNKEY_CACHE_DIR", (dir_ / "bad").string()}});
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_NE(bad.err.find("--blocks"), std::string::npos) << bad.err;
 }
 
 }  // namespace

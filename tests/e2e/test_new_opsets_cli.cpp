@@ -72,5 +72,41 @@ TEST(NewOpsetsCli, OptimizeFp16RunsOnOpset18To23AndFunctionsAndATooNewFileIsOneL
   EXPECT_EQ(fp16_builds, 4) << r.all();
 }
 
+// A model whose outputs are all zeros (a zero-initialised head, as torchvision's ViTs have with
+// random weights): convert-fp16's comparison of zeros against zeros says it shows nothing, and a
+// model with signal does not get that line.
+TEST(NewOpsetsCli, Fp16ComparisonOfAllZeroOutputsSaysNoSignal) {
+  TempDir tmp("tk-fp16-zero");
+  const fs::path dir = tmp.path();
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", onnx::TensorProto::FLOAT, {1, 8});
+  add_output(g, "y", onnx::TensorProto::FLOAT, {1, 4});
+  add_float_initializer(g, "w1", {8, 8}, 1);
+  add_float_values(g, "head", {8, 4}, std::vector<float>(32, 0.0f));
+  add_node(g, "MatMul", {"x", "w1"}, {"h"});
+  add_node(g, "Relu", {"h"}, {"r"});
+  add_node(g, "MatMul", {"r", "head"}, {"y"});
+  save_model(model, dir / "zero_head.onnx");
+  linear_relu(dir / "signal.onnx");
+
+  RunResult r = run_turnkey({(dir / "zero_head.onnx").string(), (dir / "signal.onnx").string(),
+                             "--sequence", "optimize-fp16", "--iterations", "5"},
+                            dir / "cache");
+  EXPECT_FALSE(looks_like_crash(r)) << r.all();
+  int logs = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache")) {
+    const fs::path log = e.path() / "log_convert-fp16.txt";
+    if (!fs::exists(log)) continue;
+    ++logs;
+    const bool zero = e.path().filename().string().rfind("zero_head", 0) == 0;
+    EXPECT_EQ(slurp(log).find("no signal: every output of the float32 model is all zeros") !=
+                  std::string::npos,
+              zero)
+        << log << "\n" << slurp(log);
+  }
+  EXPECT_EQ(logs, 2) << r.all();
+}
+
 }  // namespace
 }  // namespace turnkey::test

@@ -4,6 +4,9 @@
 // does: callers really run at once, the window's numbers add up, a failing caller stops everyone,
 // and what it cannot run is refused. No timing claims (those are bench/concurrency's).
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,10 +16,10 @@
 #include "support/onnx_factory.h"
 #include "support/temp_dir.h"
 #include "turnkey/common/error.h"
+#include "turnkey/machine/system_info.h"
 #include "turnkey/measure/concurrent_loop.h"
 #include "turnkey/measure/loop.h"
 #include "turnkey/measure/statistics.h"
-#include "turnkey/machine/system_info.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/runtime/runtime.h"
 
@@ -123,6 +126,49 @@ TEST_F(MeasureLoop, AdaptiveStopsAtTheTargetOrSaysWhichCapStoppedIt) {
   EXPECT_NE(r.stop_reason.find("max iterations 15"), std::string::npos) << r.stop_reason;
 }
 
+TEST_F(MeasureLoop, TimedCallsComeInBlocksWhoseMediansAreKept) {
+  // The default: 100 calls in 5 blocks of 20, each block's median kept, all 100 pooled.
+  LoopOptions o;
+  LoopResult r = run_loop(*session, o);
+  EXPECT_EQ(r.samples.count(), 100);
+  ASSERT_EQ(r.block_medians_ms.size(), 5u);
+  const std::vector<double> kept = r.samples.kept();  // in call order
+  ASSERT_EQ(kept.size(), 100u);
+  for (size_t b = 0; b < 5; ++b) {
+    EXPECT_EQ(r.block_medians_ms[b],
+              median_of(std::vector<double>(kept.begin() + 20 * b, kept.begin() + 20 * (b + 1))))
+        << "block " << b;
+  }
+  EXPECT_EQ(r.stop_reason, "100 iterations");
+  // Uneven counts: 37 calls in 3 blocks (13, 12, 12): no call lost.
+  o.iterations = 37;
+  r = run_loop(*session, o);
+  EXPECT_EQ(r.samples.count(), 37);
+  EXPECT_EQ(r.block_medians_ms.size(), 3u);
+  // Too few calls for 10 a block: one block, the whole phase.
+  o.iterations = 15;
+  r = run_loop(*session, o);
+  ASSERT_EQ(r.block_medians_ms.size(), 1u);
+  EXPECT_EQ(r.block_medians_ms[0], r.samples.stats().median_ms);
+  // --blocks 1: the timed phase as one.
+  o.iterations = 100;
+  o.blocks = 1;
+  r = run_loop(*session, o);
+  EXPECT_EQ(r.block_medians_ms.size(), 1u);
+  // A duration: equal shares of it.
+  o.blocks = 4;
+  o.rule = StopRule::Duration;
+  o.duration_s = 0.2;
+  r = run_loop(*session, o);
+  EXPECT_EQ(r.block_medians_ms.size(), 4u);
+  EXPECT_GE(r.timed_s, 0.2);
+  // Adaptive stops on the pooled CI: one block.
+  o.rule = StopRule::Adaptive;
+  o.max_duration_s = 2;
+  r = run_loop(*session, o);
+  EXPECT_EQ(r.block_medians_ms.size(), 1u);
+}
+
 TEST(LoopOptionsCheck, RejectsWhatCannotRun) {
   LoopOptions o;
   o.iterations = 0;
@@ -135,6 +181,9 @@ TEST(LoopOptionsCheck, RejectsWhatCannotRun) {
   o.rule = StopRule::Adaptive;
   o.min_iterations = 10;
   o.max_iterations = 5;
+  EXPECT_THROW(validate_loop_options(o), Error);
+  o = {};
+  o.blocks = 0;
   EXPECT_THROW(validate_loop_options(o), Error);
   o = {};
   EXPECT_NO_THROW(validate_loop_options(o));
@@ -170,6 +219,62 @@ TEST(CpuList, ParsesRangesAndRefusesUnavailableCpus) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not available"), std::string::npos) << e.what();
   }
+}
+
+// ---- machine busy: who competes for the benchmark's CPUs --------------------------------------
+
+TEST(CompetingThreads, ReadsStateAndCpuPastACommandNameWithParentheses) {
+  // Fields 3 (state) and 39 (processor) of a real line whose command name holds ") (".
+  std::string line =
+      "4242 (we) (ird) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123 "
+      "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  const std::optional<TaskState> t = parse_task_stat(4242, line);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->state, 'R');
+  EXPECT_EQ(t->cpu, 1);
+  EXPECT_EQ(t->pid, 4242);
+  EXPECT_FALSE(parse_task_stat(1, "garbage").has_value());
+  EXPECT_FALSE(parse_task_stat(1, "1 (short) R 1 2").has_value());
+}
+
+TEST(CompetingThreads, OnlyOtherProcessesRunnableOnOurCpusCount) {
+  const std::vector<TaskState> tasks = {
+      {100, 'R', 0},                 // ours (the benchmark): the measurement itself
+      {100, 'R', 1}, {200, 'R', 0},  // the Python side holding the model: ours too
+      {300, 'R', 0},                 // another process on our CPU: a competitor
+      {301, 'S', 0},                 // asleep: no competitor
+      {302, 'R', 1},                 // on a CPU we may not use
+  };
+  EXPECT_EQ(count_competing(tasks, {0}, {100, 200}), 1);
+  EXPECT_EQ(count_competing(tasks, {0, 1}, {100, 200}), 2);
+  EXPECT_EQ(count_competing(tasks, {}, {100}), 3);  // every CPU
+  EXPECT_EQ(count_competing(tasks, {0}, {}), 3);
+}
+
+TEST(CompetingThreads, ABusyProcessOnOurCpuIsSeenAndOursIsNot) {
+  const std::vector<int> allowed = allowed_cpus();
+  ASSERT_FALSE(allowed.empty());
+  const int cpu = allowed.front();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+    for (;;) asm volatile("" ::: "memory");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // pinned and spinning
+  // Always runnable on `cpu` (running, or waiting for it): seen in every read.
+  EXPECT_GE(runnable_other_threads({cpu}, {getpid()}), 1.0);
+  // Named as one of the benchmark's processes, it is the measurement, not a competitor: in one
+  // reading of /proc, exactly its one thread less.
+  const std::vector<TaskState> now = read_tasks();
+  const int with = count_competing(now, {cpu}, {getpid()});
+  const int without = count_competing(now, {cpu}, {getpid(), child});
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(with - without, 1);
 }
 
 // ---- requests in flight ------------------------------------------------------------------

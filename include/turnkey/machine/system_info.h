@@ -3,7 +3,10 @@
 // thread-safe.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,9 +46,28 @@ std::vector<int> allowed_cpus();
 // CPU this process may not run on.
 std::vector<int> parse_cpu_list(const std::string& text);
 
-// How many other threads want a CPU right now: the mean of `samples` reads of procs_running in
-// /proc/stat, `interval_ms` apart, minus this reading thread. Blocks samples * interval_ms.
-double runnable_other_threads(int samples = 3, int interval_ms = 5);
+// One thread as /proc/<pid>/task/<tid>/stat shows it: its state ('R' running or runnable) and
+// the CPU whose run queue it is on (field 39). parse_task_stat: nullopt for a line it cannot
+// read (the command name may hold spaces and parentheses: the fields follow the last ')').
+struct TaskState {
+  pid_t pid = 0;  // the process (thread group) it belongs to
+  char state = '?';
+  int cpu = -1;
+};
+std::optional<TaskState> parse_task_stat(pid_t pid, const std::string& line);
+// Every thread of every process as /proc shows them now (threads that end meanwhile skipped).
+std::vector<TaskState> read_tasks();
+
+// The threads in `tasks` that want one of `cpus` (every CPU when empty): running or runnable on
+// it, and of none of `own` processes (the benchmark's: its own threads and the process holding
+// the model are the measurement, not a competitor).
+int count_competing(const std::vector<TaskState>& tasks, const std::vector<int>& cpus,
+                    const std::vector<pid_t>& own);
+
+// How many threads of other processes want one of `cpus` right now: count_competing over every
+// thread in /proc, the mean of `samples` reads `interval_ms` apart. Blocks samples * interval_ms.
+double runnable_other_threads(const std::vector<int>& cpus, const std::vector<pid_t>& own,
+                              int samples = 3, int interval_ms = 5);
 
 // The environment a measurement ran in, recorded with every result.
 struct EnvironmentFingerprint {
@@ -57,13 +79,16 @@ struct EnvironmentFingerprint {
   double cpu_mhz = 0;        // current frequency of cpu0 when readable, else 0
   double load_average_1m = -1;
   double runnable_before = 0, runnable_after = 0;  // runnable_other_threads() around the run
+  std::vector<pid_t> own_pids;        // the benchmark's processes, not counted as other threads
   CpuBudget budget;                   // usable CPUs, both core counts, CPU quota, Slurm allocation
   FrequencyLimit frequency;           // cpufreq's cap on the first usable CPU, when readable
   std::vector<Flag> warnings;  // machine busy, threads exceed cores, frequency capped
 };
 
-// Fills everything but runnable_after (call finish_fingerprint after the run).
-EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus);
+// Fills everything but runnable_after (call finish_fingerprint after the run). `own`: the
+// benchmark's processes (this one and the one holding the model), whose threads are not others.
+EnvironmentFingerprint start_fingerprint(int threads, const std::vector<int>& cpus,
+                                         const std::vector<pid_t>& own);
 void finish_fingerprint(EnvironmentFingerprint& fp);
 
 }  // namespace turnkey

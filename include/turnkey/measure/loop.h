@@ -12,6 +12,11 @@
 //   timed     a fixed count (`iterations`), a duration (`duration_s`), or adaptive: batches until
 //             the 95% confidence interval of the median is within +-`ci_target` of the median,
 //             between `min_iterations` and `max_iterations` calls and within `max_duration_s`;
+//             With `blocks` above 1 (the default 5), a fixed count or a duration is cut into that
+//             many consecutive blocks (equal counts, or equal shares of the duration), and each
+//             block's median is kept: what varies over the timed phase, which the interval for
+//             the next run's median is made from (statistics.h next_run_interval). Nothing
+//             changes inside the timed region: the blocks follow each other without a pause.
 //   overhead  the same loop around an empty call (`overhead_iterations` of them), the harness's
 //             own per-iteration cost, which is inside every sample.
 // Not thread-safe per session.
@@ -45,6 +50,7 @@ struct LoopOptions {
   int64_t min_iterations = 10;
   int64_t max_iterations = 100000;
   double max_duration_s = 60;
+  int blocks = 5;  // consecutive blocks of a fixed count or a duration (not adaptive); 1: one
   // Harness overhead
   int64_t overhead_iterations = 1000;
 };
@@ -56,6 +62,7 @@ struct LoopResult {
   bool warmup_steady = true;       // false when a cap ended the warm-up first
   SampleStore samples;             // the timed calls, bounded (samples.h)
   std::string stop_reason;         // "100 iterations", "CI +-1.7% <= +-2%", "max duration 60 s"
+  std::vector<double> block_medians_ms;  // each block's median, in order (one: the whole phase)
   double timed_s = 0;              // wall time of the timed phase
   double overhead_median_ms = 0;   // median of the empty-call loop
   // Peak resident memory of the process holding the model, bytes (0 when /proc cannot tell):

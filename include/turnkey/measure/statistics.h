@@ -32,4 +32,20 @@ struct RankInterval {
 };
 RankInterval median_ci_ranks(int64_t n);
 
+// The 0.975 quantile of Student's t distribution with `df` >= 1 degrees of freedom (exact to 3
+// decimals: a table to 30, then the normal approximation's series).
+double t_quantile_975(int df);
+
+// An interval for the median the next run will measure, from this run's block medians (the
+// timed calls cut into consecutive blocks, docs/measurement.md "The interval"): `center` (the
+// pooled median) +- t(0.975, k - 1) * s * sqrt(2 / k), where s is the standard deviation of the
+// k block medians (the next run's median is the center of k blocks as well, so the difference of
+// two such centers has variance 2 s^2 / k), widened to hold every block median, its lower end
+// at least 0. With fewer than two blocks: [center, center] (the caller widens it to the
+// median's CI).
+struct MedianInterval {
+  double low_ms = 0, high_ms = 0;
+};
+MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, double center_ms);
+
 }  // namespace turnkey
