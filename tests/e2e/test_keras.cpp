@@ -215,6 +215,28 @@ TEST_F(Keras, MaxDepthListsTheLayersAndAHashFilterSelectsOneModel) {
   EXPECT_FALSE(has(other, "Build dir", "")) << other;
 }
 
+// tf2onnx 1.17 as it comes needs ~75 times a model's weights to convert it (InceptionV3's 96 MB:
+// 7.3 GB): `wide` (134 MB) would need ~10 GB; under a 3 GB data limit it converts
+// (keras_tf2onnx.py). `constant`'s softmax is the same for every input, as the MobileNets' with
+// random weights: the verdict rests on the classifier's input, read from the ONNX graph.
+TEST_F(Keras, AWideModelConvertsInBoundedMemoryAndAConstantSoftmaxIsCheckedOnItsInput) {
+  REQUIRE_KERAS();
+  const RunResult& r =
+      run("bounded", {(kData / "wide_and_constant.py").string(), "--process-isolation",
+                      "--memory-limit", "3G", "--iterations", "5", "--warmup", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  const std::string wide = block_of(r.out, "wide_and_constant.py", "wide");
+  ASSERT_FALSE(wide.empty()) << r.out;
+  EXPECT_TRUE(has(wide, "Parameters", "33597456 (")) << wide;
+  EXPECT_TRUE(has(wide, "Correctness", "within tolerance: ")) << wide;
+  EXPECT_TRUE(has(wide, "Mean Latency", "")) << wide;
+  const std::string constant = block_of(r.out, "wide_and_constant.py", "constant");
+  ASSERT_FALSE(constant.empty()) << r.out;
+  EXPECT_TRUE(has(constant, "Correctness", "within tolerance on intermediate tensors")) << constant;
+  EXPECT_NE(constant.find("the input of 'classifier' (ONNX value '"), std::string::npos)
+      << constant;
+}
+
 // Needs no TensorFlow: Debian's interpreter has none.
 TEST(KerasMissing, AScriptImportingTensorflowWhereItIsMissingGetsOneLineNamingWhatToInstall) {
   TempDir dir("tk-e2e-keras-missing");

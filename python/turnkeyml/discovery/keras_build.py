@@ -4,19 +4,23 @@ of export.py and timing.py, reached through commands.py for entries whose framew
 The export traces the model's own call, with the captured non-tensor arguments as constants and
 `training=False`, as a tf.function whose arguments are the call's tensors in signature order,
 and converts that function with tf2onnx (`from_function`: tf2onnx's `from_keras` reads Keras 2
-attributes that Keras 3 models lack). The outputs saved as the correctness reference are Keras's
-own outputs for the captured inputs, from an eager call.
+attributes that Keras 3 models lack) in bounded memory (keras_tf2onnx.py). The outputs saved as
+the correctness reference are Keras's own outputs for the captured inputs, from an eager call;
+outputs without signal add an intermediate tensor (keras_intermediates.py).
 """
 
 import contextlib
 import os
+import shutil
 import time
 
 import numpy as np
 import tensorflow as tf
 
 from . import export as torch_export
+from . import keras_intermediates as kmid
 from . import keras_model as km
+from . import keras_tf2onnx
 
 EXPORTER = "tf2onnx"
 # tf2onnx 1.17 writes opsets up to 18 (its constants' OPSET_TO_IR_VERSION).
@@ -55,80 +59,6 @@ def _flat_function(entry):
     return tf.function(call, input_signature=specs, autograph=False), specs
 
 
-@contextlib.contextmanager
-def _convolutions_without_xla():
-    """Keras's TensorFlow backend runs grouped convolutions (ConvNeXt's depthwise layers) in an
-    XLA-compiled tf.function, a CPU workaround for eager execution; tf2onnx cannot look inside
-    such a call (StatefulPartitionedCall). While the export traces the model, they are the plain
-    Conv2D op, which tf2onnx converts to an ONNX Conv with groups."""
-    from keras.src import backend
-    from keras.src.backend.tensorflow import nn
-
-    original = nn.conv
-
-    def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-        data_format = backend.standardize_data_format(data_format)
-        return tf.nn.convolution(inputs, kernel, strides, padding.upper(),
-                                 data_format=nn._convert_data_format(data_format,
-                                                                     len(inputs.shape)),
-                                 dilations=dilation_rate)
-
-    nn.conv = conv
-    try:
-        yield
-    finally:
-        nn.conv = original
-
-
-def _erfc(ctx, node, name, args):
-    """Erfc (exact GELU: 0.5 * x * erfc(-x / sqrt 2)), which tf2onnx 1.17 lacks: 1 - Erf(x)."""
-    from tf2onnx import utils
-
-    node.type = "Erf"
-    dtype = utils.map_onnx_to_numpy_type(ctx.get_dtype(node.input[0]))
-    one = ctx.make_const(utils.make_name("erfc_one"), np.array(1, dtype=dtype))
-    sub = ctx.insert_new_node_on_output("Sub", node.output[0], name=utils.make_name(node.name))
-    ctx.replace_inputs(sub, [one.output[0], node.output[0]])
-    return node
-
-
-_OP_HANDLERS = {"Erfc": (_erfc, [])}
-
-
-def _patch_tf2onnx():
-    """Keras's own ONNX export patches tf2onnx 1.17 for NumPy 2 (np.object, its constant folding):
-    the same patch, where this Keras has it."""
-    try:
-        from keras.src.export.tf2onnx_lib import patch_tf2onnx
-    except ImportError:
-        return
-    patch_tf2onnx()
-
-
-def _captured_constants(function, specs):
-    """{placeholder name: value} of the tensors (not variables) the traced call captured:
-    Keras 3 layers keep some constants as tensors (Normalization's mean and variance in
-    EfficientNet). tf2onnx freezes captured variables but makes such a capture a graph input."""
-    concrete = function.get_concrete_function(*specs)
-    return {placeholder.name: value.numpy()
-            for placeholder, value in zip(concrete.graph.internal_captures,
-                                          concrete.captured_inputs)
-            if value.dtype != tf.resource}
-
-
-def _fold_captured_inputs(model, captured):
-    """Turns graph inputs that are captured constants into initializers; returns their names."""
-    numpy_helper = torch_export.load_onnx().numpy_helper
-    folded = []
-    for graph_input in list(model.graph.input):
-        if graph_input.name in captured:
-            model.graph.initializer.append(
-                numpy_helper.from_array(np.asarray(captured[graph_input.name]), graph_input.name))
-            model.graph.input.remove(graph_input)
-            folded.append(graph_input.name)
-    return folded
-
-
 def _save_array(path, name, array):
     torch_export._write_atomic(path, torch_export.load_onnx().numpy_helper.from_array(
         np.ascontiguousarray(array), name).SerializeToString())
@@ -155,26 +85,25 @@ def export(entry, path, opset, io_dir, reply):
     start = time.perf_counter()
     reply.update(onnx_path=path, opset=opset, log="")
     log = []
-    tmp = "%s.tmp%d" % (path, os.getpid())
+    # A private folder beside the target, as export.export: the model and its data file (when
+    # the weights need one) are written there under their final names and moved out together.
+    private = "%s.tmp%d" % (path, os.getpid())
+    os.mkdir(private)
     try:
         with torch_export._captured_output() as log:
             reference = _reference(entry)
             function, specs = _flat_function(entry)
-            with _convolutions_without_xla():
-                captured = _captured_constants(function, specs)
-            _patch_tf2onnx()
-            model, _ = tf2onnx.convert.from_function(function, input_signature=specs,
-                                                     opset=opset,
-                                                     custom_op_handlers=_OP_HANDLERS)
-            folded = _fold_captured_inputs(model, captured)
-            if folded:
-                log.append("captured tensors made initializers: %s" % ", ".join(folded))
-        torch_export._write_atomic(tmp, model.SerializeToString())
-        os.replace(tmp, path)
+            # Outputs without signal: the layer calls of the trace converted are kept for the
+            # intermediate check (keras_intermediates.py).
+            traced = None if kmid.has_signal(reference) else []
+            with (kmid.layer_inputs(entry.module, traced) if traced is not None
+                  else contextlib.nullcontext()):
+                model = keras_tf2onnx.convert(function, specs, opset,
+                                              os.path.join(private, os.path.basename(path)), log)
+        torch_export._move_out(private, os.path.basename(path))
     finally:
         reply["log"] = "\n".join(log)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        shutil.rmtree(private, ignore_errors=True)
     onnx.checker.check_model(path)
     graph_inputs = [i.name for i in model.graph.input]
     graph_outputs = [o.name for o in model.graph.output]
@@ -195,11 +124,36 @@ def export(entry, path, opset, io_dir, reply):
         pb = os.path.join(io_dir, "output_%d.pb" % n)
         _save_array(pb, name, array)
         reply["outputs"].append(pb)
+    if traced is not None:
+        reply["intermediates"] = _intermediates(entry, model, traced, io_dir, reply)
     reply.update(exporter=EXPORTER, exporter_version=km.versions(), exporter_fixes=[],
                  input_names=graph_inputs, output_names=graph_outputs,
                  opset=torch_export._written_opset(model, opset),
                  export_s=time.perf_counter() - start)
     return reply
+
+
+def _intermediates(entry, model, traced, io_dir, reply):
+    """Outputs that carry no signal: the input of the newest layer call with signal that the
+    graph holds, from one more eager call (export._intermediates's counterpart). A failure is a
+    missed check, never a failed export."""
+    log = []
+    try:
+        with torch_export._captured_output() as log:
+            eager = []
+            with kmid.layer_inputs(entry.module, eager):
+                _reference(entry)
+            found = kmid.capture(model, eager, traced, io_dir, _save_array)
+    except Exception as error:  # noqa: BLE001 (see the docstring)
+        log.append("no intermediate tensor for the check: %s: %s" % (type(error).__name__, error))
+        found = []
+    if found:
+        log.append("outputs carry no signal: checking the input of %r (ONNX tensor %r) too"
+                   % (found[0]["module"], found[0]["tensor"]))
+    else:
+        log.append("outputs carry no signal, and no intermediate tensor with signal was found")
+    reply["log"] = "\n".join(filter(None, [reply.get("log", "")] + log))
+    return found
 
 
 def reference_io(entry, io_dir):
