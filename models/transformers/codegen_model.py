@@ -1,6 +1,6 @@
-# labels: test_group::transformers name::codegen_model author::huggingface task::Base_Model model_type::codegen license::apache-2.0
+# labels: test_group::transformers name::codegen_model author::huggingface task::Base_Model model_type::codegen license::apache-2.0 config::Salesforce/codegen-350M-mono
 """
-transformers.CodeGenModel(CodeGenConfig()): the configuration class's defaults, random weights, no download.
+transformers.CodeGenModel(CodeGenConfig(...)): the published configuration of Salesforce/codegen-350M-mono (its config.json's values; the class's defaults are a model too large for this machine), random weights, no download.
 
 CodeGenModel: the base model (hidden states), called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -18,7 +18,16 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.CodeGenConfig()
+config = transformers.CodeGenConfig(
+    vocab_size=51200,
+    n_embd=1024,
+    n_layer=20,
+    n_head=16,
+    rotary_dim=32,
+    n_positions=2048,
+    n_ctx=2048,
+    tie_word_embeddings=False,
+)
 model = transformers.CodeGenModel(config)
 model.eval()
 inputs = transformers_inputs(model, batch_size, max_seq_length)

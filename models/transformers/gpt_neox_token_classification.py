@@ -1,6 +1,6 @@
-# labels: test_group::transformers name::gpt_neox_token_classification author::huggingface task::Token_Classification model_type::gpt_neox license::apache-2.0
+# labels: test_group::transformers name::gpt_neox_token_classification author::huggingface task::Token_Classification model_type::gpt_neox license::apache-2.0 config::EleutherAI/pythia-160m
 """
-transformers.GPTNeoXForTokenClassification(GPTNeoXConfig()): the configuration class's defaults, random weights, no download.
+transformers.GPTNeoXForTokenClassification(GPTNeoXConfig(...)): the published configuration of EleutherAI/pythia-160m (its config.json's values; the class's defaults are a model too large for this machine), random weights, no download.
 
 GPTNeoXForTokenClassification: per-token class logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -18,7 +18,17 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.GPTNeoXConfig()
+config = transformers.GPTNeoXConfig(
+    vocab_size=50304,
+    hidden_size=768,
+    intermediate_size=3072,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    max_position_embeddings=2048,
+    rotary_pct=0.25,
+    use_parallel_residual=True,
+    tie_word_embeddings=False,
+)
 model = transformers.GPTNeoXForTokenClassification(config)
 model.eval()
 inputs = transformers_inputs(model, batch_size, max_seq_length)

@@ -1,6 +1,6 @@
-# labels: test_group::transformers name::llama_causal_lm author::huggingface task::Causal_LM model_type::llama license::apache-2.0
+# labels: test_group::transformers name::llama_causal_lm author::huggingface task::Causal_LM model_type::llama license::apache-2.0 config::HuggingFaceTB/SmolLM-135M
 """
-transformers.LlamaForCausalLM(LlamaConfig()): the configuration class's defaults, random weights, no download.
+transformers.LlamaForCausalLM(LlamaConfig(...)): the published configuration of HuggingFaceTB/SmolLM-135M (its config.json's values; the class's defaults are a model too large for this machine), random weights, no download.
 
 LlamaForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -18,7 +18,19 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.LlamaConfig()
+config = transformers.LlamaConfig(
+    vocab_size=49152,
+    hidden_size=576,
+    intermediate_size=1536,
+    num_hidden_layers=30,
+    num_attention_heads=9,
+    num_key_value_heads=3,
+    max_position_embeddings=2048,
+    rms_norm_eps=1e-05,
+    tie_word_embeddings=True,
+    bos_token_id=0,
+    eos_token_id=0,
+)
 model = transformers.LlamaForCausalLM(config)
 model.eval()
 inputs = transformers_inputs(model, batch_size, max_seq_length)

@@ -1,6 +1,6 @@
-# labels: test_group::transformers name::qwen2_causal_lm author::huggingface task::Causal_LM model_type::qwen2 license::apache-2.0
+# labels: test_group::transformers name::qwen2_causal_lm author::huggingface task::Causal_LM model_type::qwen2 license::apache-2.0 config::Qwen/Qwen2-0.5B
 """
-transformers.Qwen2ForCausalLM(Qwen2Config()): the configuration class's defaults, random weights, no download.
+transformers.Qwen2ForCausalLM(Qwen2Config(...)): the published configuration of Qwen/Qwen2-0.5B (its config.json's values; the class's defaults are a model too large for this machine), random weights, no download.
 
 Qwen2ForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -18,7 +18,18 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Qwen2Config()
+config = transformers.Qwen2Config(
+    vocab_size=151936,
+    hidden_size=896,
+    intermediate_size=4864,
+    num_hidden_layers=24,
+    num_attention_heads=14,
+    num_key_value_heads=2,
+    max_position_embeddings=131072,
+    rope_theta=1000000.0,
+    rms_norm_eps=1e-06,
+    tie_word_embeddings=True,
+)
 model = transformers.Qwen2ForCausalLM(config)
 model.eval()
 inputs = transformers_inputs(model, batch_size, max_seq_length)

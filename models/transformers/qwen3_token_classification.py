@@ -1,6 +1,6 @@
-# labels: test_group::transformers name::qwen3_token_classification author::huggingface task::Token_Classification model_type::qwen3 license::apache-2.0
+# labels: test_group::transformers name::qwen3_token_classification author::huggingface task::Token_Classification model_type::qwen3 license::apache-2.0 config::Qwen/Qwen3-0.6B
 """
-transformers.Qwen3ForTokenClassification(Qwen3Config()): the configuration class's defaults, random weights, no download.
+transformers.Qwen3ForTokenClassification(Qwen3Config(...)): the published configuration of Qwen/Qwen3-0.6B (its config.json's values; the class's defaults are a model too large for this machine), random weights, no download.
 
 Qwen3ForTokenClassification: per-token class logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -18,7 +18,19 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Qwen3Config()
+config = transformers.Qwen3Config(
+    vocab_size=151936,
+    hidden_size=1024,
+    intermediate_size=3072,
+    num_hidden_layers=28,
+    num_attention_heads=16,
+    num_key_value_heads=8,
+    head_dim=128,
+    max_position_embeddings=40960,
+    rope_theta=1000000.0,
+    rms_norm_eps=1e-06,
+    tie_word_embeddings=True,
+)
 model = transformers.Qwen3ForTokenClassification(config)
 model.eval()
 inputs = transformers_inputs(model, batch_size, max_seq_length)

@@ -5,10 +5,13 @@ takes, by the modality its class declares (`main_input_name`), with the configur
     outputs = model(**inputs)
 
 Token ids and an attention mask for text; decoder token ids too for encoder-decoders; pixel values
-at the configuration's image size for vision; log-mel features (Whisper-like) or raw samples for
+at the configuration's image size for vision; both for a dual encoder (CLIP-like: a text and an
+image tower); log-mel features (Whisper-like) or raw samples for
 audio. Random values from torch's generator (the script seeds it). A model this cannot feed raises
 ValueError naming what it takes, so the script fails in one line.
 """
+
+import inspect
 
 import torch
 
@@ -43,10 +46,46 @@ def _sequence_length(config, max_seq_length):
     return max_seq_length
 
 
+def _accepts(model, name):
+    try:
+        return name in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _dual_encoder(model):
+    """A text tower and an image tower side by side (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT): its
+    forward needs both. Models that splice image features into the text at image tokens (Llava,
+    Idefics: an `image_token_id`) need those tokens counted per image, which this does not do."""
+    config = model.config
+    return (getattr(config, "text_config", None) is not None
+            and getattr(config, "vision_config", None) is not None
+            and _accepts(model, "input_ids") and _accepts(model, "pixel_values")
+            and not any(getattr(config, key, None) is not None
+                        for key in ("image_token_id", "image_token_index")))
+
+
+def _pixel_values(config, batch_size):
+    size = _size(_sub(config, "image_size"), 224)
+    channels = _sub(config, "num_channels") or 3
+    return torch.rand(batch_size, int(channels), size, size)
+
+
+def _text_inputs(config, batch_size, max_seq_length):
+    text = getattr(config, "text_config", None) or config  # a dual encoder's text tower
+    length = _sequence_length(text, max_seq_length)
+    return {"input_ids": _token_ids(text, batch_size, length),
+            "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
+
+
 def transformers_inputs(model, batch_size, max_seq_length):
     """The keyword arguments of one forward of `model` (a transformers PreTrainedModel)."""
     config = model.config
     main = getattr(model, "main_input_name", "input_ids")
+    if main in ("input_ids", "pixel_values") and _dual_encoder(model):
+        inputs = _text_inputs(config, batch_size, max_seq_length)
+        inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
+        return inputs
     if main == "input_ids":
         length = _sequence_length(config, max_seq_length)
         inputs = {"input_ids": _token_ids(config, batch_size, length),
@@ -55,9 +94,7 @@ def transformers_inputs(model, batch_size, max_seq_length):
             inputs["decoder_input_ids"] = _token_ids(config, batch_size, length)
         return inputs
     if main == "pixel_values":
-        size = _size(_sub(config, "image_size"), 224)
-        channels = _sub(config, "num_channels") or 3
-        return {"pixel_values": torch.rand(batch_size, int(channels), size, size)}
+        return {"pixel_values": _pixel_values(config, batch_size)}
     if main == "input_features":
         mel = _sub(config, "num_mel_bins")
         positions = _sub(config, "max_source_positions")

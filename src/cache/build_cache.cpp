@@ -16,6 +16,7 @@
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
+#include "turnkey/common/sha256.h"
 #include "turnkey/common/text.h"
 
 namespace turnkey {
@@ -42,6 +43,31 @@ std::string make_build_name(const std::string& stem, const std::string& hash8) {
   if (clean.empty()) clean = "model";
   if (clean.size() > 100) clean.resize(100);
   return hash8.empty() ? clean : clean + "_" + hash8;
+}
+
+json RunRecord::to_json() const {
+  return {{"command_line", command_line}, {"cwd", cwd}, {"turnkey_version", turnkey_version}};
+}
+
+std::string RunRecord::id() const { return sha256_hex(to_json().dump()).substr(0, 16); }
+
+fs::path run_record_path(const fs::path& cache_dir, const std::string& id) {
+  return cache_dir / "inputs" / "runs" / (id + ".yaml");
+}
+
+std::string record_run(const fs::path& cache_dir, const RunRecord& run) {
+  if (run.command_line.empty()) return "";
+  const std::string id = run.id();
+  const fs::path path = run_record_path(cache_dir, id);
+  std::error_code ec;
+  if (fs::exists(path, ec)) return id;  // the same content: its id is the content's hash
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    throw Error(ErrorKind::Cache,
+                fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message()));
+  }
+  write_file_atomic(path, yaml_from_json(run.to_json()));
+  return id;
 }
 
 bool is_safe_build_name(const std::string& name) {

@@ -72,7 +72,7 @@ const TextMember<BuildState> kCheckedStateTexts[] = {
     {"last_tool", &BuildState::last_tool},   {"finished", &BuildState::finished}};
 const TextMember<BuildState> kStateTexts[] = {
     {"status", &BuildState::status},         {"turnkey_version", &BuildState::turnkey_version},
-    {"input", &BuildState::input},           {"command_line", &BuildState::command_line},
+    {"input", &BuildState::input},           {"run", &BuildState::run},
     {"rebuild", &BuildState::rebuild},       {"started", &BuildState::started},
     {"chain_key", &BuildState::chain_key},   {"onnx_path", &BuildState::onnx_path},
     {"model_name", &BuildState::model_name}, {"hash_full", &BuildState::hash_full}};

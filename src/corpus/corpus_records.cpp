@@ -85,6 +85,9 @@ Corpus::Corpus(const RunRequest& request, bool write_request)
   std::error_code ec;
   exe_ = fs::read_symlink("/proc/self/exe", ec);
   if (write_request) {
+    // Written once here; every worker's build names it (RunRequest::run_id).
+    request_.run_id =
+        record_run(cache_dir_, {request.command_line, fs::current_path(ec).string(), kVersion});
     fs::create_directories(request_file_.parent_path(), ec);
     if (ec) {
       throw Error(ErrorKind::Cache,

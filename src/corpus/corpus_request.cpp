@@ -90,6 +90,7 @@ json request_to_json(const RunRequest& r) {
           {"sandbox_allow", g.sandbox_allow},
           {"sequence", seq},
           {"command_line", r.command_line},
+          {"run_id", r.run_id},
           {"timeout_s", g.timeout_s},
           {"memory_limit", g.memory_limit},
           {"max_processes", g.max_processes}};
@@ -112,6 +113,7 @@ RunRequest request_from_json(const json& j) {
     r.sequence.push_back({c.value("name", ""), c.value("options", json::object())});
   }
   r.command_line = j.value("command_line", "");
+  r.run_id = j.value("run_id", "");
   return r;
 }
 

@@ -118,7 +118,7 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   s.sequence = {first};
   for (const ToolCall* c : sequence_after(ctx_.request.sequence, first))
     s.sequence.push_back(call_label(*c));
-  s.command_line = ctx_.request.command_line;
+  s.run = ctx_.run_id();  // the run's command line lives once, in the run's record
   s.rebuild = ctx_.request.global.rebuild;
   s.started = utc_timestamp_now();
   ToolStep step;
@@ -126,6 +126,11 @@ void BuildRunner::open_build(Build& build, const fs::path& cache, const fs::path
   step.status = status_name(Status::Successful);
   step.key = first_key;
   step.duration_s = first_s;
+  // What made the build, beside its input: the first tool's options too (script arguments,
+  // batch sizes), as every later tool's.
+  if (const ToolSpec* spec = find_tool(first); spec && !spec->options.empty()) {
+    step.options = tool_options(ctx_.request.sequence, first);
+  }
   s.tools = {std::move(step)};
   // A sweep opens a build once per point: the input's outcome names it once.
   const InputOutcome::BuildRef ref{build.build_name, build.dir->path().string()};

@@ -9,10 +9,12 @@
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/version.h"
 #include "pipeline/supervisor.h"
 
 namespace turnkey::engine_internal {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 RunContext::RunContext(const RunRequest& request, Supervisor* link)
@@ -21,6 +23,17 @@ RunContext::RunContext(const RunRequest& request, Supervisor* link)
       monitor(env_bool("TURNKEY_BUILD_MONITOR", true)),
       link(link),
       sandbox(sandbox_requested(request.global.sandbox)) {}
+
+const std::string& RunContext::run_id() {
+  if (!run_id_) {
+    std::error_code ec;
+    run_id_ = request.run_id.empty()
+                  ? record_run(cache_dir,
+                               {request.command_line, fs::current_path(ec).string(), kVersion})
+                  : request.run_id;
+  }
+  return *run_id_;
+}
 
 void RunContext::notice(const std::string& text) const {
   std::cout << std::flush;

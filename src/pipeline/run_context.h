@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "console/monitor.h"
@@ -32,6 +33,11 @@ struct RunContext {
   bool any_failed = false;
   bool interrupted = false;  // a script stopped by Ctrl-C (KeyboardInterrupt, SIGINT): no more inputs
 
+  // The id of the run's record (cache/build_cache.h RunRecord) that the builds name: the corpus
+  // parent's (request.run_id), else written on the first call, so a run that builds nothing
+  // leaves none. "" when the request has no command line (the Python API).
+  const std::string& run_id();
+
   // "turnkey: <text>" on stderr, after what stdout has so far.
   void notice(const std::string& text) const;
   // Records the input's first failure for the supervisor (worker mode); later ones are ignored.
@@ -41,6 +47,9 @@ struct RunContext {
                     int signal = 0, const std::filesystem::path& log = {});
   // A progress event for the supervisor (worker mode only).
   void progress(const ProgressEvent& event) const;
+
+ private:
+  std::optional<std::string> run_id_;
 };
 
 // The run's last line, saying what happened: "Done: all 3 inputs finished without a failure.",

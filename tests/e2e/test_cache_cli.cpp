@@ -178,6 +178,65 @@ TEST_F(CacheCli, ListStatsCleanAndLoadBuild) {
   EXPECT_NE(clean.out.find("Cleaned " + name), std::string::npos);
 }
 
+// Issue 28: a build records what made it (its input, its tools' options), not the run's whole
+// command line: a state is the same size whether its run had one input or twenty, in-process or
+// as a corpus run; the command line is written once, in the run's record the state names.
+TEST_F(CacheCli, StateDoesNotGrowWithTheRunsInputs) {
+  linear_relu(dir / "m.onnx");
+  std::vector<std::string> many = {(dir / "m.onnx").string()};
+  for (int i = 0; i < 20; ++i) {  // other models (another size each), long paths
+    const fs::path p = dir / std::string(120, 'x') / ("other_" + std::to_string(i) + ".onnx");
+    fs::create_directories(p.parent_path());
+    linear_relu(p, 16, 5 + i);
+    many.push_back(p.string());
+  }
+  auto state_of_m = [&](const fs::path& cache) {
+    for (const auto& e : fs::directory_iterator(cache)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("m_", 0) == 0) return e.path() / (name + "_state.yaml");
+    }
+    return fs::path();
+  };
+  const std::vector<std::string> opts = {"--iterations", "2", "--warmup", "0"};
+  std::vector<std::string> one_args = {many.front()}, many_args = many;
+  one_args.insert(one_args.end(), opts.begin(), opts.end());
+  many_args.insert(many_args.end(), opts.begin(), opts.end());
+  ASSERT_EQ(run_turnkey(one_args, dir / "one").exit_code, 0);
+  RunResult big = run_turnkey(many_args, dir / "many");
+  ASSERT_EQ(big.exit_code, 0) << big.all();
+  many_args.push_back("--process-isolation");
+  RunResult iso = run_turnkey(many_args, dir / "iso");
+  ASSERT_EQ(iso.exit_code, 0) << iso.all();
+  const std::string one = slurp(state_of_m(dir / "one"));
+  size_t command_bytes = 0;
+  for (const std::string& a : many) command_bytes += a.size() + 1;
+  ASSERT_GT(command_bytes, 2500u);
+  for (const char* cache : {"many", "iso"}) {
+    const std::string state_text = slurp(state_of_m(dir / cache));
+    // Timestamps and durations differ in their digits only: a few bytes, not the command line.
+    EXPECT_LT(std::abs(static_cast<long>(state_text.size()) - static_cast<long>(one.size())), 100)
+        << cache << "\n" << state_text;
+    EXPECT_EQ(state_text.find("other_"), std::string::npos) << cache << "\n" << state_text;
+    const json st = json_from_yaml(state_text);
+    EXPECT_FALSE(st.contains("command_line")) << cache;
+    // The run's record holds the whole command line, once for the run.
+    const std::string run = st.value("run", "");
+    ASSERT_EQ(run.size(), 16u) << cache;
+    const json record = json_from_yaml(slurp(run_record_path(dir / cache, run)));
+    EXPECT_NE(record.value("command_line", "").find(many.back()), std::string::npos);
+    size_t records = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / cache / "inputs" / "runs"))
+      ++records;
+    EXPECT_EQ(records, 1u) << cache;
+  }
+  // The records of the run are read as before: every build listed and reported.
+  RunResult list = run_turnkey({"cache", "list"}, dir / "iso");
+  ASSERT_EQ(list.exit_code, 0) << list.all();
+  EXPECT_NE(list.out.find("other_19_"), std::string::npos) << list.out;
+  RunResult rep = run_turnkey({"report", "-r", (dir / "rep").string()}, dir / "iso");
+  ASSERT_EQ(rep.exit_code, 0) << rep.all();
+}
+
 TEST_F(CacheCli, SequencesAreCheckedBeforeTheyRun) {
   linear_relu(dir / "m.onnx");
   RunResult bad = run_turnkey({"-i", (dir / "m.onnx").string(), "load-onnx", "export-pytorch"},

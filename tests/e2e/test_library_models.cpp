@@ -161,6 +161,37 @@ TEST_F(LibraryModels, TimmCorpusSampleIsBenchmarkedAndMatches) {
   }
 }
 
+// models/transformers (issue 28): the scripts are what the generator writes, and a class whose
+// defaults are too large for this machine (LlamaConfig(): 6.7 B) is built from the published
+// smaller configuration its script names (SmolLM-135M).
+TEST_F(LibraryModels, TransformersCorpusMatchesItsGeneratorAndLargeDefaultsAreReplaced) {
+  const char* python = std::getenv("TURNKEY_PYTHON");
+  ASSERT_NE(python, nullptr);
+  const fs::path corpus = fs::path(TURNKEY_SOURCE_DIR) / "models/transformers";
+  RunResult check = run_command({python, (corpus / "generate").string(), "--check"},
+                                {{"HF_HUB_OFFLINE", "1"}}, {}, 300);
+  EXPECT_EQ(check.exit_code, 0) << check.all();
+  EXPECT_NE(check.out.find(" 0 missing or stale"), std::string::npos) << check.all();
+  const std::string llama = slurp(corpus / "llama_causal_lm.py");
+  EXPECT_NE(llama.find("config::HuggingFaceTB/SmolLM-135M"), std::string::npos);
+  // The model the script builds and calls (135 M parameters: seconds).
+  const std::string count = R"(
+import sys, runpy
+model = runpy.run_path(sys.argv[1], run_name="__main__")["model"]
+print("parameters", sum(p.numel() for p in model.parameters()))
+)";
+  RunResult n = run_command({python, "-c", count, (corpus / "llama_causal_lm.py").string()},
+                            {{"HF_HUB_OFFLINE", "1"},
+                             {"PYTHONPATH", (fs::path(TURNKEY_SOURCE_DIR) / "python").string()}},
+                            {}, 300);
+  ASSERT_EQ(n.exit_code, 0) << n.all();
+  const size_t at = n.out.find("parameters ");
+  ASSERT_NE(at, std::string::npos) << n.all();
+  const double parameters = std::stod(n.out.substr(at + 11));
+  EXPECT_GT(parameters, 100e6) << n.out;
+  EXPECT_LT(parameters, 200e6) << "SmolLM-135M, not LlamaConfig()'s 6.7 B: " << n.out;
+}
+
 // A weight-normalised layer (transformers' Wav2Vec2 has one) computes its weight through torch's
 // ParametrizationList module whenever the weight is read, at construction too: that is torch's
 // bookkeeping, not a model (it was reported as a second model of the wav2vec2 scripts).

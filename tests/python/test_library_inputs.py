@@ -10,6 +10,7 @@ import unittest
 
 import torch
 
+from turnkeyml import corpus_inputs
 from turnkeyml.discovery import hashing, inputs
 
 import diffusers
@@ -158,6 +159,33 @@ class Hashing(unittest.TestCase):
                                           up_block_types=("UpBlock2D", "UpBlock2D"))
         described = [{"name": "sample", "dtype": "float32", "shape": [1, 3, 8, 8]}]
         self.assertEqual(len(hashing.model_hash(model, described)), 64)
+
+
+
+class CorpusInputs(unittest.TestCase):
+    """models/transformers' inputs (turnkeyml.corpus_inputs) for real transformers classes."""
+
+    def test_a_dual_encoder_is_fed_text_and_images(self):
+        config = transformers.CLIPConfig(
+            text_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                             num_attention_heads=2, max_position_embeddings=12),
+            vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                               num_attention_heads=2, image_size=32, patch_size=16),
+            projection_dim=8)
+        model = transformers.CLIPModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 64)
+        self.assertEqual(sorted(given), ["attention_mask", "input_ids", "pixel_values"])
+        self.assertEqual(list(given["input_ids"].shape), [2, 12])  # the text tower's limit
+        self.assertEqual(list(given["pixel_values"].shape), [2, 3, 32, 32])
+        with torch.no_grad():
+            out = model(**given)
+        self.assertEqual(list(out.logits_per_image.shape), [2, 2])
+
+    def test_a_text_model_gets_no_pixels(self):
+        config = transformers.BertConfig(hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2)
+        given = corpus_inputs.transformers_inputs(transformers.BertModel(config), 1, 8)
+        self.assertEqual(sorted(given), ["attention_mask", "input_ids"])
 
 
 if __name__ == "__main__":

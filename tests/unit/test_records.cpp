@@ -217,7 +217,7 @@ BuildState full_state() {
   s.finished = "2026-11-23T15:14:42.045Z";
   s.turnkey_version = "0.1.0";
   s.input = "/tmp/m.py";
-  s.command_line = "turnkey /tmp/m.py";
+  s.run = "0123456789abcdef";
   s.rebuild = "if_needed";
   s.chain_key = "abc";
   s.onnx_path = "/tmp/c/m_12345678/onnx/m-op17-base.onnx";
@@ -278,6 +278,38 @@ TEST(TypedRecords, BuildStateWriteReadIsEqual) {
   json written = read.to_json();
   written.erase("schema_version");
   EXPECT_EQ(written, s.to_json());
+}
+
+// Issue 28: a state names its run's record; the run's command line is written once, beside.
+TEST(RunRecords, OneRecordPerRunWrittenOnceAndNamedByItsContent) {
+  test::TempDir d{"tk-runs"};
+  const RunRecord run{"turnkey a.py b.py", "/home/u", "0.1.0"};
+  const std::string id = record_run(d.path(), run);
+  ASSERT_EQ(id.size(), 16u);
+  EXPECT_EQ(id, run.id());
+  const fs::path path = run_record_path(d.path(), id);
+  EXPECT_EQ(path, d.path() / "inputs" / "runs" / (id + ".yaml"));
+  EXPECT_EQ(json_from_yaml(read_file(path)), run.to_json());
+  EXPECT_EQ(run.to_json()["command_line"], "turnkey a.py b.py");
+  // The same run again (a rerun, or every worker of a corpus run) writes nothing new.
+  std::ofstream(path, std::ios::app) << "# touched\n";
+  EXPECT_EQ(record_run(d.path(), run), id);
+  EXPECT_NE(read_file(path).find("# touched"), std::string::npos) << "rewritten";
+  // Another folder or another command line is another run.
+  EXPECT_NE(RunRecord({"turnkey a.py b.py", "/tmp", "0.1.0"}).id(), id);
+  EXPECT_NE(RunRecord({"turnkey a.py", "/home/u", "0.1.0"}).id(), id);
+  EXPECT_EQ(record_run(d.path(), {"", "/home/u", "0.1.0"}), "") << "no command line, no record";
+}
+
+TEST(RunRecords, AnOldStatesCommandLineIsKeptAsRead) {
+  const json old = {{"build_name", "b"},
+                    {"command_line", "turnkey a.py"},
+                    {"sequence", json::array()},
+                    {"tools", json::array()}};
+  std::vector<std::string> problems;
+  const BuildState s = BuildState::from_json(old, problems);
+  EXPECT_TRUE(s.run.empty());
+  EXPECT_EQ(s.to_json(), old);
 }
 
 TEST(TypedRecords, EmptyTextIsNotWrittenAndUnknownKeysStay) {

@@ -25,6 +25,22 @@ bool is_safe_build_name(const std::string& name);
 std::string yaml_from_json(const nlohmann::json& value);
 nlohmann::json json_from_yaml(const std::string& yaml_text);  // throws Error(Cache)
 
+// A run's own record, `<cache>/inputs/runs/<id>.yaml` (docs/cache.md): the run's whole command
+// line, the folder it ran in and turnkey's version. A build's state names it by `run` rather than
+// holding the command line, which grows with the run's inputs (a shell glob over 1,300 scripts
+// is ~80 KB). The id is the first 16 hex of the sha256 of the record's content, so one command
+// rerun from the same folder shares one record, written once.
+struct RunRecord {
+  std::string command_line, cwd, turnkey_version;
+  nlohmann::json to_json() const;
+  std::string id() const;
+};
+std::filesystem::path run_record_path(const std::filesystem::path& cache_dir,
+                                      const std::string& id);
+// Writes the record unless it is there; returns its id ("" for an empty command line: a run made
+// through the Python API has none). Throws Error(Cache) when it cannot be written.
+std::string record_run(const std::filesystem::path& cache_dir, const RunRecord& run);
+
 // ISO-8601 UTC with milliseconds, "2026-11-21T23:59:01.123Z".
 std::string utc_timestamp_now();
 

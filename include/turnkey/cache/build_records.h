@@ -44,7 +44,11 @@ struct BuildState {
   int schema_version = 0;  // 0: written before versions were recorded (stamped by the writer)
   std::string build_name, build_status, error, failed_tool, last_tool, finished;
   std::string status;  // the failure's status of the status table (engine/status.h) at the end
-  std::string turnkey_version, input, command_line, rebuild, started, chain_key, onnx_path;
+  std::string turnkey_version, input, rebuild, started, chain_key, onnx_path;
+  // The run that made it: the id of its record (build_cache.h RunRecord), never the run's
+  // command line, so a state does not grow with the run's inputs. States written before issue 28
+  // hold `command_line` instead: it is kept as read, in `rest`.
+  std::string run;
   std::string model_name, hash_full;               // of a script's model
   std::vector<std::string> sequence;               // the tools of the latest run
   std::vector<std::string> continued_from;         // load-build: the sequence it continued

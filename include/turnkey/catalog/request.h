@@ -54,6 +54,9 @@ struct RunRequest {
   // discover (.py), load-onnx (.onnx); sequence tools that do not apply are skipped.
   std::vector<ToolCall> sequence;
   std::string command_line;
+  // The id of the run's record in the cache (cache/build_cache.h record_run): set by a corpus
+  // parent, which writes the record once, for its workers; "" = the run writes it itself.
+  std::string run_id;
 };
 
 }  // namespace turnkey
