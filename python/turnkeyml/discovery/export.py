@@ -289,6 +289,12 @@ def _intermediates(module, flags, fresh, graph, io_dir, reply):
     except Exception as error:  # noqa: BLE001 (see the docstring)
         log.append("no intermediate tensor for the check: %s: %s" % (type(error).__name__, error))
         found = []
+    return note_intermediates(reply, log, found)
+
+
+def note_intermediates(reply, log, found):
+    """Says in the reply's log which intermediate tensor the check will compare (or that none
+    has signal); returns `found`. Shared by the PyTorch and Keras exports."""
     if found:
         log.append("outputs carry no signal: checking the input of %r (ONNX tensor %r) too"
                    % (found[0]["module"], found[0]["tensor"]))

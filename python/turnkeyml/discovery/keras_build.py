@@ -147,13 +147,7 @@ def _intermediates(entry, model, traced, io_dir, reply):
     except Exception as error:  # noqa: BLE001 (see the docstring)
         log.append("no intermediate tensor for the check: %s: %s" % (type(error).__name__, error))
         found = []
-    if found:
-        log.append("outputs carry no signal: checking the input of %r (ONNX tensor %r) too"
-                   % (found[0]["module"], found[0]["tensor"]))
-    else:
-        log.append("outputs carry no signal, and no intermediate tensor with signal was found")
-    reply["log"] = "\n".join(filter(None, [reply.get("log", "")] + log))
-    return found
+    return torch_export.note_intermediates(reply, log, found)
 
 
 def reference_io(entry, io_dir):
