@@ -18,6 +18,32 @@ import time
 import torch
 
 
+def timed_samples(call, inputs, warmup, iterations, cuda):
+    """The bare loop itself: `warmup` calls, then `iterations` calls each timed (ms) between two
+    CUDA events synchronised after the call (cuda), else with perf_counter_ns. gap_probe.py
+    interleaves this same loop with turnkey's."""
+    samples = []
+    with torch.inference_mode():
+        for _ in range(warmup):
+            call(**inputs)
+        if cuda:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            for _ in range(iterations):
+                start.record()
+                call(**inputs)
+                end.record()
+                end.synchronize()
+                samples.append(start.elapsed_time(end))
+        else:
+            for _ in range(iterations):
+                t0 = time.perf_counter_ns()
+                call(**inputs)
+                samples.append((time.perf_counter_ns() - t0) / 1e6)
+    return samples
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("script")
@@ -38,25 +64,7 @@ def main():
         model.to("cuda")
         inputs = {k: v.to("cuda") for k, v in inputs.items()}
     call = torch.compile(model) if args.compile else model
-    samples = []
-    with torch.inference_mode():
-        for _ in range(args.warmup):
-            call(**inputs)
-        if cuda:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            for _ in range(args.iterations):
-                start.record()
-                call(**inputs)
-                end.record()
-                end.synchronize()
-                samples.append(start.elapsed_time(end))
-        else:
-            for _ in range(args.iterations):
-                t0 = time.perf_counter_ns()
-                call(**inputs)
-                samples.append((time.perf_counter_ns() - t0) / 1e6)
+    samples = timed_samples(call, inputs, args.warmup, args.iterations, cuda)
     result = {"median_ms": statistics.median(samples), "iterations": len(samples),
               "torch": torch.__version__}
     if cuda:

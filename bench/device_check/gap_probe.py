@@ -16,34 +16,13 @@ import os
 import runpy
 import statistics
 import sys
-import time
 import types
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-
-
-def bare_samples(call, inputs, calls, warmup=50):
-    samples = []
-    with torch.inference_mode():
-        for _ in range(warmup):
-            call(**inputs)
-        if not torch.cuda.is_available():  # --device x86: how this script is tested here
-            for _ in range(calls):
-                t0 = time.perf_counter_ns()
-                call(**inputs)
-                samples.append((time.perf_counter_ns() - t0) / 1e6)
-            return samples
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        for _ in range(calls):
-            start.record()
-            call(**inputs)
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end))
-    return samples
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bare_loop  # noqa: E402 (the bare loop itself, beside this file)
 
 
 def bench_samples(bench, calls, warmup=50):
@@ -75,7 +54,7 @@ def main():
     label = "%s %s" % (os.path.basename(args.script), mode)
     all_bare, all_bench = [], []
     for r in range(args.rounds):
-        b = bare_samples(bare_call, inputs, args.calls)
+        b = bare_loop.timed_samples(bare_call, inputs, 50, args.calls, device == "nvidia")
         t = bench_samples(bench, args.calls)
         all_bare += b
         all_bench += t
