@@ -2,11 +2,9 @@
 // lines, and the stats file that keeps every result of a build (build_records.h).
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include <iostream>
-
 #include <algorithm>
+#include <filesystem>
+#include <iostream>
 #include <map>
 
 #include "turnkey/machine/allocation.h"
