@@ -122,6 +122,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   record_settings(build, setup);
 
   Measurement m = measure(build, setup, live);
+  add_earlier_runs(m, earlier_run_medians(build));
   m.batch = batch_of(build);
   // Requests in flight: sustained, what the timed windows completed (docs/measurement.md).
   const LatencyStats& st = m.stats;

@@ -106,10 +106,15 @@ struct Measurement {
   LoopResult loop;     // the first repetition's cold call, warm-up and memory; samples pooled
   LatencyStats stats;  // over the pooled samples
   // The interval for the next run's median (docs/measurement.md "The interval"), how it was
-  // made, and the block medians it was made from (every repetition's, in order).
+  // made, and the block medians it was made from (every repetition's, in order). The within-run
+  // interval is this run's alone (what the noisy flag reads); the interval joins it with the
+  // run medians: the result's earlier runs on this host (most recent last) and this one.
   double interval_low_ms = 0, interval_high_ms = 0;
+  double within_low_ms = 0, within_high_ms = 0;
   std::string interval_method;
   std::vector<double> block_medians_ms;
+  std::vector<double> earlier_medians_ms;
+  int64_t interval_runs = 1;
   CpuBudget budget;
   EnvironmentFingerprint env;
   // Memory the model added over the holding process's resident memory just before loading
@@ -139,6 +144,15 @@ struct Measurement {
 // phase by the machine-speed probe and the cgroup throttling counters. Fills everything but
 // batch, throughput and flags (trust_flags). Throws StatusError for load or run failures.
 Measurement measure(Build& build, const BenchmarkSetup& setup, bool live);
+
+// Joins the interval for the next run's median with the prediction interval from the medians
+// of `earlier` runs of this result on this host and this run's (benchmark_measure.cpp), or says
+// in its method that one run cannot see what varies between runs. The within-run interval stays.
+void add_earlier_runs(Measurement& m, std::vector<double> earlier);
+
+// The medians of this result's earlier runs on this host, from the build's stats file as the
+// last run left it (build_records.h earlier_medians()); none when it cannot be read.
+std::vector<double> earlier_run_medians(const Build& build);
 
 // Every speed probe of `m`, before and after each repetition's timed phase, ms.
 std::vector<double> speed_probes_of(const Measurement& m);

@@ -128,9 +128,10 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
   return rep;
 }
 
-// The interval for the next run's median (docs/measurement.md "The interval"): the t
-// prediction interval from every block median, widened to hold each block median, the pooled
-// median's 95% CI and, with repetitions, each repetition's CI.
+// The interval for the next run's median from this run alone (docs/measurement.md "The
+// interval"): the t prediction interval from every block median, widened to hold each block
+// median, the pooled median's 95% CI and, with repetitions, each repetition's CI. It is also the
+// within-run interval the noisy flag reads; add_earlier_runs() joins the earlier runs' part.
 void set_interval(Measurement& m) {
   for (const Repetition& rep : m.repetitions) {
     // Requests in flight time no blocks: their whole window is one.
@@ -145,6 +146,8 @@ void set_interval(Measurement& m) {
     m.interval_low_ms = std::min(m.interval_low_ms, rep.stats.median_ci_low_ms);
     m.interval_high_ms = std::max(m.interval_high_ms, rep.stats.median_ci_high_ms);
   }
+  m.within_low_ms = m.interval_low_ms;
+  m.within_high_ms = m.interval_high_ms;
   const size_t k = m.block_medians_ms.size();
   const std::string sessions =
       m.repetitions.size() > 1
@@ -214,6 +217,29 @@ void judge_machine_speed(Measurement& m, const BenchmarkSetup& setup, int probe_
 }
 
 }  // namespace
+
+void add_earlier_runs(Measurement& m, std::vector<double> earlier) {
+  m.earlier_medians_ms = std::move(earlier);
+  std::vector<double> runs = m.earlier_medians_ms;
+  runs.push_back(m.stats.median_ms);
+  const size_t k = runs.size();
+  m.interval_runs = static_cast<int64_t>(k);
+  if (k < 2) {
+    m.interval_method +=
+        "; it holds what varies within this run only: this is the first run of this result on "
+        "this host, and one run cannot measure what varies between runs (rerun to widen it)";
+    return;
+  }
+  // One more run's median, predicted from k run medians: the spread between processes and
+  // sessions that the blocks of one run do not see (the host's other tenants, for one).
+  const MedianInterval between = between_runs_interval(runs);
+  m.interval_low_ms = std::min(m.within_low_ms, between.low_ms);
+  m.interval_high_ms = std::max(m.within_high_ms, between.high_ms);
+  m.interval_method += fmt::format(
+      "; and the medians of this and {} earlier run{} of this result on this host: mean +- "
+      "t(0.975, {}) x sd x sqrt(1+1/{}), widened to hold each of them (the union of the two)",
+      k - 1, k == 2 ? "" : "s", k - 1, k);
+}
 
 Measurement measure(Build& build, const BenchmarkSetup& setup, bool live) {
   Measurement m;
@@ -292,14 +318,17 @@ std::vector<Flag> trust_flags(const Measurement& m) {
         m.overhead_fraction * 100, kOverheadFlagFraction * 100,
         format_latency(m.loop.overhead_median_ms))});
   }
+  // The within-run interval: the earlier runs' spread is the host's, not this run's noise (a
+  // quiet run after a slow one is no noisier for it), and the flag's threshold was calibrated on
+  // this run's blocks alone.
   const double half_pct =
-      st.median_ms > 0 ? (m.interval_high_ms - m.interval_low_ms) / 2 / st.median_ms * 100 : 0;
+      st.median_ms > 0 ? (m.within_high_ms - m.within_low_ms) / 2 / st.median_ms * 100 : 0;
   if (half_pct > 3.0) {
     flags.push_back(
         {FlagCode::Noisy,
          m.block_medians_ms.size() > 1 || m.repetitions.size() > 1
-             ? fmt::format("noisy: the interval for the next run's median ({} blocks{}) is "
-                           "+-{:.1f}% (> +-3%)",
+             ? fmt::format("noisy: this run's interval for the next run's median ({} "
+                           "blocks{}) is +-{:.1f}% (> +-3%)",
                            m.block_medians_ms.size(),
                            m.repetitions.size() > 1
                                ? fmt::format(" of {} repetitions", m.repetitions.size())

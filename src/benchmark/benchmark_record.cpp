@@ -57,11 +57,13 @@ double num(const json& s, const char* key) {
 
 // "; 3 repetitions: medians 9.71 9.80 10.02 (spread 3.2%), next-run interval [9.62, 10.11]
 // from 15 blocks" when the timed phase was repeated, "; next-run interval [9.62, 10.11] from 5
-// blocks" when it was cut into blocks; "" for one block of one repetition (the CI says it all).
+// blocks" when it was cut into blocks, "... from 5 blocks and 4 runs" when earlier runs of the
+// result went in; "" for one block of one repetition and one run (the CI says it all).
 std::string interval_text(const json& s) {
   const int64_t n = s.value("repetitions", int64_t{1});
   const int64_t blocks = s.value("blocks", int64_t{1});
-  if (n <= 1 && blocks <= 1) return "";
+  const int64_t runs = s.value("median_interval_runs", int64_t{1});
+  if (n <= 1 && blocks <= 1 && runs <= 1) return "";
   std::string text;
   if (n > 1) {
     std::vector<std::string> medians;
@@ -76,7 +78,8 @@ std::string interval_text(const json& s) {
   return text + fmt::format(" next-run interval [{}, {}] from {} block{}",
                             format_latency(num(s, "median_interval_low_ms")),
                             format_latency(num(s, "median_interval_high_ms")), blocks,
-                            blocks == 1 ? "" : "s");
+                            blocks == 1 ? "" : "s") +
+         (runs > 1 ? fmt::format(" and {} runs", runs) : "");
 }
 
 // The device as results name it: the device table's model, else what the runtime saw of it
@@ -170,6 +173,10 @@ void record_repetitions(Build& build, BuildStats& s, const Measurement& m) {
   s.set("median_interval_low_ms", m.interval_low_ms);
   s.set("median_interval_high_ms", m.interval_high_ms);
   s.set("median_interval_method", m.interval_method);
+  s.set("within_run_interval_low_ms", m.within_low_ms);
+  s.set("within_run_interval_high_ms", m.within_high_ms);
+  s.set("earlier_medians_ms", m.earlier_medians_ms);
+  s.set("median_interval_runs", m.interval_runs);
   s.set("blocks", static_cast<int64_t>(m.block_medians_ms.size()));
   s.set("block_medians_ms", m.block_medians_ms);
   const std::vector<double> probes = speed_probes_of(m);
@@ -324,6 +331,20 @@ std::vector<std::string> result_block_lines(const json& s, const std::string& co
   }
   for (const Flag& f : flags) lines.push_back(padded("Warning") + f.text);
   return lines;
+}
+
+std::vector<double> earlier_run_medians(const Build& build) {
+  const fs::path path = build.dir->stats_path();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  const json host = where_running().value("host", json());
+  try {
+    const json stats = json_from_yaml(read_file(path));
+    return earlier_medians(results_of(stats), result_key(result_fields_of(build.stats.fields())),
+                           host.is_string() ? host.get<std::string>() : "");
+  } catch (const std::exception&) {
+    return {};  // write_build_stats() says the file could not be read, and keeps it
+  }
 }
 
 void write_build_stats(Build& build) {

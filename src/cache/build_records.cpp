@@ -290,6 +290,26 @@ std::vector<ResultRecord> merge_result(std::vector<ResultRecord> results, Result
   return results;
 }
 
+std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
+                                    const std::string& key, const std::string& host) {
+  std::vector<double> out;
+  auto it = std::find_if(results.begin(), results.end(),
+                         [&](const ResultRecord& r) { return r.key == key; });
+  if (it == results.end() || host.empty()) return out;
+  const json& f = it->fields;
+  const json env = f.value("environment", json::object());
+  const double median = number_of(f, "median_latency_ms");
+  if (!env.is_object() || text_of(env, "host") != host || median <= 0) return out;
+  for (const json& m : f.value("earlier_medians_ms", json::array())) {
+    if (m.is_number() && m.get<double>() > 0) out.push_back(m.get<double>());
+  }
+  out.push_back(median);
+  if (out.size() > kEarlierMediansLimit) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kEarlierMediansLimit));
+  }
+  return out;
+}
+
 void carry_model_facts(const json& from, json& into) {
   if (!from.is_object()) return;
   for (const StatsField& f : field_table()) {

@@ -128,7 +128,7 @@ const std::vector<StatsField>& field_table() {
     {"repetitions",            Integer, R, "",      "repetitions",       5, "separate sessions the timed phase ran in (--repetitions)"},
     {"repetition_medians_ms",  Object,  R, "ms",    nullptr,             5, "each repetition's median latency, ms, in order"},
     {"repetition_spread_pct",  Number,  R, "",      "repetition_spread_pct", 5, "(largest - smallest repetition median) / median, in %"},
-    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval for the next run's median: the t prediction interval from the block medians, widened to hold each of them and every 95% CI of the median (median_interval_method), ms"},
+    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval for the next run's median: the t prediction interval from the block medians, widened to hold each of them and every 95% CI of the median, joined with the prediction interval from the medians of this and earlier runs on this host when there are any (median_interval_method), ms"},
     {"median_interval_high_ms", Number, R, "ms",    "median_interval_high_ms", 5, "upper end of that interval, ms"},
     {"speed_probe_ms",         Number,  R, "ms",    "speed_probe_ms",    5, "the slowest machine-speed probe of the run (before and after each timed phase), ms"},
     {"speed_probes_ms",        Object,  R, "ms",    nullptr,             5, "every probe of the run, before and after each repetition's timed phase, ms"},
@@ -168,6 +168,11 @@ const std::vector<StatsField>& field_table() {
     {"blocks",                 Integer, R, "",      nullptr,             8, "consecutive blocks the timed calls were cut into, over all repetitions (--blocks, default 5 per repetition; 1 for --adaptive and requests in flight)"},
     {"block_medians_ms",       Object,  R, "ms",    nullptr,             8, "each block's median latency, in call order, ms"},
     {"median_interval_method", Text,    R, "",      nullptr,             8, "how median_interval_low_ms/_high_ms were made, in words"},
+    // Issue 32: what varies between runs, from the result's earlier runs on the same host.
+    {"earlier_medians_ms",     Object,  R, "ms",    nullptr,             8, "the medians of this result's earlier runs on this host (environment.host), most recent last, at most 10, ms: carried forward by each run of the result in the build"},
+    {"median_interval_runs",   Integer, R, "",      nullptr,             8, "run medians the interval for the next run's median was made from: this run's and earlier_medians_ms (1: this run alone, which cannot see what varies between runs)"},
+    {"within_run_interval_low_ms", Number, R, "ms", nullptr,             8, "lower end of the interval for the next run's median from this run alone (its blocks and CIs), ms: what the noisy flag reads"},
+    {"within_run_interval_high_ms", Number, R, "ms", nullptr,            8, "upper end of that within-run interval, ms"},
   };
   // clang-format on
   return kFields;

@@ -64,6 +64,24 @@ MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, do
   return out;
 }
 
+MedianInterval between_runs_interval(const std::vector<double>& run_medians_ms) {
+  const auto k = static_cast<int>(run_medians_ms.size());
+  if (k == 0) return {};
+  const double mean = std::accumulate(run_medians_ms.begin(), run_medians_ms.end(), 0.0) / k;
+  double half = 0;
+  if (k >= 2) {
+    double ss = 0;
+    for (double m : run_medians_ms) ss += (m - mean) * (m - mean);
+    half = t_quantile_975(k - 1) * std::sqrt(ss / (k - 1)) * std::sqrt(1.0 + 1.0 / k);
+  }
+  MedianInterval out{std::max(0.0, mean - half), mean + half};  // a latency is never negative
+  for (double m : run_medians_ms) {
+    out.low_ms = std::min(out.low_ms, m);
+    out.high_ms = std::max(out.high_ms, m);
+  }
+  return out;
+}
+
 LatencyStats compute_stats(std::vector<double> samples) {
   if (samples.empty()) throw Error(ErrorKind::Internal, "statistics of no samples");
   std::sort(samples.begin(), samples.end());

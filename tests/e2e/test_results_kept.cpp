@@ -93,6 +93,73 @@ TEST(ResultsKept, TwoRuntimesAndTwoInputShapesAreFourResultsEverywhere) {
   EXPECT_EQ(stats["results"][1]["history"].size(), 1u);
 }
 
+// Issue 32: each run of a result carries the medians of its earlier runs on this host, and the
+// interval for the next run's median is made from them as well; another setting's result
+// starts its own history.
+TEST(ResultsKept, ARerunCarriesItsEarlierMediansIntoTheNextRunInterval) {
+  TempDir dir{"tk-e2e-run-history"};
+  const fs::path cache = dir / "cache";
+  const fs::path model = dir / "dyn.onnx";
+  symbolic_dim(model);  // x ["batch", 16]
+  const std::vector<std::string> args = {model.string(), "--input-shapes", "x:1x16",
+                                         "--iterations", "20"};
+  std::vector<RunResult> runs;
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(run_turnkey(args, cache));
+    ASSERT_EQ(runs.back().exit_code, 0) << runs.back().all();
+  }
+  RunResult other =
+      run_turnkey({model.string(), "--input-shapes", "x:4x16", "--iterations", "20"}, cache);
+  ASSERT_EQ(other.exit_code, 0) << other.all();
+  fs::path dyn_dir;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    if (e.path().filename().string().rfind("dyn_", 0) == 0) dyn_dir = e.path();
+  }
+  const json stats = json_from_yaml(slurp(dyn_dir / "turnkey_stats.yaml"));
+  ASSERT_EQ(stats["results"].size(), 2u) << stats.dump(1);
+  const json& third = stats["results"][0];
+  ASSERT_EQ(third["input_shapes"], "x:1x16");
+  // The two earlier medians, oldest first: the ones the result's run history kept.
+  ASSERT_EQ(third["earlier_medians_ms"].size(), 2u) << third.dump(1);
+  ASSERT_EQ(third["history"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(third["earlier_medians_ms"][i], third["history"][i]["median_latency_ms"]);
+  }
+  EXPECT_EQ(third["median_interval_runs"], 3);
+  const double low = third["median_interval_low_ms"], high = third["median_interval_high_ms"];
+  for (const json& m : third["earlier_medians_ms"]) {
+    EXPECT_LE(low, m.get<double>());
+    EXPECT_GE(high, m.get<double>());
+  }
+  EXPECT_LE(low, third["within_run_interval_low_ms"].get<double>());
+  EXPECT_GE(high, third["within_run_interval_high_ms"].get<double>());
+  EXPECT_NE(third["median_interval_method"].get<std::string>().find(
+                "and the medians of this and 2 earlier runs of this result on this host: mean +- "
+                "t(0.975, 2) x sd x sqrt(1+1/3)"),
+            std::string::npos)
+      << third["median_interval_method"];
+  EXPECT_NE(runs[2].out.find(" blocks and 3 runs"), std::string::npos) << runs[2].out;
+  // The first run says what its interval cannot hold; the other setting has no history.
+  EXPECT_NE(runs[0].out.find("next-run interval"), std::string::npos) << runs[0].out;
+  EXPECT_EQ(runs[0].out.find(" blocks and "), std::string::npos) << runs[0].out;
+  const json& shapes4 = stats["results"][1];
+  EXPECT_EQ(shapes4["earlier_medians_ms"].size(), 0u) << shapes4.dump(1);
+  EXPECT_EQ(shapes4["median_interval_runs"], 1);
+  EXPECT_NE(shapes4["median_interval_method"].get<std::string>().find(
+                "the first run of this result on this host"),
+            std::string::npos)
+      << shapes4["median_interval_method"];
+  // The report and --json of a cache with the field read as before.
+  RunResult rep = run_turnkey({"report", "-d", cache.string(), "-r", (dir / "rep").string()},
+                              cache);
+  EXPECT_EQ(rep.exit_code, 0) << rep.all();
+  RunResult js = run_turnkey({model.string(), "--input-shapes", "x:1x16", "--iterations", "20",
+                              "--json"}, cache);
+  ASSERT_EQ(js.exit_code, 0) << js.all();
+  EXPECT_TRUE(json::accept(js.out)) << js.out;  // no column: the document is as before
+  EXPECT_NE(js.out.find("\"median_interval_high_ms\""), std::string::npos) << js.out;
+}
+
 // One model benchmarked as it is and after optimize-fp16: two results that every view tells
 // apart by their sequence (issue 31: three bars used to carry one label).
 TEST(ResultsKept, AnFp16AndAnFp32ResultOfOneModelAreToldApartEverywhere) {

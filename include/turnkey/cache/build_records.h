@@ -98,6 +98,15 @@ std::vector<ResultRecord> results_of(const nlohmann::json& stats);
 // `latest`'s history), or is appended. Order of first appearance is kept.
 std::vector<ResultRecord> merge_result(std::vector<ResultRecord> results, ResultRecord latest);
 
+// The medians of earlier runs that a new run of the result `key` carries forward
+// (`earlier_medians_ms`, most recent last, at most kEarlierMediansLimit): the earlier result's
+// own carried medians and its median, when that result ran on `host` (results record
+// environment.host). None when no result has the key, it ran on another host or an unknown one,
+// or it measured no median. Runs of another host are not this host's spread between runs.
+inline constexpr size_t kEarlierMediansLimit = 10;
+std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
+                                    const std::string& key, const std::string& host);
+
 // Copies the Model-scope fields of `from` into `into` (load-build continuing a build).
 void carry_model_facts(const nlohmann::json& from, nlohmann::json& into);
 

@@ -48,4 +48,11 @@ struct MedianInterval {
 };
 MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, double center_ms);
 
+// An interval for one more run's median from the medians of k earlier-and-this runs (what
+// varies between runs, which the blocks of one run cannot see: docs/measurement.md "The
+// interval"): mean +- t(0.975, k - 1) * s * sqrt(1 + 1/k), s the standard deviation of the k
+// run medians (the prediction interval for one more draw), widened to hold every run median,
+// its lower end at least 0. With one median: [it, it]; with none: [0, 0].
+MedianInterval between_runs_interval(const std::vector<double>& run_medians_ms);
+
 }  // namespace turnkey
