@@ -295,7 +295,7 @@ std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
   std::vector<double> out;
   auto it = std::find_if(results.begin(), results.end(),
                          [&](const ResultRecord& r) { return r.key == key; });
-  if (it == results.end() || host.empty()) return out;
+  if (it == results.end() || host.empty() || !it->fields.is_object()) return out;
   const json& f = it->fields;
   const json env = f.value("environment", json::object());
   const double median = number_of(f, "median_latency_ms");

@@ -79,6 +79,9 @@ TEST(EarlierMedians, CarryTheEarlierResultsHistoryOfThisHostMostRecentLast) {
   EXPECT_TRUE(earlier_medians(results, "ort x86 threads=2", "").empty());
   EXPECT_TRUE(earlier_medians({result("k", "", 3)}, "k", "").empty());
   EXPECT_TRUE(earlier_medians({result("k", "a", 0)}, "k", "a").empty());
+  ResultRecord bare;
+  bare.key = "k";  // fields never read (null)
+  EXPECT_TRUE(earlier_medians({bare}, "k", "a").empty());
   // What an older stats file or a damaged one holds is tolerated: no list, or not numbers.
   EXPECT_EQ(earlier_medians({result("k", "a", 4, "x")}, "k", "a"), (std::vector<double>{4}));
   EXPECT_EQ(earlier_medians({result("k", "a", 4, {"x", 2.0})}, "k", "a"),
