@@ -228,8 +228,8 @@ class OrtRuntime final : public Runtime {
   std::string display_name() const override { return "ONNX Runtime"; }
   std::vector<std::string> devices() const override { return {"x86", "nvidia"}; }
   Availability probe() const override { return {true, ""}; }
-  // nvidia needs the CUDA execution provider in the ONNX Runtime this process loaded; the npm
-  // package turnkey builds with by default is a CPU build.
+  // nvidia needs the CUDA execution provider in the ONNX Runtime this process loaded; the
+  // library scripts/setup installs by default (PyPI's onnxruntime wheel) is a CPU build.
   Availability probe_device(const std::string& device, const PythonSide&) const override {
     if (device != "nvidia") return {true, ""};
     const std::vector<std::string> providers = Ort::GetAvailableProviders();
