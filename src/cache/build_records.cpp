@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "turnkey/cache/fields.h"
+#include "turnkey/common/flags.h"
 #include "turnkey/common/sha256.h"
 
 namespace turnkey {
@@ -290,6 +291,26 @@ std::vector<ResultRecord> merge_result(std::vector<ResultRecord> results, Result
   return results;
 }
 
+namespace {
+
+// A run flagged for the machine it ran on (other processes on its CPUs, slow speed probes, a CPU
+// quota) measured that machine, not this host's spread between runs: its median would widen the
+// next clean run's interval by what the flags already said (a run at 30x under load gave a
+// 29 ms result the interval [0, 10971] ms).
+bool measured_a_disturbed_machine(const json& fields) {
+  const json codes = fields.value("flag_codes", json::array());
+  if (!codes.is_array()) return false;
+  for (const FlagCode code : {FlagCode::MachineBusy, FlagCode::MachineSlowed,
+                              FlagCode::QuotaThrottled}) {
+    for (const json& c : codes) {
+      if (c.is_string() && c.get<std::string>() == flag_name(code)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
                                     const std::string& key, const std::string& host) {
   std::vector<double> out;
@@ -300,10 +321,11 @@ std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
   const json env = f.value("environment", json::object());
   const double median = number_of(f, "median_latency_ms");
   if (!env.is_object() || text_of(env, "host") != host || median <= 0) return out;
-  for (const json& m : f.value("earlier_medians_ms", json::array())) {
+  const json earlier = f.value("earlier_medians_ms", json::array());
+  for (const json& m : earlier.is_array() ? earlier : json::array()) {
     if (m.is_number() && m.get<double>() > 0) out.push_back(m.get<double>());
   }
-  out.push_back(median);
+  if (!measured_a_disturbed_machine(f)) out.push_back(median);
   if (out.size() > kEarlierMediansLimit) {
     out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kEarlierMediansLimit));
   }

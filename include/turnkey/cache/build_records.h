@@ -102,7 +102,9 @@ std::vector<ResultRecord> merge_result(std::vector<ResultRecord> results, Result
 // (`earlier_medians_ms`, most recent last, at most kEarlierMediansLimit): the earlier result's
 // own carried medians and its median, when that result ran on `host` (results record
 // environment.host). None when no result has the key, it ran on another host or an unknown one,
-// or it measured no median. Runs of another host are not this host's spread between runs.
+// or it measured no median. Runs of another host are not this host's spread between runs; a
+// result flagged machine_busy, machine_slowed or quota_throttled passes on its own carried
+// medians but not its median (it measured a disturbed machine, and says so in its flags).
 inline constexpr size_t kEarlierMediansLimit = 10;
 std::vector<double> earlier_medians(const std::vector<ResultRecord>& results,
                                     const std::string& key, const std::string& host);
