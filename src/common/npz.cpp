@@ -303,8 +303,8 @@ void check_declared(const zip_stat_t& st, uint64_t& total) {
     bad("stored member whose sizes differ");
   }
   if (st.size > static_cast<uint64_t>(kMaxNpyBytes)) bad("inflates to more than 4 GiB");
-  // Deflate expands at most ~1032:1: a larger recorded size is a lie.
-  if (st.size > st.comp_size * 1032 + 1024) {
+  // Deflate expands at most ~1032:1: a larger recorded size is a lie (min: no overflow).
+  if (st.size > std::min<uint64_t>(st.comp_size, kMaxNpyBytes) * 1032 + 1024) {
     bad("recorded size is impossible for its compressed size");
   }
   if (st.size > static_cast<uint64_t>(kMaxNpzBytes) - total) {
@@ -319,17 +319,19 @@ std::string read_member(zip_t* archive, uint64_t index, uint64_t size) {
   ZipFile file(zip_fopen_index(archive, index, 0), zip_fclose);
   if (!file) bad_zip(zip_get_error(archive));
   std::string out;
-  out.reserve(static_cast<size_t>(std::min<uint64_t>(size, 1u << 24)));
-  std::vector<char> chunk(1u << 20);
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(size + 1, 1u << 24)));
+  size_t done = 0;
   while (true) {
     // One byte past the recorded size tells a member that inflates to more.
-    const uint64_t want = std::min<uint64_t>(size - out.size() + 1, chunk.size());
-    const zip_int64_t n = zip_fread(file.get(), chunk.data(), want);
+    const uint64_t want = std::min<uint64_t>(size - done + 1, 1u << 20);
+    out.resize(done + static_cast<size_t>(want));
+    const zip_int64_t n = zip_fread(file.get(), out.data() + done, want);
     if (n < 0) bad_zip(zip_file_get_error(file.get()));
     if (n == 0) break;
-    if (out.size() + static_cast<uint64_t>(n) > size) bad("inflates past its recorded size");
-    out.append(chunk.data(), static_cast<size_t>(n));
+    done += static_cast<size_t>(n);
+    if (done > size) bad("inflates past its recorded size");
   }
+  out.resize(done);
   if (out.size() != size) bad("inflated size differs from the recorded size");
   return out;
 }
