@@ -1,5 +1,6 @@
-// .npy and .npz readers (npz.h). Every length and offset read from the file is checked against
-// the bytes actually there before it is used: the input may be truncated, damaged or hostile.
+// .npy and .npz readers (npz.h); the input may be truncated, damaged or hostile. The .npy reader
+// checks every length and offset against the bytes there before using it; libzip reads the .npz
+// container, and turnkey bounds what it may inflate (docs/reliability.md, the ZIP container).
 #include "turnkey/common/npz.h"
 
 #include <fmt/format.h>

@@ -1,8 +1,9 @@
 // The .npz container (libzip, common/npz.cpp) on hostile archives the test writes itself: zip
 // records built byte by byte (a member that inflates past its recorded size, sizes past the
-// bounds, too many members, a damaged central directory) and members libzip writes the way other
-// tools do (AES-encrypted, bzip2). Each is refused in one line naming the reason; none is
-// inflated past its bound. No numpy needed: the .npy members are written here too.
+// bounds, too many members, a damaged central directory, a local header naming another file) and
+// members libzip writes the way other tools do (AES-encrypted, bzip2). Each is refused in one line
+// naming the reason; none is inflated past its bound. No numpy needed: the .npy members are written
+// here too.
 #include <gtest/gtest.h>
 #include <zip.h>
 #include <zlib.h>
@@ -162,7 +163,8 @@ TEST(NpzZip, RefusesArchivesPastTheBoundsBeforeInflatingAnything) {
             "member 'b.npy': the archive's arrays inflate to more than 4 GiB in all");
   EXPECT_EQ(reason(zip_of({a})), "member 'a.npy': damaged deflate data");  // one alone is read
   std::vector<Member> many;
-  for (size_t i = 0; i <= kMaxNpzMembers; ++i) many.push_back(stored(std::to_string(i) + ".npy", ""));
+  for (size_t i = 0; i <= kMaxNpzMembers; ++i)
+    many.push_back(stored(std::to_string(i) + ".npy", ""));
   EXPECT_EQ(reason(zip_of(many, true)),
             "the archive holds 65536 members, more than the 65535 turnkey reads");
   EXPECT_EQ(reason(zip_of({stored("x.npy", npy_u8(1)), stored("x.npy", npy_u8(2))})),
@@ -206,13 +208,17 @@ TEST(NpzZip, RefusesEncryptedAndBzip2Members) {
   EXPECT_EQ(reason(zip_of({old})), "member 'x.npy': is encrypted");
 }
 
-TEST(NpzZip, RefusesATruncatedCentralDirectory) {
+TEST(NpzZip, RefusesATruncatedCentralDirectoryOrRecordsThatDisagree) {
   const std::string good = zip_of({stored("a.npy", npy_u8(3)), stored("b.npy", npy_u8(4))});
   ASSERT_EQ(parse_npz(good).size(), 2u);
   // 20 bytes cut out of the second central record; the end record still counts both.
   const size_t cd = good.size() - 22 - 2 * (46 + 5);
   const std::string cut = good.substr(0, cd + 60) + good.substr(cd + 80);
   EXPECT_EQ(reason(cut), "its zip records contradict each other (damaged or truncated?)");
+  // A local header naming another file than its central record (no checksum covers names).
+  std::string renamed = good;
+  renamed[30] = 'c';  // the first local header's name
+  EXPECT_EQ(reason(renamed), "its zip records contradict each other (damaged or truncated?)");
   // The end record alone, pointing at a central directory the file has lost.
   EXPECT_EQ(reason(good.substr(good.size() - 22)),
             "its zip records contradict each other (damaged or truncated?)");

@@ -1,8 +1,8 @@
 // NumPy's .npy and .npz files read into host tensors (--input-data, docs/measurement.md). An .npz
 // is a zip archive of .npy members, as numpy.savez (stored) and numpy.savez_compressed (deflated,
-// zlib) write it, zip64 records included (libzip reads the container). An .npy holds a format version (1 to 3), a header (a
-// Python dict literal: descr, fortran_order, shape) and the elements. Pure functions of the bytes
-// given; thread-safe.
+// zlib) write it, zip64 records included (libzip reads the container). An .npy holds a format
+// version (1 to 3), a header (a Python dict literal: descr, fortran_order, shape) and the
+// elements. Pure functions of the bytes given; thread-safe.
 #pragma once
 
 #include <filesystem>
