@@ -1,13 +1,14 @@
-// .npy and .npz readers (npz.h). Every length and offset read from the file is checked against
-// the bytes actually there before it is used: the input may be truncated, damaged or hostile.
+// .npy and .npz readers (npz.h); the input may be truncated, damaged or hostile. The .npy reader
+// checks every length and offset against the bytes there before using it; libzip reads the .npz
+// container, and turnkey bounds what it may inflate (docs/reliability.md, the ZIP container).
 #include "turnkey/common/npz.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <cstring>
-#include <set>
+#include <memory>
 
 #include "turnkey/common/error.h"
 #include "turnkey/common/files.h"
@@ -241,118 +242,98 @@ void fortran_to_c(std::vector<std::byte>& data, const std::vector<int64_t>& shap
   data = std::move(out);
 }
 
-// ---- zip -----------------------------------------------------------------------------------
+// ---- zip: libzip reads the container, turnkey bounds what it inflates ----------------------
 
-struct Member {
-  std::string name;
-  uint16_t flags = 0, method = 0;
-  uint32_t crc = 0;
-  uint64_t compressed = 0, size = 0, local_offset = 0;
-};
+using Archive = std::unique_ptr<zip_t, decltype(&zip_discard)>;
+using ZipFile = std::unique_ptr<zip_file_t, decltype(&zip_fclose)>;
 
-constexpr uint32_t kEocd = 0x06054b50, kZip64Eocd = 0x06064b50, kZip64Locator = 0x07064b50,
-                   kCentral = 0x02014b50, kLocal = 0x04034b50;
-
-size_t find_eocd(std::string_view b) {
-  if (b.size() < 22) bad("not a zip archive (too short for its end record)");
-  // The record is 22 bytes plus a comment of at most 65535.
-  const size_t lowest = b.size() > 22 + 65535 ? b.size() - 22 - 65535 : 0;
-  for (size_t at = b.size() - 22 + 1; at-- > lowest;) {
-    if (le(b, at, 4) == kEocd && at + 22 + le(b, at + 20, 2) == b.size()) return at;
+// libzip's error as one line in turnkey's words (the codes a damaged or hostile archive gives).
+[[noreturn]] void bad_zip(int code, const std::string& libzip_text) {
+  switch (code) {
+    case ZIP_ER_NOZIP:
+      bad("not a zip archive (no end-of-central-directory record)");
+    case ZIP_ER_MULTIDISK:
+      bad("multi-disk zip archives are not read");
+    case ZIP_ER_EXISTS:  // ZIP_CHECKCONS: libzip refuses a name given twice as it opens
+      bad("two members have the same name");
+    case ZIP_ER_INCONS:
+      bad("its zip records contradict each other (damaged or truncated?)");
+    case ZIP_ER_CRC:
+      bad("CRC-32 mismatch (damaged data)");
+    case ZIP_ER_COMPRESSED_DATA:
+    case ZIP_ER_ZLIB:
+      bad("damaged deflate data");
+    case ZIP_ER_EOF:
+    case ZIP_ER_READ:
+    case ZIP_ER_SEEK:
+      bad("a record or its data runs past the end of the file (truncated?)");
+    case ZIP_ER_ENCRNOTSUPP:
+    case ZIP_ER_NOPASSWD:
+      bad("is encrypted");
+    default:
+      bad(fmt::format("zip archive: {}", first_line(libzip_text)));
   }
-  bad("not a zip archive (no end-of-central-directory record)");
+}
+[[noreturn]] void bad_zip(zip_error_t* error) {
+  bad_zip(zip_error_code_zip(error), zip_error_strerror(error));
 }
 
-std::vector<Member> central_directory(std::string_view b) {
-  const size_t eocd = find_eocd(b);
-  if (le(b, eocd + 4, 2) != 0 || le(b, eocd + 6, 2) != 0)
-    bad("multi-disk zip archives are not read");
-  uint64_t entries = le(b, eocd + 10, 2), cd_size = le(b, eocd + 12, 4),
-           cd_offset = le(b, eocd + 16, 4);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
-    if (eocd < 20 || le(b, eocd - 20, 4) != kZip64Locator) {
-      bad("zip64 archive without its zip64 locator");
-    }
-    const uint64_t z = le(b, eocd - 20 + 8, 8);
-    if (z > b.size() || le(b, static_cast<size_t>(z), 4) != kZip64Eocd) {
-      bad("zip64 end record is not where its locator says");
-    }
-    entries = le(b, static_cast<size_t>(z) + 32, 8);
-    cd_size = le(b, static_cast<size_t>(z) + 40, 8);
-    cd_offset = le(b, static_cast<size_t>(z) + 48, 8);
-  }
-  if (cd_offset > b.size() || cd_size > b.size() - cd_offset) {
-    bad("central directory lies past the end of the file (truncated?)");
-  }
-  if (entries > cd_size / 46) bad("central directory holds fewer records than it counts");
-  std::vector<Member> members;
-  size_t at = static_cast<size_t>(cd_offset);
-  const size_t end = static_cast<size_t>(cd_offset + cd_size);
-  for (uint64_t i = 0; i < entries; ++i) {
-    if (at + 46 > end || le(b, at, 4) != kCentral) bad("damaged central directory record");
-    Member m;
-    m.flags = static_cast<uint16_t>(le(b, at + 8, 2));
-    m.method = static_cast<uint16_t>(le(b, at + 10, 2));
-    m.crc = static_cast<uint32_t>(le(b, at + 16, 4));
-    m.compressed = le(b, at + 20, 4);
-    m.size = le(b, at + 24, 4);
-    const size_t name_len = le(b, at + 28, 2), extra_len = le(b, at + 30, 2),
-                 comment_len = le(b, at + 32, 2);
-    m.local_offset = le(b, at + 42, 4);
-    if (at + 46 + name_len + extra_len + comment_len > end) bad("damaged central directory record");
-    m.name = std::string(b.substr(at + 46, name_len));
-    // Zip64 extra field: the 8-byte values whose 4-byte fields are 0xFFFFFFFF, in this order.
-    size_t x = at + 46 + name_len;
-    const size_t x_end = x + extra_len;
-    while (x + 4 <= x_end) {
-      const uint64_t id = le(b, x, 2), len = le(b, x + 2, 2);
-      if (x + 4 + len > x_end) bad("damaged extra field in the central directory");
-      if (id == 0x0001) {
-        size_t p = x + 4;
-        auto take = [&](uint64_t& field) {
-          if (field != 0xFFFFFFFF) return;
-          if (p + 8 > x + 4 + len) bad("damaged zip64 extra field");
-          field = le(b, p, 8);
-          p += 8;
-        };
-        take(m.size);
-        take(m.compressed);
-        take(m.local_offset);
-      }
-      x += 4 + len;
-    }
-    at += 46 + name_len + extra_len + comment_len;
-    members.push_back(std::move(m));
-  }
-  return members;
+// The archive over the bytes in memory (no copy). ZIP_CHECKCONS makes libzip compare every local
+// header with its central record (name, method, sizes, CRC): a name in both and in no checksum.
+Archive open_archive(std::string_view b) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* src = zip_source_buffer_create(b.data(), b.size(), 0, &error);
+  zip_t* archive = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr;
+  if (!archive && src) zip_source_free(src);  // on success the archive owns the source
+  const int code = zip_error_code_zip(&error);
+  const std::string text = archive ? "" : zip_error_strerror(&error);
+  zip_error_fini(&error);
+  if (!archive) bad_zip(code, text);
+  return Archive(archive, zip_discard);
 }
 
-std::string inflate_member(std::string_view in, uint64_t size) {
-  if (size > static_cast<uint64_t>(kMaxNpyBytes)) bad("inflates to more than 4 GiB");
-  // Deflate expands at most ~1032:1: a larger recorded size is a lie (no allocation for it).
-  if (size > in.size() * 1032 + 1024) bad("recorded size is impossible for its compressed size");
-  std::string out(static_cast<size_t>(size), '\0');
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) bad("zlib could not start inflating");
-  // zlib takes 32-bit lengths: feed and drain in chunks.
-  size_t in_done = 0, out_done = 0;
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    const size_t in_chunk = std::min<size_t>(in.size() - in_done, 1u << 30);
-    const size_t out_chunk = std::min<size_t>(out.size() - out_done, 1u << 30);
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_done));
-    z.avail_in = static_cast<uInt>(in_chunk);
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + out_done);
-    z.avail_out = static_cast<uInt>(out_chunk);
-    rc = inflate(&z, Z_NO_FLUSH);
-    in_done += in_chunk - z.avail_in;
-    out_done += out_chunk - z.avail_out;
-    if (rc == Z_OK && z.avail_in == in_chunk && z.avail_out == out_chunk) break;  // no progress
-    if (rc == Z_BUF_ERROR) break;
+// What a member's records declare, checked before a byte of it is inflated: the bounds hold
+// against the records, and read_member holds them again against what inflating gives.
+void check_declared(const zip_stat_t& st, uint64_t& total) {
+  if (st.encryption_method != ZIP_EM_NONE) bad("is encrypted");
+  if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
+    bad(fmt::format("compression method {} is not stored (0) or deflate (8)", st.comp_method));
   }
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END) bad("damaged deflate data");
-  if (out_done != out.size()) bad("inflated size differs from the recorded size");
+  if (st.comp_method == ZIP_CM_STORE && st.comp_size != st.size) {
+    bad("stored member whose sizes differ");
+  }
+  if (st.size > static_cast<uint64_t>(kMaxNpyBytes)) bad("inflates to more than 4 GiB");
+  // Deflate expands at most ~1032:1: a larger recorded size is a lie (min: no overflow).
+  if (st.size > std::min<uint64_t>(st.comp_size, kMaxNpyBytes) * 1032 + 1024) {
+    bad("recorded size is impossible for its compressed size");
+  }
+  if (st.size > static_cast<uint64_t>(kMaxNpzBytes) - total) {
+    bad("the archive's arrays inflate to more than 4 GiB in all");
+  }
+  total += st.size;
+}
+
+// The member's bytes, read in chunks and never past its recorded size (a zip bomb stops there),
+// memory growing with what inflating actually gives rather than with what the record claims.
+std::string read_member(zip_t* archive, uint64_t index, uint64_t size) {
+  ZipFile file(zip_fopen_index(archive, index, 0), zip_fclose);
+  if (!file) bad_zip(zip_get_error(archive));
+  std::string out;
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(size + 1, 1u << 24)));
+  size_t done = 0;
+  while (true) {
+    // One byte past the recorded size tells a member that inflates to more.
+    const uint64_t want = std::min<uint64_t>(size - done + 1, 1u << 20);
+    out.resize(done + static_cast<size_t>(want));
+    const zip_int64_t n = zip_fread(file.get(), out.data() + done, want);
+    if (n < 0) bad_zip(zip_file_get_error(file.get()));
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+    if (done > size) bad("inflates past its recorded size");
+  }
+  out.resize(done);
+  if (out.size() != size) bad("inflated size differs from the recorded size");
   return out;
 }
 
@@ -411,54 +392,41 @@ HostTensor parse_npy(std::string_view b, const std::string& name) {
 }
 
 std::vector<HostTensor> parse_npz(std::string_view b) {
-  std::vector<HostTensor> out;
-  std::set<std::string> names;
-  for (const Member& m : central_directory(b)) {
-    const std::string where = fmt::format("member '{}'", m.name);
+  const Archive archive = open_archive(b);
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  if (entries < 0) bad_zip(zip_get_error(archive.get()));
+  if (static_cast<uint64_t>(entries) > kMaxNpzMembers) {
+    bad(fmt::format("the archive holds {} members, more than the {} turnkey reads", entries,
+                    kMaxNpzMembers));
+  }
+  // Every member's records first, so the bounds refuse an archive before anything is inflated.
+  std::vector<zip_stat_t> members(static_cast<size_t>(entries));
+  uint64_t total = 0;  // bytes the members declare, together
+  for (zip_uint64_t i = 0; i < members.size(); ++i) {
+    zip_stat_t& st = members[i];
+    zip_stat_init(&st);
+    // ENC_RAW: the name's bytes as recorded (no guess at CP437 turning them into others).
+    if (zip_stat_index(archive.get(), i, ZIP_FL_ENC_RAW, &st) != 0) {
+      bad_zip(zip_get_error(archive.get()));
+    }
+    const std::string member = st.name;
     try {
-      if (m.name.size() < 5 || m.name.compare(m.name.size() - 4, 4, ".npy") != 0) {
+      if (member.size() < 5 || member.compare(member.size() - 4, 4, ".npy") != 0) {
         bad("is not an .npy array (an .npz holds name.npy members)");
       }
-      if (m.flags & 0x1) bad("is encrypted");
-      if (m.local_offset > b.size() || le(b, static_cast<size_t>(m.local_offset), 4) != kLocal) {
-        bad("its local header is not where the central directory says");
-      }
-      const size_t local = static_cast<size_t>(m.local_offset);
-      const size_t local_name = le(b, local + 26, 2);
-      // The name is in both records (and in no checksum): a difference is damage.
-      if (local + 30 + local_name > b.size() || b.substr(local + 30, local_name) != m.name) {
-        bad("its local header names another file");
-      }
-      const uint64_t data_at = local + 30 + local_name + le(b, local + 28, 2);
-      if (data_at > b.size() || m.compressed > b.size() - data_at) {
-        bad("its data runs past the end of the file (truncated?)");
-      }
-      const std::string_view raw =
-          b.substr(static_cast<size_t>(data_at), static_cast<size_t>(m.compressed));
-      std::string inflated;
-      std::string_view bytes;
-      if (m.method == 0) {
-        if (m.compressed != m.size) bad("stored member whose sizes differ");
-        bytes = raw;
-      } else if (m.method == 8) {
-        inflated = inflate_member(raw, m.size);
-        bytes = inflated;
-      } else {
-        bad(fmt::format("compression method {} is not stored (0) or deflate (8)", m.method));
-      }
-      uLong crc = crc32(0L, Z_NULL, 0);
-      for (size_t done = 0; done < bytes.size();) {
-        const size_t chunk = std::min<size_t>(bytes.size() - done, 1u << 30);
-        crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done),
-                    static_cast<uInt>(chunk));
-        done += chunk;
-      }
-      if (static_cast<uint32_t>(crc) != m.crc) bad("CRC-32 mismatch (damaged data)");
-      const std::string name = m.name.substr(0, m.name.size() - 4);
-      if (!names.insert(name).second) bad("appears twice");
-      out.push_back(parse_npy(bytes, name));
+      check_declared(st, total);
     } catch (const Error& e) {
-      throw Error(ErrorKind::InvalidInput, where + ": " + e.what());
+      throw Error(ErrorKind::InvalidInput, fmt::format("member '{}': {}", member, e.what()));
+    }
+  }
+  std::vector<HostTensor> out;
+  for (zip_uint64_t i = 0; i < members.size(); ++i) {
+    const std::string member = members[i].name;
+    try {
+      const std::string bytes = read_member(archive.get(), i, members[i].size);
+      out.push_back(parse_npy(bytes, member.substr(0, member.size() - 4)));
+    } catch (const Error& e) {
+      throw Error(ErrorKind::InvalidInput, fmt::format("member '{}': {}", member, e.what()));
     }
   }
   if (out.empty()) bad("the archive holds no arrays");

@@ -6,8 +6,10 @@ import io
 import json
 import os
 import shutil
+import struct
 import sys
 import zipfile
+import zlib
 
 import numpy as np
 import onnx
@@ -59,6 +61,48 @@ def npz_seeds():
         z.writestr("x.npy", npy(x))
         z.comment = b"a comment"
     put("npz", "comment.npz", b.getvalue())
+    npz_container_seeds(npy(x))
+
+
+class Unseekable(io.RawIOBase):
+    """A stream zipfile cannot seek back in: it writes data descriptors (flag bit 3)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        return self.f.write(data)
+
+
+def zip64_end(member, data, flags=0):
+    """One stored member behind a zip64 end record and its locator (what writers of more than
+    65535 members use), with the general-purpose `flags` given (bit 0: encrypted)."""
+    name, crc = member.encode(), zlib.crc32(data)
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flags, 0, 0, 0, crc, len(data), len(data),
+                        len(name), 0) + name + data
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 20, flags, 0, 0, 0, crc, len(data),
+                          len(data), len(name), 0, 0, 0, 0, 0, 0) + name
+    out = local + central
+    out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, 1, 1, len(central), len(local))
+    out += struct.pack("<IIQI", 0x07064B50, 0, len(local) + len(central), 1)
+    return out + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+
+
+def npz_container_seeds(x_npy):
+    """The zip records libzip reads that NumPy's own archives lack (a data descriptor, a zip64 end
+    record, bzip2, the encryption flag), so mutations start from them."""
+    b = io.BytesIO()
+    np.savez_compressed(Unseekable(b), x=np.arange(6, dtype=np.float32), y=np.ones((2, 2)))
+    put("npz", "data_descriptor.npz", b.getvalue())
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", compression=zipfile.ZIP_BZIP2) as z:
+        z.writestr("x.npy", x_npy)
+    put("npz", "bzip2.npz", b.getvalue())
+    put("npz", "zip64_end.npz", zip64_end("x.npy", x_npy))
+    put("npz", "encrypted_flag.npz", zip64_end("x.npy", x_npy, flags=1))
 
 
 def model(nodes, inputs, outputs, inits=(), opset=17, functions=(), sparse=()):
