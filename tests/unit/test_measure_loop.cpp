@@ -190,6 +190,13 @@ TEST(LoopOptionsCheck, RejectsWhatCannotRun) {
 }
 
 TEST(PeakRss, ResetThenGrowIsSeen) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  // Under ThreadSanitizer (its own allocator and shadow memory) the high-water mark did not move
+  // for the touched block; what this test checks is the kernel's count, not a race.
+  GTEST_SKIP() << "the peak RSS does not follow a touched block under ThreadSanitizer";
+#endif
+#endif
   const pid_t self = getpid();
   ASSERT_TRUE(reset_peak_rss(self));
   const int64_t before = peak_rss_bytes(self);
