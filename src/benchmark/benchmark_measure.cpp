@@ -129,9 +129,10 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
 }
 
 // The interval for the next run's median from this run alone (docs/measurement.md "The
-// interval"): the t prediction interval from every block median, widened to hold each block
-// median, the pooled median's 95% CI and, with repetitions, each repetition's CI. It is also the
-// within-run interval the noisy flag reads; add_earlier_runs() joins the earlier runs' part.
+// interval"): the prediction interval from the block medians (with four or more, the one farthest
+// from their median left out of the spread), widened to hold the pooled median's 95% CI and, with
+// repetitions, each repetition's CI. It is also the within-run interval the noisy flag reads;
+// add_earlier_runs() joins the earlier runs' part.
 void set_interval(Measurement& m) {
   for (const Repetition& rep : m.repetitions) {
     // Requests in flight time no blocks: their whole window is one.
@@ -153,11 +154,13 @@ void set_interval(Measurement& m) {
       m.repetitions.size() > 1
           ? fmt::format(" and each of the {} repetitions' CIs", m.repetitions.size())
           : "";
+  const std::string spread =
+      k > 3 ? fmt::format("c x sd of the {} block medians nearest their median (of {}; c = {:.3f} "
+                          "for 95% coverage of the next run's median)",
+                          k - 1, k, next_run_factor(static_cast<int>(k)))
+            : fmt::format("t(0.975, {}) x sd of {} block medians x sqrt(2/{})", k - 1, k, k);
   m.interval_method =
-      k > 1 ? fmt::format(
-                  "median +- t(0.975, {}) x sd of {} block medians x sqrt(2/{}), widened "
-                  "to hold every block median, the median's 95% CI{}",
-                  k - 1, k, k, sessions)
+      k > 1 ? fmt::format("median +- {}, widened to hold the median's 95% CI{}", spread, sessions)
             : fmt::format("the median's 95% CI (order statistics){}", sessions);
 }
 

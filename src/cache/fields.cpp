@@ -128,7 +128,7 @@ const std::vector<StatsField>& field_table() {
     {"repetitions",            Integer, R, "",      "repetitions",       5, "separate sessions the timed phase ran in (--repetitions)"},
     {"repetition_medians_ms",  Object,  R, "ms",    nullptr,             5, "each repetition's median latency, ms, in order"},
     {"repetition_spread_pct",  Number,  R, "",      "repetition_spread_pct", 5, "(largest - smallest repetition median) / median, in %"},
-    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval for the next run's median: the t prediction interval from the block medians, widened to hold each of them and every 95% CI of the median, joined with the prediction interval from the medians of this and earlier runs on this host when there are any (median_interval_method), ms"},
+    {"median_interval_low_ms", Number,  R, "ms",    "median_interval_low_ms", 5, "lower end of the interval for the next run's median: the prediction interval from the block medians (from four blocks on, the one farthest from their median left out of the spread), widened to hold every 95% CI of the median, joined with the prediction interval from the medians of this and earlier runs on this host when there are any (median_interval_method), ms"},
     {"median_interval_high_ms", Number, R, "ms",    "median_interval_high_ms", 5, "upper end of that interval, ms"},
     {"speed_probe_ms",         Number,  R, "ms",    "speed_probe_ms",    5, "the slowest machine-speed probe of the run (before and after each timed phase), ms"},
     {"speed_probes_ms",        Object,  R, "ms",    nullptr,             5, "every probe of the run, before and after each repetition's timed phase, ms"},

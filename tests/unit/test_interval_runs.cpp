@@ -121,7 +121,7 @@ Measurement measured(double low, double high) {
   m.block_medians_ms = {low, 10, 10, 10, high};
   m.interval_low_ms = m.within_low_ms = low;
   m.interval_high_ms = m.within_high_ms = high;
-  m.interval_method = "median +- t(0.975, 4) x sd of 5 block medians x sqrt(2/5)";
+  m.interval_method = "median +- c x sd of the 4 block medians nearest their median (of 5)";
   return m;
 }
 

@@ -38,15 +38,20 @@ double t_quantile_975(int df);
 
 // An interval for the median the next run will measure, from this run's block medians (the
 // timed calls cut into consecutive blocks, docs/measurement.md "The interval"): `center` (the
-// pooled median) +- t(0.975, k - 1) * s * sqrt(2 / k), where s is the standard deviation of the
-// k block medians (the next run's median is the center of k blocks as well, so the difference of
-// two such centers has variance 2 s^2 / k), widened to hold every block median, its lower end
-// at least 0. With fewer than two blocks: [center, center] (the caller widens it to the
-// median's CI).
+// pooled median) +- c_k * s. The next run's median is the center of k blocks as well, so the
+// difference of two such centers has variance 2 sigma^2 / k. With k <= 3 blocks, s is the
+// standard deviation of the k block medians and c_k = t(0.975, k - 1) * sqrt(2 / k). With
+// k >= 4, s leaves out the one block median farthest from their median (one disturbed block of
+// five must not decide a run's interval: docs/measurement.md "Calibration") and c_k is the
+// factor that makes the interval hold the next run's center 95% of the time for normal blocks
+// (Monte Carlo, kTrimmedFactors in statistics.cpp). Its lower end is at least 0. With fewer
+// than two blocks: [center, center] (the caller widens it to the median's CI).
 struct MedianInterval {
   double low_ms = 0, high_ms = 0;
 };
 MedianInterval next_run_interval(const std::vector<double>& block_medians_ms, double center_ms);
+// c_k above, for k >= 2 blocks (s: the sd of k blocks for k <= 3, of k - 1 from k >= 4).
+double next_run_factor(int k);
 
 // An interval for one more run's median from the medians of k earlier-and-this runs (what
 // varies between runs, which the blocks of one run cannot see: docs/measurement.md "The
