@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <new>
@@ -95,8 +96,27 @@ float uniform_float(uint64_t x) {
 double uniform_double(uint64_t x) {
   return static_cast<double>(static_cast<int64_t>(x >> 11) - (int64_t{1} << 52)) * 0x1p-52;
 }
-// [0, 100) by multiply-shift (Lemire): no modulo bias worth speaking of, no division.
-uint64_t below_100(uint64_t x) { return ((x >> 32) * 100) >> 32; }
+// [0, n) by multiply-shift (Lemire): no modulo bias worth speaking of, no division.
+uint64_t below(uint64_t x, uint64_t n) { return ((x >> 32) * n) >> 32; }
+uint64_t below_100(uint64_t x) { return below(x, 100); }
+
+// What a generated integer stays under: 100 (valid token ids and small indices), or less where
+// the model indexes a smaller table with the input (ValueInfo::index_bound).
+uint64_t integer_bound(const ValueInfo& input) {
+  return input.index_bound > 0 && input.index_bound < 100
+             ? static_cast<uint64_t>(input.index_bound)
+             : 100;
+}
+
+// A mask (attention_mask, pixel_mask, ...) is all ones: every position attends, as a tokenizer
+// gives for an unpadded batch. Random values would mask most positions out, or, in the
+// (1 - mask) * min form that exporters keep, overflow to infinities.
+bool is_mask(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("mask") != std::string::npos;
+}
 
 template <typename T>
 void fill(std::byte* dst, int64_t n, SplitMix64& rng, T (*make)(uint64_t)) {
@@ -115,10 +135,38 @@ uint8_t small_float8(uint64_t x, int mbits, int bias) {
   return b == 0x80 ? 0 : b;
 }
 
-void fill_tensor(HostTensor& t, SplitMix64& rng) {
+template <typename T>
+void fill_integers(std::byte* dst, int64_t n, SplitMix64& rng, uint64_t bound) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<T>(below(rng.next(), bound));
+    std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+// The bits of 1 in each element type (integers and bool: 1).
+uint64_t one_bits(DType dtype) {
+  static constexpr std::pair<DType, uint64_t> kOnes[] = {
+      {DType::Float32, 0x3f800000}, {DType::Float64, 0x3ff0000000000000},
+      {DType::Float16, 0x3c00},     {DType::BFloat16, 0x3f80},
+      {DType::Float8E4M3FN, 0x38},  {DType::Float8E4M3FNUZ, 0x40},
+      {DType::Float8E5M2, 0x3c},    {DType::Float8E5M2FNUZ, 0x40}};
+  for (const auto& [type, bits] : kOnes) {
+    if (type == dtype) return bits;
+  }
+  return 1;
+}
+
+void fill_ones(HostTensor& t) {
+  const size_t size = dtype_size_bytes(t.dtype);
+  const uint64_t one = one_bits(t.dtype);
+  for (size_t at = 0; size > 0 && at + size <= t.data.size(); at += size) {
+    std::memcpy(t.data.data() + at, &one, size);  // little-endian: the low bytes
+  }
+}
+
+void fill_tensor(HostTensor& t, SplitMix64& rng, uint64_t bound) {
   const int64_t n = t.element_count();
   std::byte* p = t.data.data();
-  const auto small = [](uint64_t x) { return below_100(x); };
   switch (t.dtype) {
     case DType::Float32:
       fill<float>(p, n, rng, uniform_float);
@@ -151,19 +199,19 @@ void fill_tensor(HostTensor& t, SplitMix64& rng) {
       break;
     case DType::Int8:
     case DType::Uint8:
-      fill<uint8_t>(p, n, rng, [](uint64_t x) { return static_cast<uint8_t>(below_100(x)); });
+      fill_integers<uint8_t>(p, n, rng, bound);
       break;
     case DType::Int16:
     case DType::Uint16:
-      fill<uint16_t>(p, n, rng, [](uint64_t x) { return static_cast<uint16_t>(below_100(x)); });
+      fill_integers<uint16_t>(p, n, rng, bound);
       break;
     case DType::Int32:
     case DType::Uint32:
-      fill<uint32_t>(p, n, rng, [](uint64_t x) { return static_cast<uint32_t>(below_100(x)); });
+      fill_integers<uint32_t>(p, n, rng, bound);
       break;
     case DType::Int64:
     case DType::Uint64:
-      fill<uint64_t>(p, n, rng, small);
+      fill_integers<uint64_t>(p, n, rng, bound);
       break;
     case DType::String:
       for (int64_t i = 0; i < n; ++i) t.strings.push_back(std::to_string(below_100(rng.next())));
@@ -172,17 +220,11 @@ void fill_tensor(HostTensor& t, SplitMix64& rng) {
       break;
   }
   // An all-zero input can hide bugs (and makes some models divide by zero): make one element 1.
-  if (n > 0 && !t.data.empty() &&
-      std::all_of(t.data.begin(), t.data.end(), [](std::byte b) { return b == std::byte{0}; })) {
-    static constexpr std::pair<DType, uint64_t> kOnes[] = {
-        {DType::Float32, 0x3f800000}, {DType::Float64, 0x3ff0000000000000},
-        {DType::Float16, 0x3c00},     {DType::BFloat16, 0x3f80},
-        {DType::Float8E4M3FN, 0x38},  {DType::Float8E4M3FNUZ, 0x40},
-        {DType::Float8E5M2, 0x3c},    {DType::Float8E5M2FNUZ, 0x40}};
-    uint64_t one = 1;  // integers and bool
-    for (const auto& [dtype, bits] : kOnes) {
-      if (dtype == t.dtype) one = bits;
-    }
+  // (Not for an index into a table of one row: 0 is its only valid value.)
+  const bool all_zero =
+      std::all_of(t.data.begin(), t.data.end(), [](std::byte b) { return b == std::byte{0}; });
+  if (n > 0 && !t.data.empty() && all_zero && bound > 1) {
+    const uint64_t one = one_bits(t.dtype);
     std::memcpy(p, &one, dtype_size_bytes(t.dtype));  // little-endian: the low bytes
   }
 }
@@ -345,7 +387,11 @@ std::vector<HostTensor> generate_inputs(const ModelFacts& facts,
         throw invalid(fmt::format("input '{}' of shape {}: out of memory", input.name,
                                   shape_to_string(t.shape)));
       }
-      fill_tensor(t, rng);
+      if (is_mask(input.name) && t.dtype != DType::String) {
+        fill_ones(t);
+      } else {
+        fill_tensor(t, rng, integer_bound(input));
+      }
       return t;
     };
     // Layers from the inside out: a sequence of kGeneratedSequenceLength tensors, an optional

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <new>
 #include <set>
 #include <string_view>
@@ -188,6 +189,42 @@ class OpCounter {
   std::map<Key, Body> bodies_;
 };
 
+// ValueInfo::index_bound of each integer input: follows each input through value-preserving
+// ops to the Gathers that index a weight table with it (embedding lookups: token ids, token type
+// ids, positions), and keeps the smallest table's length along the Gather's axis.
+void set_index_bounds(const onnx::GraphProto& graph, std::vector<ValueInfo>* inputs) {
+  static const std::set<std::string_view> kValuePreserving = {"Cast",      "Reshape", "Squeeze",
+                                                              "Unsqueeze", "Flatten", "Identity"};
+  std::map<std::string_view, const onnx::TensorProto*> tables;
+  for (const auto& t : graph.initializer()) tables.emplace(t.name(), &t);
+  for (ValueInfo& input : *inputs) {
+    const bool integer = !dtype_is_float(input.dtype) && input.dtype != DType::Bool &&
+                         input.dtype != DType::String && input.dtype != DType::Unknown;
+    if (!input.is_tensor() || !integer) continue;
+    std::set<std::string_view> names = {input.name};  // the input and what carries its values
+    for (const auto& node : graph.node()) {  // nodes are in topological order in a valid graph
+      if (!is_default_domain(node.domain()) || node.input_size() < 1) continue;
+      if (kValuePreserving.count(node.op_type()) && names.count(node.input(0))) {
+        for (const auto& out : node.output()) names.insert(out);
+      } else if (node.op_type() == "Gather" && node.input_size() >= 2 &&
+                 names.count(node.input(1))) {
+        const auto table = tables.find(node.input(0));
+        if (table == tables.end() || table->second->dims_size() == 0) continue;
+        int64_t axis = 0;
+        for (const auto& a : node.attribute()) {
+          if (a.name() == "axis") axis = a.i();
+        }
+        const int64_t rank = table->second->dims_size();
+        if (axis < -rank || axis >= rank) continue;  // the checker refuses it
+        const int64_t rows = table->second->dims(static_cast<int>(axis < 0 ? axis + rank : axis));
+        if (rows > 0 && (input.index_bound == 0 || rows < input.index_bound)) {
+          input.index_bound = rows;
+        }
+      }
+    }
+  }
+}
+
 void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_external_data) {
   facts->ir_version = model.ir_version();
   bool has_default_opset = false;
@@ -228,6 +265,7 @@ void collect_facts(const onnx::ModelProto& model, ModelFacts* facts, bool* has_e
   for (const auto& input : graph.input()) {
     if (!initializer_names.count(input.name())) facts->inputs.push_back(value_info_of(input));
   }
+  set_index_bounds(graph, &facts->inputs);
   for (const auto& output : graph.output()) facts->outputs.push_back(value_info_of(output));
   facts->local_functions = model.functions_size();
   OpCounter(model, facts, has_external_data).count(graph);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -363,6 +364,32 @@ TEST(GenerateInputs, NeverAllZeros) {
     auto v = values_of<int64_t>(t[2]);
     EXPECT_TRUE(v[0] != 0 || v[1] != 0) << seed;
   }
+}
+
+// What a model built from a tokenizer's output needs: masks of ones (every position attends),
+// indices inside the table they index (token type ids into 2 rows), a one-row table's only index.
+TEST(GenerateInputs, MasksAreOnesAndIndicesStayInsideTheirTable) {
+  ValueInfo types = input("token_type_ids", DType::Int64, {64});
+  types.index_bound = 2;
+  ValueInfo only_row = input("segment", DType::Int32, {3});
+  only_row.index_bound = 1;
+  ValueInfo words = input("input_ids", DType::Int64, {64});
+  words.index_bound = 30522;  // a table over 100 rows: the usual [0, 100)
+  ModelFacts f = facts_with({types, only_row, words, input("attention_mask", DType::Int64, {64}),
+                             input("pixel_mask", DType::Float32, {4}),
+                             input("Decoder_Attention_Mask", DType::Bool, {3})});
+  auto t = generate_inputs(f, resolve_input_shapes(f, {}), 5);
+  const auto tt = values_of<int64_t>(t[0]);
+  EXPECT_TRUE(std::all_of(tt.begin(), tt.end(), [](int64_t v) { return v == 0 || v == 1; }));
+  EXPECT_NE(std::count(tt.begin(), tt.end(), 1), 0);  // both values occur in 64 draws
+  EXPECT_NE(std::count(tt.begin(), tt.end(), 0), 0);
+  EXPECT_EQ(values_of<int32_t>(t[1]), (std::vector<int32_t>{0, 0, 0}));
+  const auto ids = values_of<int64_t>(t[2]);
+  EXPECT_TRUE(std::all_of(ids.begin(), ids.end(), [](int64_t v) { return v >= 0 && v < 100; }));
+  EXPECT_GT(*std::max_element(ids.begin(), ids.end()), 50);
+  EXPECT_EQ(values_of<int64_t>(t[3]), std::vector<int64_t>(64, 1));
+  EXPECT_EQ(values_of<float>(t[4]), std::vector<float>(4, 1.0f));
+  EXPECT_EQ(values_of<uint8_t>(t[5]), std::vector<uint8_t>(3, 1));
 }
 
 TEST(GenerateInputs, Errors) {

@@ -123,6 +123,38 @@ TEST(ModelFacts, Int64Gather) {
   EXPECT_EQ(f.outputs[0].dims.size(), 3u);
 }
 
+// An exported BERT's embeddings: token ids into a 30522-row table, token type ids into a 2-row
+// one (here through Cast, as an int32 input is), an attention mask into none.
+TEST(ModelFacts, IntegerInputsKnowTheTableTheyIndex) {
+  TempDir dir;
+  onnx::ModelProto m = test::new_model();
+  onnx::GraphProto* g = m.mutable_graph();
+  test::add_input(g, "input_ids", onnx::TensorProto::INT64, {1, 4});
+  test::add_input(g, "token_type_ids", onnx::TensorProto::INT32, {1, 4});
+  test::add_input(g, "attention_mask", onnx::TensorProto::INT64, {1, 4});
+  test::add_float_initializer(g, "words", {30522, 2}, 1);
+  test::add_float_initializer(g, "types", {2, 2}, 2);
+  test::add_float_initializer(g, "by_column", {3, 5}, 3);
+  test::add_node(g, "Gather", {"words", "input_ids"}, {"w"});
+  test::add_int(test::add_node(g, "Cast", {"token_type_ids"}, {"tt64"}), "to",
+                onnx::TensorProto::INT64);
+  test::add_node(g, "Gather", {"types", "tt64"}, {"t"});
+  // A second table indexed by the same ids along its axis 1 (5 columns): the smaller bound wins.
+  test::add_int(test::add_node(g, "Gather", {"by_column", "input_ids"}, {"c"}), "axis", 1);
+  test::add_node(g, "Add", {"w", "t"}, {"wt"});
+  test::add_int(test::add_node(g, "Cast", {"attention_mask"}, {"mf"}), "to",
+                onnx::TensorProto::FLOAT);
+  test::add_output(g, "wt", onnx::TensorProto::FLOAT, {1, 4, 2});
+  test::add_output(g, "c", onnx::TensorProto::FLOAT, {3, 1, 4});
+  test::add_output(g, "mf", onnx::TensorProto::FLOAT, {1, 4});
+  test::save_model(m, dir / "embeddings.onnx");
+  ModelFacts f = load_facts(dir / "embeddings.onnx");
+  ASSERT_EQ(f.inputs.size(), 3u);
+  EXPECT_EQ(f.inputs[0].index_bound, 5);
+  EXPECT_EQ(f.inputs[1].index_bound, 2);
+  EXPECT_EQ(f.inputs[2].index_bound, 0);
+}
+
 TEST(ModelFacts, SymbolicDimNeedsAnOverride) {
   TempDir dir;
   test::symbolic_dim(dir / "sym.onnx");

@@ -33,6 +33,11 @@ struct ValueInfo {
   // {Optional, Sequence}. dtype, dims and has_shape are the innermost tensor's. (Last, so that
   // aggregate initialisers of a tensor's fields stay as they were.)
   std::vector<ValueKind> layers;
+  // An integer input that a Gather of the main graph uses as its indices into a weight table
+  // (an initializer; through Cast, Reshape, Squeeze, Unsqueeze, Flatten or Identity): the
+  // smallest such table's length along the Gather's axis, the bound a generated value must stay
+  // under (token_type_ids into a 2-row table). 0: no such Gather.
+  int64_t index_bound = 0;
   bool is_tensor() const { return layers.empty(); }
   // "float32 [1, 3, ?]", "sequence of float32 [N]", "optional sequence of int64 (any shape)".
   std::string declared() const;
