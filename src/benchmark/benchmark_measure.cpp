@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "benchmark/benchmark.h"
-#include "turnkey/common/error.h"
 #include "turnkey/catalog/status.h"
+#include "turnkey/common/error.h"
 #include "turnkey/machine/speed_probe.h"
 
 namespace turnkey::engine_internal {
@@ -155,9 +155,10 @@ void set_interval(Measurement& m) {
           ? fmt::format(" and each of the {} repetitions' CIs", m.repetitions.size())
           : "";
   const std::string spread =
-      k > 3 ? fmt::format("c x sd of the {} block medians nearest their median (of {}; c = {:.3f} "
-                          "for 95% coverage of the next run's median)",
-                          k - 1, k, next_run_factor(static_cast<int>(k)))
+      k > 3 ? fmt::format(
+                  "c x sd of the {} block medians nearest their median (of {}; c = {:.3f} "
+                  "for 95% coverage of the next run's median)",
+                  k - 1, k, next_run_factor(static_cast<int>(k)))
             : fmt::format("t(0.975, {}) x sd of {} block medians x sqrt(2/{})", k - 1, k, k);
   m.interval_method =
       k > 1 ? fmt::format("median +- {}, widened to hold the median's 95% CI{}", spread, sessions)
@@ -315,11 +316,11 @@ std::vector<Flag> trust_flags(const Measurement& m) {
   // same in any bare loop: that is a field (harness_overhead_ms, _fraction), not a warning. Only
   // where they are a tenth of the median does the number mostly measure the harness.
   if (m.overhead_fraction > kOverheadFlagFraction) {
-    flags.push_back({FlagCode::HarnessOverhead, fmt::format(
-        "harness overhead {:.1f}% of the median (> {:.0f}%): {} ms per call of the clock reads "
-        "around each call are in every sample",
-        m.overhead_fraction * 100, kOverheadFlagFraction * 100,
-        format_latency(m.loop.overhead_median_ms))});
+    flags.push_back({FlagCode::HarnessOverhead,
+                     fmt::format("harness overhead {:.1f}% of the median (> {:.0f}%): {} ms per "
+                                 "call of the clock reads around each call are in every sample",
+                                 m.overhead_fraction * 100, kOverheadFlagFraction * 100,
+                                 format_latency(m.loop.overhead_median_ms))});
   }
   // The within-run interval: the earlier runs' spread is the host's, not this run's noise (a
   // quiet run after a slow one is no noisier for it), and the flag's threshold was calibrated on
@@ -358,23 +359,27 @@ std::vector<Flag> trust_flags(const Measurement& m) {
     }
     const bool waited_out = std::any_of(m.repetitions.begin(), m.repetitions.end(),
                                         [](const Repetition& r) { return r.probe_waited_out; });
-    flags.push_back({FlagCode::MachineSlowed, fmt::format(
-        "machine slowed: {} around the timed calls ran {:.2f}x this machine's best ({} ms vs "
-        "{:.2f} ms; flagged above +{:.0f}%): this result was measured while the machine ran "
-        "slower than it can{}",
-        quota ? fmt::format("a speed probe under a CPU quota of {:.2f} CPUs", m.budget.quota_cpus)
-              : std::string("both speed probes"),
-        1 + slowdown, fmt::join(pairs, "; "), m.probe_best_ms, kProbeSlowdownThreshold * 100,
-        waited_out ? " (the runtime's own threads were still busy when a probe ran: they may "
-                     "account for it)"
-                   : "")});
+    flags.push_back(
+        {FlagCode::MachineSlowed,
+         fmt::format(
+             "machine slowed: {} around the timed calls ran {:.2f}x this machine's best ({} ms vs "
+             "{:.2f} ms; flagged above +{:.0f}%): this result was measured while the machine ran "
+             "slower than it can{}",
+             quota ? fmt::format("a speed probe under a CPU quota of {:.2f} CPUs",
+                                 m.budget.quota_cpus)
+                   : std::string("both speed probes"),
+             1 + slowdown, fmt::join(pairs, "; "), m.probe_best_ms, kProbeSlowdownThreshold * 100,
+             waited_out ? " (the runtime's own threads were still busy when a probe ran: they may "
+                          "account for it)"
+                        : "")});
   }
   // Throttled for more than 1% of the timed phase: the quota, not the model, set the pace.
   if (m.throttled.throttled > 0 && m.throttled.throttled_ms > 0.01 * m.loop.timed_s * 1000) {
-    flags.push_back({FlagCode::QuotaThrottled,
-        fmt::format("CPU quota throttled the run: {} of {} periods, {:.0f} ms waiting for quota{}",
-                    m.throttled.throttled, m.throttled.periods, m.throttled.throttled_ms,
-                    m.budget.quota_source.empty() ? "" : " (" + m.budget.quota_source + ")")});
+    flags.push_back(
+        {FlagCode::QuotaThrottled,
+         fmt::format("CPU quota throttled the run: {} of {} periods, {:.0f} ms waiting for quota{}",
+                     m.throttled.throttled, m.throttled.periods, m.throttled.throttled_ms,
+                     m.budget.quota_source.empty() ? "" : " (" + m.budget.quota_source + ")")});
   }
   return flags;
 }

@@ -103,9 +103,8 @@ uint64_t below_100(uint64_t x) { return below(x, 100); }
 // What a generated integer stays under: 100 (valid token ids and small indices), or less where
 // the model indexes a smaller table with the input (ValueInfo::index_bound).
 uint64_t integer_bound(const ValueInfo& input) {
-  return input.index_bound > 0 && input.index_bound < 100
-             ? static_cast<uint64_t>(input.index_bound)
-             : 100;
+  return input.index_bound > 0 && input.index_bound < 100 ? static_cast<uint64_t>(input.index_bound)
+                                                          : 100;
 }
 
 // A mask (attention_mask, pixel_mask, ...) is all ones: every position attends, as a tokenizer
