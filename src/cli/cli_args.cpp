@@ -1,10 +1,11 @@
 #include "cli_args.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
+#include <regex>
 
 #include "turnkey/corpus/corpus.h"
 
@@ -39,17 +40,18 @@ std::string prefixed(const std::string& context, const std::string& message) {
 // An option of runs given to a command that does not take it (`turnkey system-info --rebuild
 // never`): where it goes instead; "" when it is no run option or this is a run's own parse.
 std::string run_option_elsewhere(const std::string& given, const std::string& context) {
-  static const std::set<std::string> commands = {"version", "report", "compare", "cache",
-                                                 "models", "system-info"};
+  static const std::set<std::string> commands = {"version", "report", "compare",
+                                                 "cache",   "models", "system-info"};
   if (!commands.count(context)) return "";
   CLI::App runs;
   GlobalOptions g;
   add_tool_grammar_options(runs, g);
   const std::string key = given.substr(0, given.find('='));
   if (runs.get_option_no_throw(key) == nullptr) return "";
-  return fmt::format("unknown option '{}': it is an option of runs ({} INPUT... {} ...), not of "
-                     "{}",
-                     key, program_name(), key, context);
+  return fmt::format(
+      "unknown option '{}': it is an option of runs ({} INPUT... {} ...), not of "
+      "{}",
+      key, program_name(), key, context);
 }
 
 }  // namespace
@@ -63,6 +65,42 @@ std::vector<std::string> all_tool_names() {
 bool asks_for_help(const std::vector<std::string>& args) {
   return std::any_of(args.begin(), args.end(),
                      [](const std::string& a) { return a == "-h" || a == "--help"; });
+}
+
+// CLI11's words for a value it could not convert or that its range check refused, in the words
+// of turnkey's own option checks: "Could not convert: --iterations = abc" becomes "--iterations
+// 'abc': expected a whole number"; "--timeout: Value -1 not in range 0.000000 to 1.79e308" becomes
+// "--timeout -1: expected a number more than 0". Other messages pass as they are.
+std::string plain_parse_error(const CLI::App& app, const std::string& what) {
+  static const std::regex kConvert(R"(^Could not convert: (\S+) = (.*)$)");
+  static const std::regex kRange(R"(^(\S+): Value (\S+) not in range (\S+) to (\S+)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, kConvert)) {
+    const std::string name = m[1].str();
+    std::string kind = "a value of the option's type";
+    try {
+      const std::string type = app.get_option(name)->get_type_name();
+      kind = type == "INT" || type == "UINT" ? "a whole number"
+             : type == "FLOAT"               ? "a number"
+                                             : "a value of type " + type;
+    } catch (const CLI::Error&) {
+    }
+    return fmt::format("{} '{}': expected {}", name, m[2].str(), kind);
+  }
+  if (std::regex_match(what, m, kRange)) {
+    double low = 0, high = 0;
+    try {
+      low = std::stod(m[3].str());
+      high = std::stod(m[4].str());
+    } catch (const std::exception&) {
+      return what;
+    }
+    const std::string range = high >= 1e300
+                                  ? fmt::format("{} {:g}", low == 0 ? "more than" : "at least", low)
+                                  : fmt::format("from {:g} to {:g}", low, high);
+    return fmt::format("{} {}: expected a number {}", m[1].str(), m[2].str(), range);
+  }
+  return what;
 }
 
 bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string& context) {
@@ -88,17 +126,17 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
         throw UsageError(prefixed(context, where));
       }
       const std::string c = closest_option(app, first);
-      throw UsageError(prefixed(context, fmt::format("unknown option '{}'{}", first,
-                                                     c.empty() ? "" : " (did you mean '" + c +
-                                                                          "'?)")));
+      throw UsageError(
+          prefixed(context, fmt::format("unknown option '{}'{}", first,
+                                        c.empty() ? "" : " (did you mean '" + c + "'?)")));
     }
     // A mistyped subcommand (`cache lst`), else a mistyped tool.
     std::vector<std::string> words;
     for (const CLI::App* sub : app.get_subcommands({})) words.push_back(sub->get_name());
     const std::string c = closest_name(first, words.empty() ? all_tool_names() : words);
-    throw UsageError(prefixed(context, fmt::format("unexpected argument '{}'{}", first,
-                                                   c.empty() ? "" : " (did you mean '" + c +
-                                                                        "'?)")));
+    throw UsageError(
+        prefixed(context, fmt::format("unexpected argument '{}'{}", first,
+                                      c.empty() ? "" : " (did you mean '" + c + "'?)")));
   } catch (const CLI::RequiresError& e) {
     // CLI11 says "--a requires --b"; the rest of turnkey's messages say "needs".
     std::string what = e.what();
@@ -108,7 +146,8 @@ bool parse_args(CLI::App& app, std::vector<std::string> args, const std::string&
     throw UsageError(prefixed(context, what.substr(0, what.find_first_of("\r\n"))));
   } catch (const CLI::ParseError& e) {
     const std::string what = e.what();
-    throw UsageError(prefixed(context, what.substr(0, what.find_first_of("\r\n"))));
+    throw UsageError(
+        prefixed(context, plain_parse_error(app, what.substr(0, what.find_first_of("\r\n")))));
   }
   return true;
 }
@@ -146,8 +185,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_option("--labels", g.labels, "Only scripts whose labels match all of key::value ...")
       ->expected(1, -1)
       ->group(kInputs);
-  app.add_option("--python", g.python,
-                 "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)")
+  app.add_option(
+         "--python", g.python,
+         "Python interpreter with torch (default: TURNKEY_PYTHON, python3, /usr/bin/python3)")
       ->group(kDiscovery);
   app.add_option("-d,--cache-dir", g.cache_dir,
                  "Cache directory (default: TURNKEY_CACHE_DIR, else ~/.cache/turnkey)")
@@ -262,7 +302,9 @@ void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
     if (skip.count(o.flags)) continue;
     const std::string help = option_help(o, with_choices);
     switch (o.type) {
-      case OptionSpec::Type::Int: options[o.key] = app.add_option(o.flags, ints[o.key], help); break;
+      case OptionSpec::Type::Int:
+        options[o.key] = app.add_option(o.flags, ints[o.key], help);
+        break;
       case OptionSpec::Type::Float:
         options[o.key] = app.add_option(o.flags, floats[o.key], help);
         break;
@@ -283,7 +325,9 @@ void BoundTool::bind(CLI::App& app, const ToolSpec& s, bool with_choices,
         options[o.key] = app.add_option(o.flags, strings[o.key], help);
         int_lists.insert(o.key);
         break;
-      case OptionSpec::Type::Flag: options[o.key] = app.add_flag(o.flags, flags[o.key], help); break;
+      case OptionSpec::Type::Flag:
+        options[o.key] = app.add_flag(o.flags, flags[o.key], help);
+        break;
     }
     if (!group.empty()) options[o.key]->group(group);
   }

@@ -64,6 +64,11 @@ TEST(FirstHour, CommandLineMistakesAreRefusedWhenItIsRead) {
       {{"system-info", "--rebuild", "never"},
        "system-info: unknown option '--rebuild': it is an option of runs"},
       {{"--rebuild", "never", "system-info"}, "it is an option of runs"},
+      // Values the parser itself refuses, in the words of turnkey's own checks.
+      {{m, "--iterations", "abc"}, "--iterations 'abc': expected a whole number"},
+      {{m, "--duration", "soon"}, "--duration 'soon': expected a number"},
+      {{m, "--timeout", "-1"}, "--timeout -1: expected a number more than 0"},
+      {{m, "-j", "0"}, "--jobs 0: expected a number from 1 to 1024"},
   };
   if (!root) cases.push_back({{m, "-d", (dir / "locked" / "c").string()}, "is not writable"});
   for (const UsageCase& c : cases) expect_usage_error(c, dir / "cache");
