@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "turnkey/cache/fields.h"
 #include "turnkey/common/flags.h"
@@ -152,7 +154,13 @@ json BuildState::to_json() const {
 BuildState BuildState::from_json(const json& state, std::vector<std::string>& problems) {
   BuildState s;
   if (!state.is_object()) return s;
-  s.schema_version = static_cast<int>(number_of(state, "schema_version"));
+  // A version as the file says it, if it is one: a forged 5.6e112 must not reach an int.
+  const double version = number_of(state, "schema_version");
+  if (version >= 0 && version <= std::numeric_limits<int>::max() && version == std::floor(version)) {
+    s.schema_version = static_cast<int>(version);
+  } else {
+    problems.push_back("state: schema_version is not a whole number from 0 to 2147483647");
+  }
   for (const auto& t : kCheckedStateTexts) {
     auto it = state.find(t.key);
     if (it == state.end() || it->is_null()) continue;

@@ -62,8 +62,8 @@ void take(Row& row, const char* column, FieldType type, const json& source, cons
     case FieldType::Integer:
       if (v.is_number_integer()) {
         row.cells[column] = v;
-      } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                 v.get<double>() == std::floor(v.get<double>())) {
+      } else if (v.is_number_float() && std::abs(v.get<double>()) < 0x1p63 &&
+                 v.get<double>() == std::floor(v.get<double>())) {  // (NaN fails both)
         row.cells[column] = static_cast<int64_t>(v.get<double>());
       } else {
         problems.push_back(fmt::format("{}: {} is not a whole number", what, key));

@@ -153,8 +153,14 @@ Report report_from_json(const std::string& text, const std::string& label) {
   if (j.contains("caches") && j["caches"].is_array()) {
     for (const json& c : j["caches"]) {
       if (!c.is_object()) continue;
-      report.caches.push_back({c.value("label", ""), fs::path(c.value("path", "")),
-                               c.value("builds", 0), c.value("unreadable", 0)});
+      const auto text = [&](const char* key) {
+        return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string();
+      };
+      const auto count = [&](const char* key) {
+        return c.contains(key) && c[key].is_number_integer() ? c[key].get<int>() : 0;
+      };
+      report.caches.push_back(
+          {text("label"), fs::path(text("path")), count("builds"), count("unreadable")});
     }
   }
   for (const json& r : j["rows"]) {

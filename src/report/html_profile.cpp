@@ -17,6 +17,12 @@ double num(const json& o, const char* key) {
   return it != o.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
+// A count as the file says it, if it is a whole number an int64 holds; else 0.
+int64_t count(const json& o, const char* key) {
+  const double v = num(o, key);
+  return std::abs(v) < 0x1p63 && v == std::floor(v) ? static_cast<int64_t>(v) : 0;
+}
+
 std::string text(const json& o, const char* key) {
   auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -72,7 +78,7 @@ std::string profiles_section(const std::vector<Row>& rows) {
       h += fmt::format("<p class=\"note\">No profile: {}</p>\n", html_escape(text(p, "error")));
       continue;
     }
-    const int calls = p.value("calls", 0);
+    const int64_t calls = count(p, "calls");
     const double node_ms = num(p, "node_time_ms");
     h += fmt::format(
         "<p class=\"note\">{} profiled calls after a warm-up call, {}; node time {} ms per call. "
