@@ -11,6 +11,7 @@ audio. Random values from torch's generator (the script seeds it). A model this 
 ValueError naming what it takes, so the script fails in one line.
 """
 
+import copy
 import inspect
 
 import torch
@@ -111,3 +112,119 @@ def transformers_inputs(model, batch_size, max_seq_length):
         return {"input_values": torch.randn(batch_size, 16000)}
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
+
+
+# Budget of a models/transformers script's model: 0.5 B parameters are 2 GB of float32 weights,
+# held twice at once while turnkey benchmarks (the script's process keeps its model for the
+# export; ONNX Runtime loads its own copy), plus the exporter's graph: within an 8 GB
+# --memory-limit. timm's eva_giant_patch14_560 (1.0 B) ended out_of_memory under it.
+MAX_PARAMETERS = 500_000_000
+
+# How many layers a configuration has, under the names transformers' configurations use.
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                 "decoder_layers", "num_decoder_layers")
+# Per-layer lists that must keep one entry per layer.
+_LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_layers",
+                "layer_rope_theta")
+# Routed experts of a mixture-of-experts layer, and how many each token takes.
+_EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token")
+
+
+def _configs(config, depth=0):
+    """The configuration and its sub-configurations (text_config, vision_config, encoder, ...)."""
+    from transformers import PretrainedConfig  # only the transformers scripts come here
+
+    yield config
+    if depth < 3:
+        for value in list(vars(config).values()):
+            if isinstance(value, PretrainedConfig) and value is not config:
+                yield from _configs(value, depth + 1)
+
+
+def _parameters(cls, config):
+    """Parameters of cls(config), built on the meta device (no memory); None if it fails."""
+    try:
+        with torch.device("meta"):
+            return sum(p.numel() for p in cls(config).parameters())
+    except Exception:  # the real build raises it again, in the script's own words
+        return None
+
+
+def _layers_kept(holder, layers):
+    """Layers to keep so that every kind of layer of the per-layer lists stays (a hybrid model
+    whose sixth layer is the only global-attention one keeps six)."""
+    keep = layers
+    for name in _LAYER_LISTS:
+        values = getattr(holder, name, None)
+        if isinstance(values, (list, tuple)) and values:
+            kinds = set(map(repr, values))
+            seen = set()
+            for i, value in enumerate(values):
+                seen.add(repr(value))
+                if seen == kinds:
+                    keep = max(keep, i + 1)
+                    break
+    return keep
+
+
+def _shrink(config, layers, experts, vocab):
+    """Cut every layer count of config (and its sub-configurations) to `layers` (or the prefix
+    that keeps each kind of layer), the routed experts to `experts` and the vocabulary to `vocab`
+    (the token ids of transformers_inputs are below 32000 anyway); returns what changed."""
+    changed = []
+    for holder in _configs(config):
+        value = getattr(holder, "vocab_size", None)
+        if isinstance(value, int) and value > vocab:
+            holder.vocab_size = vocab
+            changed.append("vocab_size %d -> %d" % (value, vocab))
+            for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+                token = getattr(holder, name, None)
+                if isinstance(token, int) and token >= vocab:
+                    setattr(holder, name, vocab - 1)
+        keep = _layers_kept(holder, layers)
+        for name in _LAYER_COUNTS:
+            value = getattr(holder, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > keep:
+                setattr(holder, name, keep)
+                changed.append("%s %d -> %d" % (name, value, keep))
+                for list_name in _LAYER_LISTS:
+                    values = getattr(holder, list_name, None)
+                    if isinstance(values, (list, tuple)) and len(values) > keep:
+                        setattr(holder, list_name, type(values)(values[:keep]))
+        for name in _EXPERTS:
+            value = getattr(holder, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > experts:
+                setattr(holder, name, experts)
+                changed.append("%s %d -> %d" % (name, value, experts))
+                for per_token in _EXPERTS_PER_TOKEN:
+                    k = getattr(holder, per_token, None)
+                    if isinstance(k, int) and not isinstance(k, bool) and k > experts:
+                        setattr(holder, per_token, experts)
+    return changed
+
+
+def fitted(config, cls, max_parameters=MAX_PARAMETERS):
+    """`config`, or where cls(config) has more than max_parameters, a copy with fewer layers
+    (2, or the first layers holding one of each kind), then 8 routed experts, then 1 layer and
+    4 experts, then a 32000-token vocabulary, until it fits: the same architecture (widths and
+    heads as given) at a size this machine can export and benchmark. Prints what it changed; the configuration is used as is where counting fails."""
+    before = _parameters(cls, config)
+    if before is None or before <= max_parameters:
+        return config
+    changed, after, smaller = [], before, config
+    for layers, experts, vocab in ((2, 1 << 30, 1 << 30), (2, 8, 1 << 30), (1, 4, 1 << 30),
+                                   (1, 4, 32000)):
+        smaller = copy.deepcopy(config)
+        changed = _shrink(smaller, layers, experts, vocab)
+        after = _parameters(cls, smaller)
+        if after is not None and after <= max_parameters:
+            break
+    if after is None or not changed:
+        print("corpus_inputs: %s's configuration has %.2f B parameters and could not be made "
+              "smaller; built as given" % (cls.__name__, before / 1e9))
+        return config
+    print("corpus_inputs: %s's configuration has %.2f B parameters, over %.2f B: built with %s "
+          "(%.3f B parameters)" % (cls.__name__, before / 1e9, max_parameters / 1e9,
+                                   ", ".join(changed), after / 1e9))
+    return smaller
