@@ -168,9 +168,9 @@ def _layers_kept(holder, layers):
     return keep
 
 
-def _shrink(config, layers, experts, vocab):
-    """Cut every layer count of config (and its sub-configurations) to `layers` (or the prefix
-    that keeps each kind of layer), the routed experts to `experts` and the vocabulary to `vocab`
+def _shrink(config, layers, experts, vocab, keep_kinds):
+    """Cut every layer count of config (and its sub-configurations) to `layers` (or, with
+    keep_kinds, the prefix that keeps each kind of layer), the routed experts to `experts` and the vocabulary to `vocab`
     (the token ids of transformers_inputs are below 32000 anyway); returns what changed."""
     changed = []
     for holder in _configs(config):
@@ -182,7 +182,7 @@ def _shrink(config, layers, experts, vocab):
                 token = getattr(holder, name, None)
                 if isinstance(token, int) and token >= vocab:
                     setattr(holder, name, vocab - 1)
-        keep = _layers_kept(holder, layers)
+        keep = _layers_kept(holder, layers) if keep_kinds else layers
         for name in _LAYER_COUNTS:
             value = getattr(holder, name, None)
             if isinstance(value, int) and not isinstance(value, bool) and value > keep:
@@ -204,27 +204,36 @@ def _shrink(config, layers, experts, vocab):
     return changed
 
 
+# The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
+# layer of each kind). Each step is tried on a fresh copy of the caller's configuration.
+_STEPS = ((2, None, None, True), (2, 8, None, True), (1, 4, None, True), (1, 4, 32000, True),
+          (1, 4, 32000, False))
+
+
 def fitted(config, cls, max_parameters=MAX_PARAMETERS):
-    """`config`, or where cls(config) has more than max_parameters, a copy with fewer layers
-    (2, or the first layers holding one of each kind), then 8 routed experts, then 1 layer and
-    4 experts, then a 32000-token vocabulary, until it fits: the same architecture (widths and
-    heads as given) at a size this machine can export and benchmark. Prints what it changed; the configuration is used as is where counting fails."""
+    """`config`, or where cls(config) has more than max_parameters, a copy made smaller by the
+    steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
+    and heads as given, at a size this machine can export and benchmark. Prints what it
+    changed. The configuration is used as is where the model cannot be counted."""
     before = _parameters(cls, config)
     if before is None or before <= max_parameters:
         return config
-    changed, after, smaller = [], before, config
-    for layers, experts, vocab in ((2, 1 << 30, 1 << 30), (2, 8, 1 << 30), (1, 4, 1 << 30),
-                                   (1, 4, 32000)):
+    best = None  # (parameters, configuration, what changed)
+    for layers, experts, vocab, keep_kinds in _STEPS:
         smaller = copy.deepcopy(config)
-        changed = _shrink(smaller, layers, experts, vocab)
-        after = _parameters(cls, smaller)
-        if after is not None and after <= max_parameters:
+        changed = _shrink(smaller, layers, experts or 1 << 62, vocab or 1 << 62, keep_kinds)
+        after = _parameters(cls, smaller) if changed else None
+        if after is not None and (best is None or after < best[0]):
+            best = (after, smaller, changed)
+        if best is not None and best[0] <= max_parameters:
             break
-    if after is None or not changed:
+    if best is None:
         print("corpus_inputs: %s's configuration has %.2f B parameters and could not be made "
               "smaller; built as given" % (cls.__name__, before / 1e9))
         return config
+    after, smaller, changed = best
     print("corpus_inputs: %s's configuration has %.2f B parameters, over %.2f B: built with %s "
-          "(%.3f B parameters)" % (cls.__name__, before / 1e9, max_parameters / 1e9,
-                                   ", ".join(changed), after / 1e9))
+          "(%.3f B parameters%s)" % (cls.__name__, before / 1e9, max_parameters / 1e9,
+                                     ", ".join(changed), after / 1e9,
+                                     "" if after <= max_parameters else ", still over"))
     return smaller
