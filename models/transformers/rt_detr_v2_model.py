@@ -6,7 +6,7 @@ RTDetrV2Model: the base model (hidden states), called with inputs for the model'
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
 configuration's image size, or audio features).
 
-Where the defaults are a model over 0.5 B parameters (too large to export and benchmark within
+Where the defaults are a model over 0.6 B parameters (too large to export and benchmark within
 an 8 GB --memory-limit), corpus_inputs.fitted keeps the architecture (widths, heads, layer kinds)
 with fewer layers, then fewer routed experts, then a 32000-token vocabulary, and prints what it
 changed.
