@@ -169,39 +169,36 @@ def _layers_kept(holder, layers):
     return keep
 
 
+def _cap(holder, name, limit, changed):
+    """Sets the integer `name` of holder to `limit` where it is larger; says so in `changed`."""
+    value = getattr(holder, name, None)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= limit:
+        return False
+    setattr(holder, name, limit)
+    changed.append("%s %d -> %d" % (name, value, limit))
+    return True
+
+
 def _shrink(config, layers, experts, vocab, keep_kinds):
     """Cut every layer count of config (and its sub-configurations) to `layers` (or, with
     keep_kinds, the prefix that keeps each kind of layer), the routed experts to `experts` and the vocabulary to `vocab`
     (the token ids of transformers_inputs are below 32000 anyway); returns what changed."""
     changed = []
     for holder in _configs(config):
-        value = getattr(holder, "vocab_size", None)
-        if isinstance(value, int) and value > vocab:
-            holder.vocab_size = vocab
-            changed.append("vocab_size %d -> %d" % (value, vocab))
+        if _cap(holder, "vocab_size", vocab, changed):
             for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
-                token = getattr(holder, name, None)
-                if isinstance(token, int) and token >= vocab:
-                    setattr(holder, name, vocab - 1)
+                _cap(holder, name, vocab - 1, [])
         keep = _layers_kept(holder, layers) if keep_kinds else layers
         for name in _LAYER_COUNTS:
-            value = getattr(holder, name, None)
-            if isinstance(value, int) and not isinstance(value, bool) and value > keep:
-                setattr(holder, name, keep)
-                changed.append("%s %d -> %d" % (name, value, keep))
+            if _cap(holder, name, keep, changed):
                 for list_name in _LAYER_LISTS:
                     values = getattr(holder, list_name, None)
                     if isinstance(values, (list, tuple)) and len(values) > keep:
                         setattr(holder, list_name, type(values)(values[:keep]))
         for name in _EXPERTS:
-            value = getattr(holder, name, None)
-            if isinstance(value, int) and not isinstance(value, bool) and value > experts:
-                setattr(holder, name, experts)
-                changed.append("%s %d -> %d" % (name, value, experts))
+            if _cap(holder, name, experts, changed):
                 for per_token in _EXPERTS_PER_TOKEN:
-                    k = getattr(holder, per_token, None)
-                    if isinstance(k, int) and not isinstance(k, bool) and k > experts:
-                        setattr(holder, per_token, experts)
+                    _cap(holder, per_token, experts, [])
     return changed
 
 
