@@ -205,7 +205,7 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
 # The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
 # layer of each kind). Each step is tried on a fresh copy of the caller's configuration.
 _STEPS = ((2, None, None, True), (2, 8, None, True), (1, 4, None, True), (1, 4, 32000, True),
-          (1, 4, 32000, False))
+          (1, 4, 32000, False), (1, 2, 32000, False))
 
 
 def fitted(config, cls, max_parameters=MAX_PARAMETERS):
