@@ -11,6 +11,7 @@ audio. Random values from torch's generator (the script seeds it). A model this 
 ValueError naming what it takes, so the script fails in one line.
 """
 
+import copy
 import inspect
 
 import torch
@@ -111,3 +112,126 @@ def transformers_inputs(model, batch_size, max_seq_length):
         return {"input_values": torch.randn(batch_size, 16000)}
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
+
+
+# Budget of a models/transformers script's model. Its weights are held twice while turnkey
+# benchmarks (the script's process keeps its model for the export; ONNX Runtime loads its own
+# copy), plus the exporter's graph. Measured under an 8 GB --memory-limit: RemBERT's question
+# answering (0.57 B parameters) is benchmarked; timm's eva_giant_patch14_560 (1.0 B) ends
+# out_of_memory while ONNX Runtime loads it.
+MAX_PARAMETERS = 600_000_000
+
+# How many layers a configuration has, under the names transformers' configurations use.
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                 "decoder_layers", "num_decoder_layers")
+# Per-layer lists that must keep one entry per layer.
+_LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_layers",
+                "layer_rope_theta")
+# Routed experts of a mixture-of-experts layer, and how many each token takes.
+_EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token")
+
+
+def _configs(config, depth=0):
+    """The configuration and its sub-configurations (text_config, vision_config, encoder, ...)."""
+    from transformers import PretrainedConfig  # only the transformers scripts come here
+
+    yield config
+    if depth < 3:
+        for value in list(vars(config).values()):
+            if isinstance(value, PretrainedConfig) and value is not config:
+                yield from _configs(value, depth + 1)
+
+
+def _parameters(cls, config):
+    """Parameters of cls(config), built on the meta device (no memory); None if it fails."""
+    try:
+        with torch.device("meta"):
+            return sum(p.numel() for p in cls(config).parameters())
+    except Exception:  # the real build raises it again, in the script's own words
+        return None
+
+
+def _layers_kept(holder, layers):
+    """Layers to keep so that every kind of layer of the per-layer lists stays (a hybrid model
+    whose sixth layer is the only global-attention one keeps six)."""
+    keep = layers
+    for name in _LAYER_LISTS:
+        values = getattr(holder, name, None)
+        if isinstance(values, (list, tuple)) and values:
+            kinds = set(map(repr, values))
+            seen = set()
+            for i, value in enumerate(values):
+                seen.add(repr(value))
+                if seen == kinds:
+                    keep = max(keep, i + 1)
+                    break
+    return keep
+
+
+def _cap(holder, name, limit, changed):
+    """Sets the integer `name` of holder to `limit` where it is larger; says so in `changed`."""
+    value = getattr(holder, name, None)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= limit:
+        return False
+    setattr(holder, name, limit)
+    changed.append("%s %d -> %d" % (name, value, limit))
+    return True
+
+
+def _shrink(config, layers, experts, vocab, keep_kinds):
+    """Cut every layer count of config (and its sub-configurations) to `layers` (or, with
+    keep_kinds, the prefix that keeps each kind of layer), the routed experts to `experts` and the vocabulary to `vocab`
+    (the token ids of transformers_inputs are below 32000 anyway); returns what changed."""
+    changed = []
+    for holder in _configs(config):
+        if _cap(holder, "vocab_size", vocab, changed):
+            for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+                _cap(holder, name, vocab - 1, [])
+        keep = _layers_kept(holder, layers) if keep_kinds else layers
+        for name in _LAYER_COUNTS:
+            if _cap(holder, name, keep, changed):
+                for list_name in _LAYER_LISTS:
+                    values = getattr(holder, list_name, None)
+                    if isinstance(values, (list, tuple)) and len(values) > keep:
+                        setattr(holder, list_name, type(values)(values[:keep]))
+        for name in _EXPERTS:
+            if _cap(holder, name, experts, changed):
+                for per_token in _EXPERTS_PER_TOKEN:
+                    _cap(holder, per_token, experts, [])
+    return changed
+
+
+# The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
+# layer of each kind). Each step is tried on a fresh copy of the caller's configuration.
+_STEPS = ((2, None, None, True), (2, 8, None, True), (1, 4, None, True), (1, 4, 32000, True),
+          (1, 4, 32000, False), (1, 2, 32000, False))
+
+
+def fitted(config, cls, max_parameters=MAX_PARAMETERS):
+    """`config`, or where cls(config) has more than max_parameters, a copy made smaller by the
+    steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
+    and heads as given, at a size this machine can export and benchmark. Prints what it
+    changed. The configuration is used as is where the model cannot be counted."""
+    before = _parameters(cls, config)
+    if before is None or before <= max_parameters:
+        return config
+    best = None  # (parameters, configuration, what changed)
+    for layers, experts, vocab, keep_kinds in _STEPS:
+        smaller = copy.deepcopy(config)
+        changed = _shrink(smaller, layers, experts or 1 << 62, vocab or 1 << 62, keep_kinds)
+        after = _parameters(cls, smaller) if changed else None
+        if after is not None and (best is None or after < best[0]):
+            best = (after, smaller, changed)
+        if best is not None and best[0] <= max_parameters:
+            break
+    if best is None:
+        print("corpus_inputs: %s's configuration has %.2f B parameters and could not be made "
+              "smaller; built as given" % (cls.__name__, before / 1e9))
+        return config
+    after, smaller, changed = best
+    print("corpus_inputs: %s's configuration has %.2f B parameters, over %.2f B: built with %s "
+          "(%.3f B parameters%s)" % (cls.__name__, before / 1e9, max_parameters / 1e9,
+                                     ", ".join(changed), after / 1e9,
+                                     "" if after <= max_parameters else ", still over"))
+    return smaller

@@ -187,6 +187,43 @@ class CorpusInputs(unittest.TestCase):
         given = corpus_inputs.transformers_inputs(transformers.BertModel(config), 1, 8)
         self.assertEqual(sorted(given), ["attention_mask", "input_ids"])
 
+    def test_a_configuration_over_the_budget_keeps_its_architecture_with_fewer_layers(self):
+        # A Gemma-2-like decoder (sliding and global attention alternate, 8 layers, a 4096-token
+        # vocabulary) over a budget of 0.4 M parameters: two layers, one of each kind, stay.
+        config = transformers.Gemma2Config(
+            vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=8,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=32)
+        cls = transformers.Gemma2ForCausalLM
+        self.assertGreater(corpus_inputs._parameters(cls, config), 400_000)
+        smaller = corpus_inputs.fitted(config, cls, max_parameters=400_000)
+        self.assertEqual(config.num_hidden_layers, 8)  # the caller's configuration is kept
+        self.assertEqual(smaller.num_hidden_layers, 2)
+        self.assertEqual(smaller.layer_types, ["sliding_attention", "full_attention"])
+        self.assertEqual(smaller.hidden_size, 64)
+        self.assertEqual(smaller.vocab_size, 4096)  # layers were enough
+        model = cls(smaller).eval()
+        self.assertLessEqual(sum(p.numel() for p in model.parameters()), 400_000)
+        with torch.no_grad():
+            out = model(**corpus_inputs.transformers_inputs(model, 1, 8))
+        self.assertEqual(list(out.logits.shape), [1, 8, 4096])
+
+    def test_a_mixture_of_experts_loses_experts_then_vocabulary_until_it_fits(self):
+        config = transformers.MixtralConfig(
+            vocab_size=40000, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+            num_attention_heads=2, num_key_value_heads=1, num_local_experts=16,
+            num_experts_per_tok=2)
+        cls = transformers.MixtralForCausalLM
+        smaller = corpus_inputs.fitted(config, cls, max_parameters=2_100_000)
+        self.assertEqual(smaller.num_hidden_layers, 1)
+        self.assertEqual(smaller.num_local_experts, 4)
+        self.assertEqual(smaller.vocab_size, 32000)
+        self.assertLessEqual(corpus_inputs._parameters(cls, smaller), 2_100_000)
+
+    def test_a_configuration_within_the_budget_is_returned_as_is(self):
+        config = transformers.BertConfig(hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=3, num_attention_heads=2)
+        self.assertIs(corpus_inputs.fitted(config, transformers.BertModel), config)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -160,6 +160,11 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         weights = sum(t.numel() * t.element_size()
                       for t in itertools.chain(module.parameters(), module.buffers()))
         arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
+        table = exporter_fixes.library_translations(module)
+        if table:
+            arguments["custom_translation_table"] = table
+            log.append("translations: transformers' ONNX table for its models (%d ops: its "
+                       "grouped_mm experts kernel, ...)" % len(table))
     _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
 
 

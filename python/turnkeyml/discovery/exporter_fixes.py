@@ -184,6 +184,23 @@ def export_arguments(exporter):
     return {"dynamo": True}
 
 
+def library_translations(module):
+    """The dynamo exporter's translations that `module`'s library ships for its own ops, or None.
+    transformers 5 runs mixture-of-experts layers through a custom op on CPU
+    (torch.ops.transformers.grouped_mm_fallback) that torch.onnx cannot translate (ConversionError)
+    and ships the onnxscript functions for it, and for ops whose torchlib translation it found
+    wrong, with its own ONNX exporter (transformers.exporters.exporter_onnx, which passes them as
+    custom_translation_table). A private name: where a release moves it, None (the export goes
+    on as before)."""
+    if not type(module).__module__.startswith("transformers."):
+        return None
+    try:
+        from transformers.exporters.exporter_onnx import _ONNX_TRANSLATION_TABLE
+    except Exception:  # noqa: BLE001 (an older or newer transformers: no table)
+        return None
+    return dict(_ONNX_TRANSLATION_TABLE) or None
+
+
 def exporter_version(exporter):
     """What made the file: torch's version, and onnxscript's for the dynamo exporter."""
     versions = "torch %s" % torch.__version__.split("+")[0]
