@@ -46,7 +46,7 @@ for kv in $workers_table; do
   t="${kv%%=*}" w="${kv#*=}"
   [ "$w" -gt 0 ] || continue
   mkdir -p "$out/$t/corpus" "$out/$t/crashes" "$out/$t/tmp"
-  cp -n "$pack/seeds/$t"/* "$out/$t/corpus/"
+  cp "$pack/seeds/$t"/* "$out/$t/corpus/"
   TMPDIR="$out/$t/tmp" "$pack/bin/fuzz_$t" -fork="$w" -ignore_crashes=1 -ignore_timeouts=1 \
     -ignore_ooms=1 -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
     -artifact_prefix="$out/$t/crashes/" "$out/$t/corpus" > "$out/$t/log.txt" 2>&1 &
