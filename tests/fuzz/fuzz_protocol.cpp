@@ -3,7 +3,8 @@
 // the core sends (export, bench_prepare, bench_run, bench_profile, bench_outputs, reference,
 // trace, stage). A user's script can write any bytes to that pipe; the core must take them as a
 // failure of that input (turnkey::Error) and nothing else. The session runs in attach mode (no
-// process is started): the event "pipe" is a file of the bytes, commands go to /dev/null.
+// process is started): the event "pipe" is a memory file of the bytes (read as the pipe is, until
+// its end), commands go to /dev/null, opened once.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -49,10 +50,10 @@ void commands(ScriptSession& s, int id) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const fs::path events = fuzz::write_scratch("events.jsonl", fuzz::as_view(data, size));
+  static const int dev_null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   ScriptOptions o;
-  o.attach_event_fd = ::open(events.c_str(), O_RDONLY | O_CLOEXEC);
-  o.attach_command_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  o.attach_event_fd = fuzz::memory_file(fuzz::as_view(data, size));
+  o.attach_command_fd = ::dup(dev_null);
   if (o.attach_event_fd < 0 || o.attach_command_fd < 0) __builtin_trap();
   {
     ScriptSession s(o);

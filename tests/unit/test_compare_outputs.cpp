@@ -241,7 +241,8 @@ HostTensor floats(const std::vector<float>& values, std::vector<int64_t> shape) 
   t.dtype = DType::Float32;
   t.shape = std::move(shape);
   t.data.resize(values.size() * 4);
-  std::memcpy(t.data.data(), values.data(), t.data.size());
+  // No values, no buffer: data() may be null, which memcpy must not see (UBSan: nonnull).
+  if (!values.empty()) std::memcpy(t.data.data(), values.data(), t.data.size());
   return t;
 }
 
