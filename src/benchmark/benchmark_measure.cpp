@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "benchmark/benchmark.h"
@@ -300,6 +301,26 @@ std::vector<double> speed_probes_of(const Measurement& m) {
   return probes;
 }
 
+// Read on the within-run interval: the earlier runs' spread is the host's, not this run's noise
+// (a quiet run after a slow one is no noisier for it), and the flag's threshold was calibrated on
+// this run's blocks alone.
+std::optional<Flag> noisy_flag(const Measurement& m) {
+  const LatencyStats& st = m.stats;
+  const double half_pct =
+      st.median_ms > 0 ? (m.within_high_ms - m.within_low_ms) / 2 / st.median_ms * 100 : 0;
+  if (half_pct <= 3.0) return std::nullopt;
+  if (m.block_medians_ms.size() <= 1 && m.repetitions.size() <= 1) {
+    return Flag{FlagCode::Noisy,
+                fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)};
+  }
+  const std::string reps =
+      m.repetitions.size() > 1 ? fmt::format(" of {} repetitions", m.repetitions.size()) : "";
+  return Flag{FlagCode::Noisy,
+              fmt::format("noisy: this run's interval for the next run's median ({} blocks{}) is "
+                          "+-{:.1f}% (> +-3%)",
+                          m.block_medians_ms.size(), reps, half_pct)};
+}
+
 std::vector<Flag> trust_flags(const Measurement& m) {
   std::vector<Flag> flags = m.env.warnings;
   if (m.concurrency > 1) {
@@ -311,7 +332,6 @@ std::vector<Flag> trust_flags(const Measurement& m) {
       }
     }
   }
-  const LatencyStats& st = m.stats;
   // The clock reads inside every sample (~20-40 ns) are a few % of a µs model's median and the
   // same in any bare loop: that is a field (harness_overhead_ms, _fraction), not a warning. Only
   // where they are a tenth of the median does the number mostly measure the harness.
@@ -322,24 +342,7 @@ std::vector<Flag> trust_flags(const Measurement& m) {
                                  m.overhead_fraction * 100, kOverheadFlagFraction * 100,
                                  format_latency(m.loop.overhead_median_ms))});
   }
-  // The within-run interval: the earlier runs' spread is the host's, not this run's noise (a
-  // quiet run after a slow one is no noisier for it), and the flag's threshold was calibrated on
-  // this run's blocks alone.
-  const double half_pct =
-      st.median_ms > 0 ? (m.within_high_ms - m.within_low_ms) / 2 / st.median_ms * 100 : 0;
-  if (half_pct > 3.0) {
-    flags.push_back(
-        {FlagCode::Noisy,
-         m.block_medians_ms.size() > 1 || m.repetitions.size() > 1
-             ? fmt::format("noisy: this run's interval for the next run's median ({} "
-                           "blocks{}) is +-{:.1f}% (> +-3%)",
-                           m.block_medians_ms.size(),
-                           m.repetitions.size() > 1
-                               ? fmt::format(" of {} repetitions", m.repetitions.size())
-                               : "",
-                           half_pct)
-             : fmt::format("noisy: the median's 95% CI is +-{:.1f}% (> +-3%)", half_pct)});
-  }
+  if (std::optional<Flag> noisy = noisy_flag(m)) flags.push_back(std::move(*noisy));
   if (!m.loop.warmup_steady) {
     flags.push_back({FlagCode::WarmupNotSteady,
                      fmt::format("warm-up did not reach a steady state in {} rounds ({} calls)",
