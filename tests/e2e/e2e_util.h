@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/text_count.h"
+
 namespace turnkey::test {
 
 // The interpreter matrix (tests/e2e/CMakeLists.txt, docs/torch_versions.md): the torch-2 variant
@@ -136,15 +138,6 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-inline int count_occurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos;
-       pos = text.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
 }
 
 // What a crash or an uncaught error would print; never acceptable in turnkey's output.

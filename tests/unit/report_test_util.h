@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/text_count.h"
 #include "turnkey/report/report.h"
 
 namespace turnkey::report::test_util {
@@ -85,13 +86,6 @@ inline const Row* find_row(const std::vector<Row>& rows, const std::string& cach
 
 inline std::string hash64(char c) { return std::string(64, c); }
 
-inline int count_occurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos;
-       pos = text.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
-}
+using test::count_occurrences;
 
 }  // namespace turnkey::report::test_util
