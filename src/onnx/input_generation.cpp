@@ -98,13 +98,14 @@ double uniform_double(uint64_t x) {
 }
 // [0, n) by multiply-shift (Lemire): no modulo bias worth speaking of, no division.
 uint64_t below(uint64_t x, uint64_t n) { return ((x >> 32) * n) >> 32; }
-uint64_t below_100(uint64_t x) { return below(x, 100); }
 
-// What a generated integer stays under: 100 (valid token ids and small indices), or less where
-// the model indexes a smaller table with the input (ValueInfo::index_bound).
+// What a generated integer stays under: kIntegerBound (valid token ids and small indices), or
+// less where the model indexes a smaller table with the input (ValueInfo::index_bound).
+constexpr uint64_t kIntegerBound = 100;
 uint64_t integer_bound(const ValueInfo& input) {
-  return input.index_bound > 0 && input.index_bound < 100 ? static_cast<uint64_t>(input.index_bound)
-                                                          : 100;
+  return input.index_bound > 0 && static_cast<uint64_t>(input.index_bound) < kIntegerBound
+             ? static_cast<uint64_t>(input.index_bound)
+             : kIntegerBound;
 }
 
 // A mask (attention_mask, pixel_mask, ...) is all ones: every position attends, as a tokenizer
@@ -213,7 +214,8 @@ void fill_tensor(HostTensor& t, SplitMix64& rng, uint64_t bound) {
       fill_integers<uint64_t>(p, n, rng, bound);
       break;
     case DType::String:
-      for (int64_t i = 0; i < n; ++i) t.strings.push_back(std::to_string(below_100(rng.next())));
+      for (int64_t i = 0; i < n; ++i)
+        t.strings.push_back(std::to_string(below(rng.next(), kIntegerBound)));
       break;
     case DType::Unknown:
       break;
