@@ -84,12 +84,22 @@ for i in a:16:8 b:24:8 c:32:4 d:8:8; do
   IFS=: read -r name nin nout <<< "$i"
   cat > "$work/corpus/${name}_linear.py" <<PY
 import os
+import time
 import torch
+
+
+class SlowLinear(torch.nn.Linear):
+    # TK_SLOW_FORWARD_S makes each call (the export's trace too) hold a build lock long enough
+    # for a second job to meet it.
+    def forward(self, x):
+        time.sleep(float(os.environ.get("TK_SLOW_FORWARD_S", "0")))
+        return super().forward(x)
+
 
 with open(os.path.join(os.environ["TK_PID_DIR"], "pids.txt"), "a") as f:
     f.write("%d\n" % os.getpid())
 torch.manual_seed(0)
-model = torch.nn.Linear($nin, $nout)
+model = SlowLinear($nin, $nout)
 model(torch.randn(1, $nin))
 PY
 done
@@ -218,8 +228,11 @@ slurm_restart_node "$killed" || echo "could not restart $killed" >&2
 build="$(basename "$(ls -d "$cache"/a_linear_*/ | head -n 1)")"
 hash="${build##*_}"
 t0=$(date +%s)
-tk_run "$work/corpus/a_linear.py" "$work/corpus/a_linear.py::$hash" -d "$cache" --use-slurm \
-  --rebuild always --timeout 60 --iterations 5 > "$work/b_out.txt" 2> "$work/b_err.txt"
+# The two jobs start up to a second apart; a 3 s forward keeps the first one's build lock held
+# when the second reaches it (with a 5-iteration build alone, the first could be done by then).
+TK_SLOW_FORWARD_S=3 tk_run "$work/corpus/a_linear.py" "$work/corpus/a_linear.py::$hash" \
+  -d "$cache" --use-slurm --rebuild always --timeout 60 --iterations 5 \
+  > "$work/b_out.txt" 2> "$work/b_err.txt"
 code=$?
 echo "B: finished in $(( $(date +%s) - t0 )) s with exit code $code"
 cat "$work/b_err.txt"
