@@ -110,33 +110,58 @@ void emit(YAML::Emitter& out, const json& v) {
   }
 }
 
-json from_node(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[valid_utf8(kv.first.as<std::string>())] = from_node(kv.second);
-      return o;
+// Bounds on a YAML document's tree. yaml-cpp resolves an alias to the node it names, so a file
+// can make a cycle (`a: &x [*x]`) or expand exponentially (each level aliasing the last twice):
+// a walk without bounds overflows the stack or never ends. A file turnkey wrote has no aliases
+// and no more values than bytes; the bound on values leaves room for a hand-edited file's few.
+constexpr int kMaxYamlDepth = 256;
+
+struct YamlWalk {
+  size_t values_left;
+
+  json from_node(const YAML::Node& n, int depth) {
+    if (depth > kMaxYamlDepth) {
+      throw Error(ErrorKind::Cache,
+                  fmt::format("invalid YAML: nested deeper than {} levels (or an alias inside "
+                              "the node it names)",
+                              kMaxYamlDepth));
     }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& e : n) a.push_back(from_node(e));
-      return a;
+    if (values_left == 0) {
+      throw Error(ErrorKind::Cache,
+                  "invalid YAML: its aliases expand to more values than the file has bytes");
     }
-    case YAML::NodeType::Scalar: {
-      // A file another process (or node, or version) wrote may hold any bytes; JSON holds UTF-8.
-      const std::string s = valid_utf8(n.Scalar());
-      if (n.Tag() == "!") return s;  // double-quoted: a string
-      int64_t i;
-      double d;
-      bool b;
-      if (YAML::convert<int64_t>::decode(n, i)) return i;
-      if (YAML::convert<double>::decode(n, d)) return d;
-      if (YAML::convert<bool>::decode(n, b)) return b;
-      return s;
+    --values_left;
+    switch (n.Type()) {
+      case YAML::NodeType::Map: {
+        json o = json::object();
+        for (const auto& kv : n) {
+          o[valid_utf8(kv.first.as<std::string>())] = from_node(kv.second, depth + 1);
+        }
+        return o;
+      }
+      case YAML::NodeType::Sequence: {
+        json a = json::array();
+        for (const auto& e : n) a.push_back(from_node(e, depth + 1));
+        return a;
+      }
+      case YAML::NodeType::Scalar: return from_scalar(n);
+      default: return nullptr;
     }
-    default: return nullptr;
   }
-}
+
+  static json from_scalar(const YAML::Node& n) {
+    // A file another process (or node, or version) wrote may hold any bytes; JSON holds UTF-8.
+    const std::string s = valid_utf8(n.Scalar());
+    if (n.Tag() == "!") return s;  // double-quoted: a string
+    int64_t i;
+    double d;
+    bool b;
+    if (YAML::convert<int64_t>::decode(n, i)) return i;
+    if (YAML::convert<double>::decode(n, d)) return d;
+    if (YAML::convert<bool>::decode(n, b)) return b;
+    return s;
+  }
+};
 
 }  // namespace
 
@@ -149,7 +174,7 @@ std::string yaml_from_json(const json& value) {
 
 json json_from_yaml(const std::string& yaml_text) {
   try {
-    return from_node(YAML::Load(yaml_text));
+    return YamlWalk{yaml_text.size() + 64}.from_node(YAML::Load(yaml_text), 0);
   } catch (const YAML::Exception& e) {
     throw Error(ErrorKind::Cache, fmt::format("invalid YAML: {}", e.what()));
   }

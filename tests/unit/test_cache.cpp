@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
@@ -46,6 +47,49 @@ TEST(Yaml, RoundTripKeepsTypesAndPrecision) {
 
 TEST(Yaml, BrokenYamlIsACacheError) {
   EXPECT_THROW(json_from_yaml("a: [1, 2"), Error);
+}
+
+// What the kind of error is when a cache file (another process's, or a forged one) is not YAML
+// turnkey can read; the message names the reason.
+std::string cache_error_of(const std::string& yaml_text) {
+  try {
+    json_from_yaml(yaml_text);
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::Cache ? e.what() : "another kind: " + std::string(e.what());
+  }
+  return "no error";
+}
+
+TEST(Yaml, AnAliasInsideItsOwnNodeIsRefusedNotFollowedForever) {
+  // Found by the cache_records fuzz campaign: a stack overflow before the walk was bounded.
+  const std::string cycle = "a: &x {b: [0, 2.5, trc: *x]}\nc: *x\n";
+  EXPECT_NE(cache_error_of(cycle).find("invalid YAML: its aliases expand to more values"),
+            std::string::npos)
+      << cache_error_of(cycle);
+  // In a file with room for the values, the depth stops it.
+  const std::string padded = cycle + "pad: \"" + std::string(4096, 'x') + "\"\n";
+  EXPECT_NE(cache_error_of(padded).find("invalid YAML: nested deeper than 256 levels"),
+            std::string::npos)
+      << cache_error_of(padded);
+}
+
+TEST(Yaml, AliasesThatExpandExponentiallyAreRefusedAtOnce) {
+  // Each level names the one before it ten times: 10^12 values from 300 bytes.
+  std::string text = "l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i <= 12; ++i) {
+    text += fmt::format("l{0}: &l{0} [", i);
+    for (int j = 0; j < 10; ++j) text += fmt::format("{}*l{}", j ? ", " : "", i - 1);
+    text += "]\n";
+  }
+  EXPECT_NE(cache_error_of(text).find("expand to more values than the file has bytes"),
+            std::string::npos);
+  // A few aliases, as a hand-edited file may have, still read.
+  const json few = json_from_yaml("base: &b {threads: 2}\nrun1: *b\nrun2: *b\n");
+  EXPECT_EQ(few["run2"]["threads"], 2);
+  // As does deep nesting that stays within the bound.
+  std::string deep(200, '[');
+  deep += std::string(200, ']');
+  EXPECT_NO_THROW(json_from_yaml(deep));
 }
 
 TEST(BuildDir, WritesStateAndStatsAtomically) {
