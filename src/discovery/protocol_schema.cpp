@@ -293,13 +293,25 @@ json fields_of(const json& object, const std::vector<Field>& fields, const std::
 
 }  // namespace
 
+namespace {
+
+// A value a message sent where a plain one belongs, for an error. An array or object is named,
+// not printed: a line may nest millions deep, and printing recurses per level.
+std::string described(const json& v) {
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return excerpt(v.dump(), 40);
+}
+
+}  // namespace
+
 json validate(const json& message) {
   if (!message.is_object()) throw ProtocolError("sent a line that is not a JSON object");
   auto v = message.find("v");
   if (v == message.end() || !v->is_number_integer() || v->get<int64_t>() != kProtocolVersion) {
     throw ProtocolError(fmt::format("protocol version mismatch: core speaks {}, the line says {}",
                                     kProtocolVersion,
-                                    v == message.end() ? "nothing" : excerpt(v->dump(), 40)));
+                                    v == message.end() ? "nothing" : described(*v)));
   }
   auto type = message.find("type");
   if (type == message.end() || !type->is_string()) throw ProtocolError("a message has no type");

@@ -90,6 +90,10 @@ TEST(Yaml, AliasesThatExpandExponentiallyAreRefusedAtOnce) {
   std::string deep(200, '[');
   deep += std::string(200, ']');
   EXPECT_NO_THROW(json_from_yaml(deep));
+  // Past it, a cache error, not a crash: yaml-cpp's own parser or the walk refuses it.
+  const std::string deeper = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_NE(cache_error_of(deeper).find("invalid YAML"), std::string::npos)
+      << cache_error_of(deeper);
 }
 
 TEST(BuildDir, WritesStateAndStatsAtomically) {

@@ -65,6 +65,18 @@ TEST(ProtocolSchema, ForgedFieldsAreRefusedInOneLineNamingTypeAndField) {
             std::string::npos);
 }
 
+TEST(ProtocolSchema, AVersionNestedMillionsDeepIsRefusedWithoutPrintingIt) {
+  // A line within the 16 MiB limit can nest 8 million arrays: printing it recursed that deep.
+  // Parsed as the core parses a line (a copy of the value would recurse as deep).
+  const json message = json::parse("{\"type\": \"ready\", \"v\": " +
+                                   std::string(8'000'000, '[') + std::string(8'000'000, ']') + "}");
+  EXPECT_EQ(refusal(message), "the Python side broke the protocol: protocol version mismatch: "
+                              "core speaks 3, the line says an array");
+  EXPECT_EQ(refusal({{"v", {{"a", 1}}}, {"type", "ready"}}),
+            "the Python side broke the protocol: protocol version mismatch: core speaks 3, the "
+            "line says an object");
+}
+
 TEST(ProtocolSchema, AnExcerptIsOneLineOfAscii) {
   EXPECT_EQ(protocol::excerpt("a\nb\xff", 120), "a\\x0ab\\xff");
   EXPECT_EQ(protocol::excerpt(std::string(10, 'x'), 4), "xxxx...");
