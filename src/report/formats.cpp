@@ -58,6 +58,17 @@ std::string cell_text(const json& cell) {
   }
 }
 
+std::string csv_cell_text(const json& cell) {
+  std::string text = cell_text(cell);
+  // A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...),
+  // =cmd|...), and names and errors come from the scripts of a corpus: such text gets a leading
+  // apostrophe, which spreadsheets read as "text" and do not show. Numbers are never text.
+  if (cell.is_string() && !text.empty() && std::strchr("=+-@\t\r", text.front()) != nullptr) {
+    text.insert(0, 1, '\'');
+  }
+  return text;
+}
+
 std::string to_csv(const std::vector<Row>& rows) {
   std::string out = csv_header() + "\r\n";
   for (const Row& r : rows) {
@@ -66,7 +77,7 @@ std::string to_csv(const std::vector<Row>& rows) {
       if (!first) out += ',';
       first = false;
       auto it = r.cells.find(c.name);
-      if (it != r.cells.end()) out += csv_field(cell_text(*it));
+      if (it != r.cells.end()) out += csv_field(csv_cell_text(*it));
     }
     out += "\r\n";
   }

@@ -70,6 +70,27 @@ TEST(Csv, CellsRoundTripThroughAStrictReader) {
   }
 }
 
+TEST(Csv, TextASpreadsheetWouldRunAsAFormulaIsWrittenAsText) {
+  // A corpus script names its model and its error: such text must not become a formula.
+  for (const char* formula : {"=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3",
+                              "@SUM(A1)", "\tx", "\rx"}) {
+    EXPECT_EQ(csv_cell_text(json(formula)), std::string("'") + formula);
+  }
+  EXPECT_EQ(csv_cell_text(json("resnet=18")), "resnet=18");  // only the first character counts
+  EXPECT_EQ(csv_cell_text(json(-1.5)), "-1.5");               // a number stays a number
+  EXPECT_EQ(csv_cell_text(json(-3)), "-3");
+  EXPECT_EQ(csv_cell_text(json("")), "");
+  Row r;
+  r.cells["cache"] = "c";
+  r.cells["model_name"] = "=1+1";
+  r.cells["median_latency_ms"] = -0.5;
+  const auto records = parse_csv(to_csv({r}));
+  ASSERT_EQ(records.size(), 2u);
+  auto m = as_map(records[0], records[1]);
+  EXPECT_EQ(m["model_name"], "'=1+1");
+  EXPECT_EQ(m["median_latency_ms"], "-0.5");
+}
+
 TEST(Csv, NumbersKeepFullPrecisionAndMissingIsEmpty) {
   EXPECT_EQ(cell_text(json(0.0013183)), "0.0013183");
   EXPECT_EQ(cell_text(json(7.04002267e-05)), "7.04002267e-05");

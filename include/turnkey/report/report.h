@@ -106,6 +106,9 @@ int mark_duplicates(std::vector<Row>& rows);
 std::string csv_field(std::string_view value);
 // A cell as CSV text: "" for missing, numbers in shortest round-trip form.
 std::string cell_text(const nlohmann::json& cell);
+// cell_text, and text that a spreadsheet would run as a formula (it starts with = + - @, a tab or
+// CR) after an apostrophe.
+std::string csv_cell_text(const nlohmann::json& cell);
 // Header plus one line per row, CRLF line breaks as RFC 4180 specifies.
 std::string to_csv(const std::vector<Row>& rows);
 
