@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "turnkey/console/terminal.h"
+
 namespace turnkey::engine_internal {
 
 Monitor::Monitor(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0) {}
@@ -26,7 +28,7 @@ void Monitor::tool_done(const std::string& build, const std::string& tool,
                          ? fmt::format("    {:<40} {:<16} reused from cache", build, tool)
                          : fmt::format("    {:<40} {:<16} {} ({:.2f} s)", build, tool, status,
                                        seconds);
-  if (tty_ && line_open_) std::cerr << "\r\033[K";
+  if (tty_ && line_open_) write_terminal_control(std::cerr, "\r\033[K");
   std::cerr << line << "\n" << std::flush;
   line_open_ = false;
 }

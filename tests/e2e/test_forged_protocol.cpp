@@ -67,6 +67,41 @@ TEST_P(ForgedProtocol, EachForgedScriptFailsInOneLineAndTheGoodOneIsBenchmarked)
   EXPECT_TRUE(files_holding(dir.path() / "cache", first).empty());
 }
 
+// Bytes of `text` that act on a terminal: C0 controls but tab and newline, DEL, and C1 controls
+// (U+0080-U+009F, UTF-8 C2 80 to C2 9F).
+size_t terminal_controls(const std::string& text) {
+  size_t n = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    n += (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ||
+         (c == 0xc2 && next >= 0x80 && next <= 0x9f);
+  }
+  return n;
+}
+
+TEST(TerminalGuard, ControlCharactersFromAScriptOrAFileNameArePrintedAsEscapes) {
+  TempDir dir("tk-e2e-terminal");
+  // A model class whose name clears the screen, recolours it, rings and overwrites its line; a
+  // file name with a CSI (C1) and an ESC in it.
+  std::ofstream(dir.path() / "esc.py")
+      << "import torch\n\n\nclass Evil(torch.nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.fc = torch.nn.Linear(4, 2)\n\n"
+         "    def forward(self, x):\n        return self.fc(x)\n\n\n"
+         "Evil.__name__ = Evil.__qualname__ = \"Evil\\x1b[2J\\x1b[31mRED\\x07\\rOVER\\x9b\"\n"
+         "Evil()(torch.randn(1, 4))\n";
+  const std::string missing = (dir.path() / "gone\x1b[2J\xc2\x9b.onnx").string();
+  const RunResult r = run_turnkey({(dir.path() / "esc.py").string(), missing, "--build-only"},
+                                  dir.path() / "cache", {}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.all();  // the missing file failed, the script did not
+  EXPECT_EQ(terminal_controls(r.out), 0u) << r.out;
+  EXPECT_EQ(terminal_controls(r.err), 0u) << r.err;
+  EXPECT_NE(r.out.find("Class:          Evil\\x1b[2J\\x1b[31mRED\\x07\\x0dOVER\\u009b"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("gone\\x1b[2J\\u009b.onnx"), std::string::npos) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(SandboxOrNot, ForgedProtocol, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "sandbox" : "plain"; });
 

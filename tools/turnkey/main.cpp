@@ -4,9 +4,11 @@
 
 #include "turnkey/cli/cli.h"
 #include "turnkey/common/env.h"
+#include "turnkey/console/terminal.h"
 
 int main(int argc, char** argv) {
   turnkey::restore_library_path();
+  turnkey::guard_terminal();
   try {
     return turnkey::cli_main(argc, argv);
   } catch (const std::exception& e) {
