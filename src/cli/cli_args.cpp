@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <regex>
+#include <sstream>
 
 #include "turnkey/corpus/corpus.h"
 
@@ -74,7 +75,23 @@ bool asks_for_help(const std::vector<std::string>& args) {
 std::string plain_parse_error(const CLI::App& app, const std::string& what) {
   static const std::regex kConvert(R"(^Could not convert: (\S+) = (.*)$)");
   static const std::regex kRange(R"(^(\S+): Value (\S+) not in range (\S+) to (\S+)$)");
+  static const std::regex kChoice(R"(^(\S+): (.*) not in \{(.*)\}$)");
+  static const std::regex kTwice(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
+  static const std::regex kNamedTwice(R"(^(\S+): \1 (.*)$)");
   std::smatch m;
+  if (std::regex_match(what, m, kChoice)) {
+    std::vector<std::string> choices;
+    std::stringstream list(m[3].str());
+    for (std::string c; std::getline(list, c, ',');) choices.push_back(c);
+    const std::string c = closest_name(m[2].str(), choices);
+    return fmt::format("{} '{}': not one of {}{}", m[1].str(), m[2].str(), fmt::join(choices, ", "),
+                       c.empty() ? "" : " (did you mean '" + c + "'?)");
+  }
+  if (std::regex_match(what, m, kTwice)) {
+    return fmt::format("{} was given {} times: give it {}", m[1].str(), m[3].str(),
+                       m[2].str() == "1" ? "once" : "at most " + m[2].str() + " times");
+  }
+  if (std::regex_match(what, m, kNamedTwice)) return fmt::format("{} {}", m[1].str(), m[2].str());
   if (std::regex_match(what, m, kConvert)) {
     const std::string name = m[1].str();
     std::string kind = "a value of the option's type";

@@ -183,6 +183,9 @@ TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
       {{"--input-shapes", "x:1xq"}, "--input-shapes 'x:1xq'"},
       {{"--memory-limit", "lots"}, "--memory-limit lots: expected a size such as 512M or 4G"},
       {{"--iterations", "five"}, "--iterations"},
+      {{"--rebuild", "alway"},
+       "--rebuild 'alway': not one of if_needed, always, never (did you mean 'always'?)"},
+      {{"--iterations", "2", "--iterations", "3"}, "--iterations was given 2 times: give it once"},
   };
   for (const auto& [options, message] : cases) {
     for (bool analyze_only : {false, true}) {
@@ -194,6 +197,9 @@ TEST(ClassicGrammar, RefusesEveryBadValueAlsoWithAnalyzeOnly) {
           << "args: " << ::testing::PrintToString(args) << "\nerror: " << error;
     }
   }
+  // A check's own message names its option once (CLI11 put the name before it again).
+  const std::string error = classic_error({"a.py", "--memory-limit", "lots"});
+  EXPECT_EQ(error.find("--memory-limit: --memory-limit"), std::string::npos) << error;
 }
 
 // Issue 20: sweeps in both grammars. --concurrency and --batch-sizes read as lists of numbers,
