@@ -174,7 +174,7 @@ class Api(unittest.TestCase):
         # A usage error: turnkey stops before any build; its one line still arrives.
         with self.assertRaises(TurnkeyError) as caught:
             benchmark_model(tiny(), torch.ones(1, 8), rebuild="sometimes", cache_dir=self.cache)
-        self.assertIn("--rebuild: sometimes not in {if_needed,always,never}",
+        self.assertIn("--rebuild 'sometimes': not one of if_needed, always, never",
                       str(caught.exception))
         self.assertEqual(caught.exception.exit_code, 2)
         self.assertNotIn("\n", str(caught.exception))
