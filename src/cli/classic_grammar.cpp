@@ -62,7 +62,10 @@ std::vector<ToolCall> read_sequence_file(const std::string& path, const std::str
       doc = json_from_yaml(read_file(path));
     }
   } catch (const Error& e) {
-    throw UsageError(fmt::format("{}: {}", context, e.what()));
+    // Name the file once: a read error already starts with its path.
+    std::string reason = e.what();
+    if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+    throw UsageError(fmt::format("{}: {}", context, reason));
   }
   if (!doc.is_array() || doc.empty()) {
     throw UsageError(fmt::format("{}: expected a YAML list of tools", context));

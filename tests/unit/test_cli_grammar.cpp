@@ -136,6 +136,11 @@ TEST(ClassicGrammar, ReadsASequenceFileAndChecksItsValues) {
   std::ofstream(bad) << "- export-pytorch\n- benchmark: {iterations: many}\n";
   EXPECT_EQ(classic_error({"a.py", "--sequence-file", bad}),
             "--sequence-file " + bad + ": --iterations many: expected a whole number");
+  const std::string missing = (dir / "missing.yaml").string();
+  EXPECT_EQ(classic_error({"a.py", "--sequence-file", missing}).rfind(
+                "--sequence-file " + missing + ": cannot read", 0),
+            0u)
+      << classic_error({"a.py", "--sequence-file", missing});
   const std::string unknown = (dir / "unknown.yaml").string();
   std::ofstream(unknown) << "- export-pytorch: {opsett: 16}\n";
   EXPECT_EQ(classic_error({"a.py", "--sequence-file", unknown}),
