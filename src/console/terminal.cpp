@@ -70,7 +70,9 @@ class TerminalFilter : public std::streambuf {
     held_ = false;
   }
 
-  void write(const std::string& s) { raw_->sputn(s.data(), static_cast<std::streamsize>(s.size())); }
+  void write(const std::string& s) {
+    raw_->sputn(s.data(), static_cast<std::streamsize>(s.size()));
+  }
 
   std::mutex mutex_;  // threads of a corpus run may print at once
   std::streambuf* raw_;

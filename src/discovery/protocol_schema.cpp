@@ -291,10 +291,6 @@ json fields_of(const json& object, const std::vector<Field>& fields, const std::
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // A value a message sent where a plain one belongs, for an error. An array or object is named,
 // not printed: a line may nest millions deep, and printing recurses per level.
 std::string described(const json& v) {

@@ -63,7 +63,8 @@ std::string csv_cell_text(const json& cell) {
   // A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...),
   // =cmd|...), and names and errors come from the scripts of a corpus: such text gets a leading
   // apostrophe, which spreadsheets read as "text" and do not show. Numbers are never text.
-  if (cell.is_string() && !text.empty() && std::strchr("=+-@\t\r", text.front()) != nullptr) {
+  if (cell.is_string() && !text.empty() &&
+      std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) {
     text.insert(0, 1, '\'');
   }
   return text;

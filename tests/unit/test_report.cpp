@@ -77,7 +77,7 @@ TEST(Csv, TextASpreadsheetWouldRunAsAFormulaIsWrittenAsText) {
     EXPECT_EQ(csv_cell_text(json(formula)), std::string("'") + formula);
   }
   EXPECT_EQ(csv_cell_text(json("resnet=18")), "resnet=18");  // only the first character counts
-  EXPECT_EQ(csv_cell_text(json(-1.5)), "-1.5");               // a number stays a number
+  EXPECT_EQ(csv_cell_text(json(-1.5)), "-1.5");              // a number stays a number
   EXPECT_EQ(csv_cell_text(json(-3)), "-3");
   EXPECT_EQ(csv_cell_text(json("")), "");
   Row r;
