@@ -143,10 +143,7 @@ std::string shown_list(const json& value) {
 void check_choice(const OptionSpec& option, const std::string& value) {
   const std::vector<std::string> names = option.limits.choices();
   if (std::find(names.begin(), names.end(), value) != names.end()) return;
-  const std::string hint = value_hint(value, names);
-  throw invalid(fmt::format("{} '{}': not one of {}{}", option.long_flag(), value,
-                            fmt::join(names, ", "),
-                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+  throw invalid(not_one_of(option.long_flag(), value, names));
 }
 
 void check_value(const OptionSpec& option, const json& value) {
@@ -195,6 +192,13 @@ void check_value(const OptionSpec& option, const json& value) {
 }
 
 }  // namespace
+
+std::string not_one_of(const std::string& flag, const std::string& value,
+                       const std::vector<std::string>& names) {
+  const std::string hint = value_hint(value, names);
+  return fmt::format("{} '{}': not one of {}{}", flag, value, fmt::join(names, ", "),
+                     hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+}
 
 std::optional<json> int_list_from_text(const std::string& text) {
   json out = json::array();
@@ -292,10 +296,7 @@ void check_runtime(const json& value) {
         "--runtime 'trt': TensorRT needs an NVIDIA GPU (--device nvidia); turnkey has no built-in "
         "TensorRT runtime (a plugin can add one: docs/plugins.md)");
   }
-  const std::vector<std::string> names = runtime_names();
-  const std::string hint = value_hint(name, names);
-  throw invalid(fmt::format("--runtime '{}': not one of {}{}", name, fmt::join(names, ", "),
-                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+  throw invalid(not_one_of("--runtime", name, runtime_names()));
 }
 
 std::vector<std::string> device_names() {

@@ -83,9 +83,7 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what) {
     std::vector<std::string> choices;
     std::stringstream list(m[3].str());
     for (std::string c; std::getline(list, c, ',');) choices.push_back(c);
-    const std::string c = closest_name(m[2].str(), choices);
-    return fmt::format("{} '{}': not one of {}{}", m[1].str(), m[2].str(), fmt::join(choices, ", "),
-                       c.empty() ? "" : " (did you mean '" + c + "'?)");
+    return not_one_of(m[1].str(), m[2].str(), choices);
   }
   if (std::regex_match(what, m, kTwice)) {
     return fmt::format("{} was given {} times: give it {}", m[1].str(), m[3].str(),

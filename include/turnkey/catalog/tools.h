@@ -86,6 +86,11 @@ const char* tool_group_title(ToolGroup group);
 // Closest known name by edit distance ("benchmrk" -> "benchmark"), "" when nothing is close;
 // never `name` itself.
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+// The one-line refusal of a value that is not among `names`: "FLAG 'value': not one of a, b (did
+// you mean 'a'?)", the hint from the same name in other case, a known alias (onnxruntime ->
+// ort), else closest_name.
+std::string not_one_of(const std::string& flag, const std::string& value,
+                       const std::vector<std::string>& names);
 
 // Built-in named sequences for the classic `--sequence NAME` (the tools after the first tool;
 // benchmark is added by the classic grammar unless --build-only).
