@@ -36,12 +36,20 @@ fs::path testdata() { return fs::path(TURNKEY_ONNX_TESTDATA); }
                  << " (Debian package libonnx-testdata)";                     \
   }
 
+// The two inputs and the output of a backend node test's first data set.
+struct AddCase {
+  HostTensor a, b, sum;
+};
+
+AddCase read_add_case(const std::string& test) {
+  const fs::path set = testdata() / "node" / test / "test_data_set_0";
+  return {read_tensor_pb(set / "input_0.pb"), read_tensor_pb(set / "input_1.pb"),
+          read_tensor_pb(set / "output_0.pb")};
+}
+
 TEST(ReadTensorPb, BackendTestAddOutputIsTheSumOfItsInputs) {
   REQUIRE_TESTDATA();
-  const fs::path set = testdata() / "node/test_add/test_data_set_0";
-  HostTensor a = read_tensor_pb(set / "input_0.pb");
-  HostTensor b = read_tensor_pb(set / "input_1.pb");
-  HostTensor sum = read_tensor_pb(set / "output_0.pb");
+  const auto [a, b, sum] = read_add_case("test_add");
   EXPECT_EQ(a.dtype, DType::Float32);
   EXPECT_EQ(a.shape, (std::vector<int64_t>{3, 4, 5}));
   EXPECT_EQ(a.name, "x");
@@ -54,10 +62,7 @@ TEST(ReadTensorPb, BackendTestAddOutputIsTheSumOfItsInputs) {
 
 TEST(ReadTensorPb, BackendTestAddUint8) {
   REQUIRE_TESTDATA();
-  const fs::path set = testdata() / "node/test_add_uint8/test_data_set_0";
-  HostTensor a = read_tensor_pb(set / "input_0.pb");
-  HostTensor b = read_tensor_pb(set / "input_1.pb");
-  HostTensor sum = read_tensor_pb(set / "output_0.pb");
+  const auto [a, b, sum] = read_add_case("test_add_uint8");
   ASSERT_EQ(a.dtype, DType::Uint8);
   ASSERT_EQ(a.data.size(), 60u);
   for (size_t i = 0; i < a.data.size(); ++i) {
