@@ -214,8 +214,9 @@ void fill_tensor(HostTensor& t, SplitMix64& rng, uint64_t bound) {
       fill_integers<uint64_t>(p, n, rng, bound);
       break;
     case DType::String:
-      for (int64_t i = 0; i < n; ++i)
+      for (int64_t i = 0; i < n; ++i) {
         t.strings.push_back(std::to_string(below(rng.next(), kIntegerBound)));
+      }
       break;
     case DType::Unknown:
       break;
