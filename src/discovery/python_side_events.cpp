@@ -81,8 +81,13 @@ void ScriptSession::on_discovery_event(const json& e, DiscoveryResult& result,
       }
     }
   } else if (type == "warning") {
-    if (result.warnings.size() < protocol::kMaxWarnings) {
-      result.warnings.push_back(e.value("message", std::string("discovery warning")));
+    std::string message = e.value("message", std::string("discovery warning"));
+    if (result.warnings.size() < protocol::kMaxWarnings &&
+        warning_bytes_ + message.size() <= protocol::kMaxWarningBytes) {
+      warning_bytes_ += message.size();
+      result.warnings.push_back(std::move(message));
+    } else {
+      ++result.warnings_dropped;
     }
   } else if (type == "ready") {
     if (result.script_status.empty()) broke_protocol("'ready' before 'script_end'");

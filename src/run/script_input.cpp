@@ -13,6 +13,7 @@
 #include "pipeline/first_tool.h"
 #include "run/input_loop.h"
 #include "run/sweep.h"
+#include "turnkey/discovery/protocol_schema.h"
 #include "turnkey/discovery/script_end.h"
 #include "turnkey/cache/build_cache.h"
 #include "turnkey/common/env.h"
@@ -185,6 +186,11 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
       disc.onnx_version, disc.script_status, disc.error.empty() ? "" : ": " + disc.error,
       disc.models.size(), pass.discover_s);
   for (const std::string& w : disc.warnings) pass.discover_log += "warning: " + w + "\n";
+  if (disc.warnings_dropped > 0) {
+    pass.discover_log += fmt::format(
+        "warning: {} more warnings not kept (at most {} warnings, {} bytes, are kept)\n",
+        disc.warnings_dropped, protocol::kMaxWarnings, protocol::kMaxWarningBytes);
+  }
   if (!disc.traceback.empty()) pass.discover_log += "\n" + disc.traceback;
   pass.ended_status =
       python_end_status(disc.error_status, disc.signal).value_or(Status::DiscoveryFailed);

@@ -102,6 +102,25 @@ TEST(TerminalGuard, ControlCharactersFromAScriptOrAFileNameArePrintedAsEscapes) 
   EXPECT_NE(r.err.find("gone\\x1b[2J\\u009b.onnx"), std::string::npos) << r.err;
 }
 
+// Warnings are allowed but bounded: what is kept is copied into each build's discover log, so a
+// script sending 180 MB of them must not write 180 MB per build (nor hold it in the core).
+TEST(ForgedProtocolWarnings, AFloodOfWarningsIsCountedNotKept) {
+  TempDir dir("tk-e2e-warnings");
+  const RunResult r = run_turnkey(
+      {(kForged / "warning_flood.py").string(), "--iterations", "5", "--warmup", "1"},
+      dir.path() / "cache", {}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(lines_with(r.out, "Successfully benchmarked").size(), 1u) << r.out;
+  std::vector<fs::path> logs;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() / "cache")) {
+    if (e.path().filename() == "log_discover.txt") logs.push_back(e.path());
+  }
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_LE(fs::file_size(logs[0]), (size_t{1} << 20) + 65536);
+  // 1 MiB holds 17 warnings of 60 KB: the other 2983 are counted.
+  EXPECT_NE(slurp(logs[0]).find("warning: 2983 more warnings not kept"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(SandboxOrNot, ForgedProtocol, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "sandbox" : "plain"; });
 

@@ -19,9 +19,11 @@ namespace turnkey::protocol {
 // bytes have come, never buffered whole.
 inline constexpr size_t kMaxLineBytes = size_t{16} << 20;
 // The most models one script may report (entries of (module, signature)), and the most discovery
-// warnings kept (more are dropped, not failed: a script may warn a lot).
+// warnings kept, in number and in bytes (more are counted and dropped, not failed: a script may
+// warn a lot; what is kept is copied into the discover log of each of the script's builds).
 inline constexpr size_t kMaxModels = 100000;
 inline constexpr size_t kMaxWarnings = 1000;
+inline constexpr size_t kMaxWarningBytes = size_t{1} << 20;
 
 // A message that breaks the protocol: forged, malformed, too large, or out of turn. The input
 // fails with this one line ("the Python side broke the protocol: ..."); the run goes on.

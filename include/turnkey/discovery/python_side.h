@@ -66,6 +66,7 @@ struct DiscoveryResult {
   std::string traceback;     // full, may be empty
   bool ready = false;        // the Python side waits for export commands
   std::vector<std::string> warnings;  // discovery problems on single calls (one line each)
+  size_t warnings_dropped = 0;        // more than protocol::kMaxWarnings / kMaxWarningBytes
   std::string python_version, torch_version, onnx_version;
   std::string onnxscript_version;  // empty where the interpreter has no onnxscript
 };
@@ -200,6 +201,7 @@ class ScriptSession {
   std::string buffer_;
   size_t scanned_ = 0;  // bytes of buffer_ known to hold no newline
   bool said_hello_ = false, said_counts_ = false;
+  size_t warning_bytes_ = 0;  // of the warnings kept
   std::string broken_;  // why the protocol was broken; "" while it holds
   bool closed_ = false;
   bool attached_ = false;
