@@ -3,11 +3,13 @@
 #include "turnkey/discovery/sandbox.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
@@ -408,18 +410,56 @@ std::string ScriptSession::close() {
     ::close(command_fd_);
     command_fd_ = -1;
   }
-  // Drain events so the child never blocks on a full pipe while exiting.
-  try {
-    while (read_event()) {
-    }
-  } catch (const Error&) {
-  }
+  // After `exit` the interpreter runs the script's atexit handlers and joins its non-daemon
+  // threads: one that never ends must not hold the run (nor the results, printed after this).
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  drain_events_until(deadline);
   ::close(event_fd_);
   event_fd_ = -1;
   if (attached_) return "detached from the calling Python process";
-  reap();
+  reap_until(deadline);
+  if (!reaped_ && pid_ > 0) {
+    exit_overdue_ = true;
+    ::kill(pid_, SIGKILL);  // its sandbox with it
+    reap();
+  }
   if (reaped_) staging_.reset();  // nothing in the sandbox is left to race the removal
   return describe_wait_status(wait_status_);
+}
+
+// Reads and drops what the child still sends (so it never blocks on a full pipe while exiting)
+// until it closes the pipe or `deadline` passes: nothing it says after `exit` is used.
+void ScriptSession::drain_events_until(std::chrono::steady_clock::time_point deadline) {
+  buffer_.clear();
+  scanned_ = 0;
+  char buf[65536];
+  while (event_fd_ >= 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd p{event_fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return;
+    const ssize_t n = ::read(event_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+  }
+}
+
+void ScriptSession::reap_until(std::chrono::steady_clock::time_point deadline) {
+  while (!reaped_ && !attached_ && pid_ > 0) {
+    const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+    } else if (r < 0 && errno != EINTR) {
+      return;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      return;
+    } else {
+      usleep(10 * 1000);
+    }
+  }
 }
 
 void ScriptSession::reap() {

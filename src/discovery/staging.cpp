@@ -335,6 +335,20 @@ fs::path Outbox::folder(const fs::path& dest_dir) {
   return staging_ ? staged : dest_dir;
 }
 
+namespace {
+
+// Without a sandbox the Python side writes in place: what it wrote must still be a regular file
+// (a link would have the core read wherever it points; a FIFO would block the core's open). A
+// missing file is left to the reader, which says what it expected.
+void refuse_unless_regular(const fs::path& file, ErrorKind kind) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  throw Error(kind, fmt::format("{} refused: {}", file.filename().string(),
+                                S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file"));
+}
+
+}  // namespace
+
 fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
   static const std::regex kTensorFile(R"((input|output|intermediate)_[0-9]{1,6}\.pb)");
   const fs::path p = fs::path(replied).lexically_normal();
@@ -352,7 +366,11 @@ fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
     throw Error(kind, fmt::format("the {}Python side named {} twice", staging_ ? "sandboxed " : "",
                                   protocol::excerpt(p.filename().string(), 200)));
   }
-  if (staging_) staging_->take(p, dest, kind);
+  if (staging_) {
+    staging_->take(p, dest, kind);
+  } else {
+    refuse_unless_regular(dest, kind);
+  }
   return dest;
 }
 
@@ -366,7 +384,10 @@ std::set<std::string> Outbox::left_beside(const fs::path& dest) const {
 
 fs::path Outbox::take_beside(const fs::path& dest, const std::string& name, ErrorKind kind) {
   auto t = staging_ ? taken_.find(dest) : taken_.end();
-  if (t == taken_.end() && is_plain_name(name)) return dest.parent_path() / name;
+  if (t == taken_.end() && is_plain_name(name)) {
+    refuse_unless_regular(dest.parent_path() / name, kind);
+    return dest.parent_path() / name;
+  }
   if (!is_plain_name(name)) {
     throw Error(kind, fmt::format("{}{} refused: it names the external data file '{}', which is "
                                   "not a plain file name",

@@ -198,6 +198,14 @@ bool InputLoop::run_script_once(const InputItem& item, const SweepPlan& plan,
   std::vector<ModelBlock> blocks;
   for (const DiscoveredModel& m : disc.models) blocks.push_back(model_of_script(pass, m));
   pass.session->close();
+  if (pass.session->exit_overdue()) {
+    std::cout << std::flush;
+    std::cerr << fmt::format(
+        "turnkey: {}: the script's process was still running {} s after its last command (an "
+        "atexit handler or a thread of the script that does not end): killed; its results "
+        "stand\n",
+        pass.item.given, ScriptSession::kExitGrace.count()) << std::flush;
+  }
   printer_.print(batch ? fmt::format("{} (--batch_size {})", pass.script_name, *batch)
                        : pass.script_name,
                  blocks, script_footer(pass));

@@ -138,6 +138,12 @@ TEST(CorpusRuns, HostileCorpusEveryInputEndsWithItsStatusAndNothingIsLeftRunning
       EXPECT_TRUE(benchmarked) << script << " was not benchmarked";
     }
   }
+  // Benchmarked, then never exits: killed after the grace, its results kept, and its log says so.
+  EXPECT_EQ(files_holding(dir / "cache" / "inputs",
+                          "hang_at_exit.py: the script's process was still running 10 s after "
+                          "its last command")
+                .size(),
+            1u);
   // Killed in the middle of a build: the build state carries the status and the stage reached.
   bool found_state = false;
   for (const auto& e : fs::directory_iterator(dir / "cache")) {
@@ -311,6 +317,20 @@ TEST(CorpusRuns, TimeoutFromTheEnvironmentAndUsageErrors) {
                               dir / "cache", {{"TURNKEY_TIMEOUT_SECONDS", "soon"}});
   EXPECT_EQ(env.exit_code, 2) << env.all();
   EXPECT_NE(env.err.find("TURNKEY_TIMEOUT_SECONDS=soon"), std::string::npos) << env.err;
+}
+
+// In one process (no supervisor, no --timeout), a script that never exits after its model ran
+// held turnkey forever before its results were printed: now it is killed after the grace.
+TEST(CorpusRuns, AScriptThatNeverExitsIsKilledAfterTheGraceAndItsResultsStand) {
+  TempDir dir("tk-hang-at-exit");
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run_turnkey({(kHostile / "hang_at_exit.py").string(), "--iterations", "5"},
+                            dir / "cache", {}, {}, 300);
+  ASSERT_FALSE(r.timed_out) << r.all();
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("Successfully benchmarked"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("still running 10 s after its last command"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 120);
 }
 
 // How the Python side ended decides a status through the protocol's fields (error_status) and

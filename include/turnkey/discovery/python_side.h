@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -164,8 +165,12 @@ class ScriptSession {
   int end_signal() const;
   // Why the Python side was cut off for breaking the protocol (one line), or "".
   const std::string& broken() const { return broken_; }
-  // Sends `exit` and waits for the child. Returns its wait status description.
+  // Sends `exit` and waits for the child, at most kExitGrace: a child still running then (an
+  // atexit handler or a non-daemon thread of the script that does not end) is killed, and
+  // exit_overdue() says so. Returns its wait status description.
   std::string close();
+  static constexpr std::chrono::seconds kExitGrace{10};
+  bool exit_overdue() const { return exit_overdue_; }
 
   // Where the Python side writes the files of one command (staging.h): a staging folder when it
   // runs sandboxed, else the build's own paths.
@@ -192,6 +197,8 @@ class ScriptSession {
   // how it ended ("the Python side was killed by signal 9 (...) during export").
   std::string ended_during(const std::string& what);
   void reap();  // waits for the child we started (once)
+  void reap_until(std::chrono::steady_clock::time_point deadline);
+  void drain_events_until(std::chrono::steady_clock::time_point deadline);
 
   pid_t pid_ = -1;
   pid_t python_pid_ = -1;
@@ -202,6 +209,7 @@ class ScriptSession {
   size_t scanned_ = 0;  // bytes of buffer_ known to hold no newline
   bool said_hello_ = false, said_counts_ = false;
   size_t warning_bytes_ = 0;  // of the warnings kept
+  bool exit_overdue_ = false;
   std::string broken_;  // why the protocol was broken; "" while it holds
   bool closed_ = false;
   bool attached_ = false;
