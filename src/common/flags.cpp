@@ -16,7 +16,7 @@ const std::vector<FlagSpec>& flag_table() {
        "one caller completed under half its fair share of calls"},
       {FlagCode::HarnessOverhead, "harness_overhead",
        "the clock reads around each call are over a tenth of the median"},
-      {FlagCode::Noisy, "noisy", "the median's 95% interval is wider than +-3%"},
+      {FlagCode::Noisy, "noisy", "the median's 95% interval is wider than +-5%"},
       {FlagCode::WarmupNotSteady, "warmup_not_steady",
        "warm-up ended at its limit without a steady state"},
       {FlagCode::MachineSlowed, "machine_slowed",

@@ -174,7 +174,7 @@ TEST(Html, FlagsAreSplitOnlyBetweenFlagsNotInsideTheirParentheses) {
   ASSERT_EQ(r.rows.size(), 1u);
   r.rows[0].cells["measurement_flags"] =
       "machine slowed: both speed probes ran 2.19x (10.97 and 11.40 ms; flagged above +20%): "
-      "slower; noisy: the median's 95% CI is +-4.0% (> +-3%)";
+      "slower; noisy: the median's 95% CI is +-4.0% (> +-5%)";
   const std::string html =
       to_html(r, {"2026-11-26T00:00:00.000Z", "turnkey report", machine_fingerprint()});
   EXPECT_NE(html.find(">machine slowed, noisy</td>"), std::string::npos) << html;

@@ -130,9 +130,9 @@ TEST(NextRunInterval, OneDisturbedBlockOfFiveDoesNotDecideIt) {
   const std::vector<double> blocks = {1.6120, 1.6135, 1.6150, 1.6128, 2.9000};
   const MedianInterval i = next_run_interval(blocks, 1.6135);
   EXPECT_LT((i.high_ms - i.low_ms) / 2 / 1.6135, 0.01);
-  // Two disturbed blocks of five are a noisy run: the second widens it far past 3%.
+  // Two disturbed blocks of five are a noisy run: the second widens it far past the flag's 5%.
   const MedianInterval two = next_run_interval({1.6120, 1.6135, 1.6150, 2.1, 2.9000}, 1.6135);
-  EXPECT_GT((two.high_ms - two.low_ms) / 2 / 1.6135, 0.03);
+  EXPECT_GT((two.high_ms - two.low_ms) / 2 / 1.6135, 0.05);
 }
 
 TEST(NextRunInterval, CoversTheNextRunsMedianAboutNinetyFivePercentForNormalBlocks) {

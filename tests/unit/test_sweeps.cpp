@@ -236,10 +236,10 @@ TEST(NoGainNote, SaysWhyThroughputDidNotRise) {
       << busy;
   // Noise is told by the flag's code, not its wording.
   const std::string noisy = no_gain_note(
-      result(1, 1, 100, 0, {"the median's 95% CI is +-9.0% (> +-3%)"}, {"noisy"}), result(2, 1, 99));
+      result(1, 1, 100, 0, {"the median's 95% CI is +-9.0% (> +-5%)"}, {"noisy"}), result(2, 1, 99));
   EXPECT_NE(noisy.find("the measurements are noisy"), std::string::npos) << noisy;
   const std::string worded = no_gain_note(
-      result(1, 1, 100, 0, {"noisy: the median's 95% CI is +-9.0% (> +-3%)"}, {"machine_busy"}),
+      result(1, 1, 100, 0, {"noisy: the median's 95% CI is +-9.0% (> +-5%)"}, {"machine_busy"}),
       result(2, 1, 99));
   EXPECT_EQ(worded.find("the measurements are noisy"), std::string::npos) << worded;
   // One thread at 1 request left a CPU idle, and 2 requests still gave nothing: no cause seen.

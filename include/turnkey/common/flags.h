@@ -16,7 +16,7 @@ enum class FlagCode {
   Oversubscribed,      // more requests in flight than CPUs
   UnequalRequests,     // one caller starved
   HarnessOverhead,     // the clock reads are a tenth of the median or more
-  Noisy,               // the median's interval is wider than +-3%
+  Noisy,               // the median's interval is wider than +-5%
   WarmupNotSteady,     // warm-up ended without a steady state
   MachineSlowed,       // the speed probes around the timed calls ran slower than the machine's best
   QuotaThrottled,      // a CPU quota throttled the timed calls
