@@ -417,8 +417,7 @@ std::string ScriptSession::close() {
   ::close(event_fd_);
   event_fd_ = -1;
   if (attached_) return "detached from the calling Python process";
-  reap_until(deadline);
-  if (!reaped_ && pid_ > 0) {
+  if (!reap_until(deadline)) {
     exit_overdue_ = true;
     ::kill(pid_, SIGKILL);  // its sandbox with it
     reap();
@@ -447,19 +446,21 @@ void ScriptSession::drain_events_until(std::chrono::steady_clock::time_point dea
   }
 }
 
-void ScriptSession::reap_until(std::chrono::steady_clock::time_point deadline) {
+// False when `deadline` passed with the child still running.
+bool ScriptSession::reap_until(std::chrono::steady_clock::time_point deadline) {
   while (!reaped_ && !attached_ && pid_ > 0) {
     const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
     if (r == pid_) {
       reaped_ = true;
     } else if (r < 0 && errno != EINTR) {
-      return;
+      return true;  // not ours to wait for (gone already)
     } else if (std::chrono::steady_clock::now() >= deadline) {
-      return;
+      return false;
     } else {
       usleep(10 * 1000);
     }
   }
+  return true;
 }
 
 void ScriptSession::reap() {

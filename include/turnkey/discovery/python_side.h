@@ -197,7 +197,7 @@ class ScriptSession {
   // how it ended ("the Python side was killed by signal 9 (...) during export").
   std::string ended_during(const std::string& what);
   void reap();  // waits for the child we started (once)
-  void reap_until(std::chrono::steady_clock::time_point deadline);
+  bool reap_until(std::chrono::steady_clock::time_point deadline);
   void drain_events_until(std::chrono::steady_clock::time_point deadline);
 
   pid_t pid_ = -1;
