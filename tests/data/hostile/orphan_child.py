@@ -5,14 +5,7 @@ import torch
 
 torch.manual_seed(0)
 
-import os
-
-
-def note_pid(pid=None):
-    folder = os.environ.get("HOSTILE_PID_DIR")
-    if folder:
-        with open(os.path.join(folder, "pids.txt"), "a") as f:
-            f.write("%d\n" % (pid or os.getpid()))
+from pids import note_pid
 
 note_pid()
 child = subprocess.Popen(["sleep", "300"])
