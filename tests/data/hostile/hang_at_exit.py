@@ -1,11 +1,17 @@
 # Its model runs, then the process never exits: an atexit handler sleeps and SIGTERM is ignored.
 import atexit
+import os
 import signal
 import time
 
 import torch
 
-from pids import note_pid
+
+def note_pid(pid=None):
+    folder = os.environ.get("HOSTILE_PID_DIR")
+    if folder:
+        with open(os.path.join(folder, "pids.txt"), "a") as f:
+            f.write("%d\n" % (pid or os.getpid()))
 
 note_pid()
 signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -1,6 +1,12 @@
 # Allocates (and touches) memory until something stops it.
+import os
 
-from pids import note_pid
+
+def note_pid(pid=None):
+    folder = os.environ.get("HOSTILE_PID_DIR")
+    if folder:
+        with open(os.path.join(folder, "pids.txt"), "a") as f:
+            f.write("%d\n" % (pid or os.getpid()))
 
 note_pid()
 chunks = []

@@ -5,7 +5,14 @@ import torch
 
 torch.manual_seed(0)
 
-from pids import note_pid
+import os
+
+
+def note_pid(pid=None):
+    folder = os.environ.get("HOSTILE_PID_DIR")
+    if folder:
+        with open(os.path.join(folder, "pids.txt"), "a") as f:
+            f.write("%d\n" % (pid or os.getpid()))
 
 note_pid()
 child = subprocess.Popen(["sleep", "300"])
