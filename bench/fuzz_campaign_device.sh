@@ -47,9 +47,7 @@ for kv in $workers_table; do
   [ "$w" -gt 0 ] || continue
   mkdir -p "$out/$t/corpus" "$out/$t/crashes" "$out/$t/tmp"
   cp "$pack/seeds/$t"/* "$out/$t/corpus/"
-  # A list line is short: input_list's 64 KiB inputs ran it at a sixth of its 4 KiB speed.
-  max_len=65536
-  [ "$t" = input_list ] && max_len=4096
+  max_len=$(awk -v t="$t" '$1 == t { print $2 }' "$pack/max_len")
   TMPDIR="$out/$t/tmp" "$pack/bin/fuzz_$t" -fork="$w" -ignore_crashes=1 -ignore_timeouts=1 \
     -ignore_ooms=1 -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len="$max_len" \
     -artifact_prefix="$out/$t/crashes/" "$out/$t/corpus" > "$out/$t/log.txt" 2>&1 &

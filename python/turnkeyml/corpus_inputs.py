@@ -6,9 +6,11 @@ takes, by the modality its class declares (`main_input_name`), with the configur
 
 Token ids and an attention mask for text; decoder token ids too for encoder-decoders; pixel values
 at the configuration's image size for vision; both for a dual encoder (CLIP-like: a text and an
-image tower); log-mel features (Whisper-like) or raw samples for
-audio. Random values from torch's generator (the script seeds it). A model this cannot feed raises
-ValueError naming what it takes, so the script fails in one line.
+image tower); log-mel features (Whisper-like) or raw samples for audio; token ids and audio for a
+model with an audio tower beside its text (speech LLMs: one audio token per embedding the tower
+makes, counted on fake tensors; text-audio dual encoders). Random values from torch's generator
+(the script seeds it). A model this cannot feed raises ValueError naming what it takes, so the
+script fails in one line.
 """
 
 import copy
@@ -87,6 +89,10 @@ def transformers_inputs(model, batch_size, max_seq_length):
         inputs = _text_inputs(config, batch_size, max_seq_length)
         inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
         return inputs
+    if main == "input_ids" and _audio_tower(model):
+        audio = _audio_inputs(model, batch_size, max_seq_length)
+        if audio is not None:
+            return _with_audio(model, audio, batch_size, max_seq_length)
     if main == "input_ids":
         length = _sequence_length(config, max_seq_length)
         inputs = {"input_ids": _token_ids(config, batch_size, length),
@@ -112,6 +118,136 @@ def transformers_inputs(model, batch_size, max_seq_length):
         return {"input_values": torch.randn(batch_size, 16000)}
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
+
+
+# Audio towers: the names their forwards give the features, a mask over the features' frames, and
+# the sizes of a frame in their configurations.
+_AUDIO_INPUTS = ("input_features", "input_values")
+_AUDIO_MASKS = ("input_features_mask", "feature_attention_mask", "input_features_attention_mask",
+                "padding_mask", "audio_attention_mask")
+_MEL_SIZES = ("num_mel_bins", "n_mels", "feature_size", "input_feat_per_channel", "input_dim",
+              "num_mel_filters", "input_feature_size")
+
+
+def _audio_tower(model):
+    """A model with an audio tower beside its text (an `audio_config`) whose forward takes both
+    token ids and audio: speech LLMs (Qwen2-Audio, Voxtral: audio embeddings spliced in at audio
+    tokens) and text-audio dual encoders (CLAP)."""
+    return (getattr(model.config, "audio_config", None) is not None
+            and any(_accepts(model, name) for name in _AUDIO_INPUTS))
+
+
+def _audio_token(config):
+    for holder in (config, getattr(config, "audio_config", None)):
+        for name in ("audio_token_id", "audio_token_index"):
+            value = getattr(holder, name, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def _audio_layouts(model, batch_size):
+    """Candidate audio inputs, most likely first: Whisper-like log-mel features (mel bins by
+    frames, 2 frames per encoder position, which those encoders require), the same frames first,
+    or raw samples; each with a mask over its frames where the forward takes one (bool, then
+    integer)."""
+    audio = model.config.audio_config
+    name = next(n for n in _AUDIO_INPUTS if _accepts(model, n))
+    masks = [m for m in _AUDIO_MASKS if _accepts(model, m)]
+    if name == "input_values":
+        candidates = [(torch.randn(batch_size, 16000), 16000)]
+    else:
+        mel = next((int(getattr(audio, m)) for m in _MEL_SIZES
+                    if isinstance(getattr(audio, m, None), int)), 128)
+        positions = getattr(audio, "max_source_positions", None)
+        frames = 2 * int(positions) if isinstance(positions, int) and positions > 0 else 400
+        candidates = [(torch.randn(batch_size, mel, frames), frames),
+                      (torch.randn(batch_size, frames, mel), frames)]
+    for values, frames in candidates:
+        for dtype in (torch.bool, torch.long)[:1 if not masks else 2]:
+            inputs = {name: values}
+            for mask in masks:
+                inputs[mask] = torch.ones(batch_size, frames, dtype=dtype)
+            yield inputs
+
+
+def _embeddings_count(output):
+    """How many embedding vectors an audio tower's output holds (its pooled or last hidden
+    states, whatever leading dimensions they have)."""
+    for name in ("pooler_output", "last_hidden_state", "audio_embeds"):
+        value = getattr(output, name, None)
+        if isinstance(value, torch.Tensor):
+            output = value
+            break
+    if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+        output = output[0]
+    if not isinstance(output, torch.Tensor) or output.dim() < 2:
+        return None
+    return output.numel() // output.shape[-1]
+
+
+def _on_fake_tensors(function, kwargs):
+    """function(**kwargs) on fake tensors: shapes only, no compute, and not an execution for
+    turnkey's discovery. Raises what the function raises."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    accepted = inspect.signature(function).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        return function(**kwargs)
+
+
+def _audio_encoder(model):
+    """What makes the audio embeddings: the model's `get_audio_features` where it has one, else
+    its audio tower (a submodule named audio_tower, audio_encoder or audio_model)."""
+    get = getattr(model, "get_audio_features", None)
+    if callable(get):
+        return get
+    for name, module in model.named_modules():
+        if name.count(".") <= 1 and name.rpartition(".")[2] in (
+                "audio_tower", "audio_encoder", "audio_model"):
+            return module.forward
+    return None
+
+
+def _audio_inputs(model, batch_size, max_seq_length):
+    """The first candidate audio input the model takes, with the number of audio embeddings its
+    audio tower makes per sample where audio tokens stand for them (else None); None when no
+    candidate fits. Tried on fake tensors: the audio tower where there are audio tokens to
+    count, else the whole forward with text beside the audio."""
+    encoder = _audio_encoder(model)
+    token = _audio_token(model.config)
+    for inputs in _audio_layouts(model, batch_size):
+        try:
+            if token is not None and encoder is not None:
+                count = _embeddings_count(_on_fake_tensors(encoder, inputs))
+                if count and count % batch_size == 0:
+                    return inputs, count // batch_size
+            elif token is None:
+                text = _text_inputs(model.config, batch_size, max_seq_length)
+                _on_fake_tensors(model.forward, dict(text, **inputs))
+                return inputs, None
+        except Exception:  # not this layout
+            continue
+    return None
+
+
+def _with_audio(model, audio, batch_size, max_seq_length):
+    """Token ids with one audio token per audio embedding (first, then text), and the audio."""
+    inputs, per_sample = audio
+    config = model.config
+    text = getattr(config, "text_config", None) or config
+    length = _sequence_length(text, max_seq_length)
+    ids = _token_ids(text, batch_size, length)
+    token = _audio_token(config)
+    if per_sample:
+        ids[ids == token] = 0
+        ids = torch.cat([torch.full((batch_size, per_sample), token, dtype=ids.dtype), ids], 1)
+    result = {"input_ids": ids,
+              "attention_mask": torch.ones(batch_size, ids.shape[1], dtype=torch.long)}
+    result.update(inputs)
+    return result
 
 
 # Budget of a models/transformers script's model. Its weights are held twice while turnkey

@@ -3,6 +3,7 @@
 #include "turnkey/discovery/sandbox.h"
 #include "turnkey/corpus/corpus.h"
 
+#include <poll.h>
 #include <signal.h>
 
 #include <atomic>
@@ -35,6 +36,15 @@ namespace engine_internal {
 std::atomic<int> g_corpus_stop_signal{0};
 
 void on_corpus_stop_signal(int sig) { g_corpus_stop_signal = sig; }
+
+Ended stopped_from_outside(Ended ended, const std::function<std::string(int)>& why) {
+  if (ended.status != Status::Crashed || (ended.signal != SIGTERM && ended.signal != SIGINT)) {
+    return ended;
+  }
+  for (int i = 0; i < 20 && !g_corpus_stop_signal; ++i) ::poll(nullptr, 0, 10);
+  if (!g_corpus_stop_signal) return ended;
+  return {Status::Cancelled, 0, -1, why(g_corpus_stop_signal.load())};
+}
 
 }  // namespace engine_internal
 

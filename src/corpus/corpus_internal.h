@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -101,6 +102,13 @@ std::vector<InputResult> run_on_slurm(const Corpus& corpus, const std::vector<Co
 // Set by SIGINT/SIGTERM during a corpus run (0 = none); the loops stop their workers and jobs.
 extern std::atomic<int> g_corpus_stop_signal;
 void on_corpus_stop_signal(int sig);  // a signal handler: stores sig
+
+// A worker dead of SIGINT or SIGTERM while the run is being stopped died of the stop itself: a
+// Ctrl-C reaches the whole foreground process group, workers included, and scancel signals every
+// process of a job, so the worker can die and be reaped before this process's own handler has run
+// (waits up to 200 ms for it). Such an end is `cancelled`, with why(the stop signal) as its
+// detail; any other end is kept.
+Ended stopped_from_outside(Ended ended, const std::function<std::string(int)>& why);
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

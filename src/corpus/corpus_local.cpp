@@ -182,7 +182,10 @@ class LocalScheduler {
     if (s.benchmarking) release(s);
     if (s.control_fd >= 0) ::close(s.control_fd);
     s.control_fd = -1;
-    InputResult r = corpus_.finalize(s.in, s.proc->ended(), s.proc->elapsed_s());
+    const Ended end = stopped_from_outside(s.proc->ended(), [](int signal) {
+      return fmt::format("turnkey was stopped by signal {}", signal);
+    });
+    InputResult r = corpus_.finalize(s.in, end, s.proc->elapsed_s());
     // A worker killed on a limit left its sandbox's staging folder (its processes are gone).
     remove_staging_of(corpus_.cache_dir(), s.proc->pid());
     if (!live_echo_) {

@@ -124,16 +124,10 @@ int corpus_isolate_main(const std::vector<std::string>& args) {
     ::poll(&p, proc.output_fd() >= 0 ? 1 : 0, 50);
     reap_orphans({proc.pid()});
   }
-  // scancel signals every process of the job at once: the worker may die of that SIGTERM, and be
-  // reaped, before this process's own handler has run. Its death is then the cancel's doing.
   // A worker that finished on its own before the cancel keeps its outcome.
-  Ended ended = proc.ended();
-  if (ended.status == Status::Crashed && ended.signal == SIGTERM) {
-    for (int i = 0; i < 20 && !g_corpus_stop_signal; ++i) ::poll(nullptr, 0, 10);
-    if (g_corpus_stop_signal) {
-      ended = {Status::Cancelled, 0, -1, "the Slurm job was cancelled or reached its time limit"};
-    }
-  }
+  Ended ended = stopped_from_outside(proc.ended(), [](int) {
+    return std::string("the Slurm job was cancelled or reached its time limit");
+  });
   allocation["finished"] = utc_timestamp_now();
   InputResult r = corpus.finalize(in, ended, proc.elapsed_s(), {{"allocation", allocation}});
   remove_staging_of(corpus.cache_dir(), proc.pid());  // a killed worker's (staging.h)

@@ -382,21 +382,14 @@ std::string ScriptSession::ended_during(const std::string& what) {
   if (attached_) return fmt::format("the calling Python process stopped answering during {}", what);
   // The child closes its end of the pipe when it exits; a script that closed the descriptor
   // itself is still running, so wait a little, never forever (close() reaps it later).
-  for (int waited_ms = 0; waited_ms < 2000; waited_ms += 10) {
-    const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
-    if (r == pid_) {
-      reaped_ = true;
-      closed_ = true;
-      for (int* fd : {&command_fd_, &event_fd_}) {
-        if (*fd >= 0) ::close(*fd);
-        *fd = -1;
-      }
-      return fmt::format("the Python side {} during {}", how_it_ended(wait_status_), what);
-    }
-    if (r < 0 && errno != EINTR) break;
-    usleep(10 * 1000);
+  reap_until(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  if (!reaped_) return fmt::format("the Python side stopped answering during {}", what);
+  closed_ = true;
+  for (int* fd : {&command_fd_, &event_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
   }
-  return fmt::format("the Python side stopped answering during {}", what);
+  return fmt::format("the Python side {} during {}", how_it_ended(wait_status_), what);
 }
 
 std::string ScriptSession::close() {

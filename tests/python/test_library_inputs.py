@@ -187,6 +187,28 @@ class CorpusInputs(unittest.TestCase):
         given = corpus_inputs.transformers_inputs(transformers.BertModel(config), 1, 8)
         self.assertEqual(sorted(given), ["attention_mask", "input_ids"])
 
+    def test_a_speech_llm_gets_one_audio_token_per_audio_embedding(self):
+        # Qwen2-Audio splices its audio tower's embeddings in at audio tokens: text alone fails,
+        # a wrong count fails ("Audio features and audio tokens do not match").
+        config = transformers.Qwen2AudioConfig(
+            audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
+                              encoder_ffn_dim=32, num_mel_bins=8, max_source_positions=10),
+            text_config=dict(model_type="qwen2", vocab_size=300, hidden_size=16,
+                             intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                             num_key_value_heads=1),
+            audio_token_index=299)
+        model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertIn("input_features", given)
+        self.assertEqual(list(given["input_features"].shape), [2, 8, 20])  # 2 frames a position
+        audio_tokens = (given["input_ids"] == 299).sum(1).tolist()
+        self.assertEqual(audio_tokens[0], audio_tokens[1])
+        self.assertGreater(audio_tokens[0], 0)
+        self.assertEqual(given["input_ids"].shape[1], 8 + audio_tokens[0])
+        with torch.no_grad():
+            out = model(**given)
+        self.assertEqual(list(out.logits.shape), [2, 8 + audio_tokens[0], 300])
+
     def test_a_configuration_over_the_budget_keeps_its_architecture_with_fewer_layers(self):
         # A Gemma-2-like decoder (sliding and global attention alternate, 8 layers, a 4096-token
         # vocabulary) over a budget of 0.4 M parameters: two layers, one of each kind, stay.

@@ -171,6 +171,23 @@ class ServeLoopReleases(unittest.TestCase):
         self.assertRegex(refused["error"], r"^RuntimeError: torch .* (has no CUDA|can use no GPU)")
         self.assertTrue(ready["ok"], ready)
 
+    def test_an_unknown_model_id_fails_in_one_line_without_a_traceback(self):
+        # A forged `model` message makes the core ask for ids the Python side never sent: the
+        # fault is the message's, so the reply carries no traceback of this code to print.
+        v = commands.PROTOCOL_VERSION
+        channel = self.Channel([
+            {"v": v, "type": "export", "id": 7, "exporters": ["torchscript"]},
+            {"v": v, "type": "bench_prepare", "id": 0, "mode": "eager", "device": "nvidia"},
+        ])
+        self.assertEqual(commands.serve(channel, [entry_of(Mlp(), torch.randn(1, 64))]), 0)
+        unknown, other = channel.sent
+        self.assertFalse(unknown["ok"])
+        self.assertEqual(unknown["error"], "CommandError: no model with id 7")
+        self.assertNotIn("traceback", unknown)
+        # Any other failure keeps its traceback for the log.
+        if not other["ok"]:
+            self.assertIn("Traceback", other["traceback"])
+
 
 if __name__ == "__main__":
     unittest.main()

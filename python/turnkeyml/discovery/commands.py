@@ -14,6 +14,11 @@ from .protocol import PROTOCOL_VERSION
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+class CommandError(ValueError):
+    """A command the Python side cannot carry out as asked (an id it never sent): the core's
+    message, or a forged one, is at fault, not this code, so its reply has no traceback."""
+
+
 def one_line(error):
     """The error's first line, without terminal colour codes (torch's exporter prints some)."""
     message = (_ANSI.sub("", str(error)).strip().splitlines() or [""])[0]
@@ -73,7 +78,7 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
     def entry_of(command):
         entry_id = command.get("id")
         if not isinstance(entry_id, int) or not 0 <= entry_id < len(entries):
-            raise ValueError("no model with id %r" % (entry_id,))
+            raise CommandError("no model with id %r" % (entry_id,))
         return entries[entry_id]
 
     def module(name):
@@ -241,5 +246,7 @@ def _loop(channel, handlers, gate, notices, release):
                 function(command, reply)
             reply["ok"] = True
         except Exception as error:  # the command's failure is the core's to report
-            reply.update(error_fields(error), traceback=traceback.format_exc())
+            reply.update(error_fields(error))
+            if not isinstance(error, CommandError):
+                reply["traceback"] = traceback.format_exc()
         channel.send(reply_type, **reply)

@@ -1,0 +1,102 @@
+// Shared by the corpus-run tests (test_corpus_*.cpp, one program): the hostile corpus and its
+// expected statuses, the pids its scripts record, input records read back, tiny good scripts.
+// Inline definitions.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "e2e_util.h"
+#include "support/temp_dir.h"
+
+namespace turnkey::test {
+
+namespace fs = std::filesystem;
+
+inline const fs::path kHostile = fs::path(TURNKEY_SOURCE_DIR) / "tests" / "data" / "hostile";
+
+// A process that still exists and is not a zombie waiting for its reaper.
+inline bool alive(pid_t pid) {
+  std::string stat = slurp(fs::path("/proc") / std::to_string(pid) / "stat");
+  if (stat.empty()) return false;
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+inline std::vector<pid_t> recorded_pids(const fs::path& pid_dir) {
+  std::vector<pid_t> pids;
+  std::ifstream in(pid_dir / "pids.txt");
+  pid_t p;
+  while (in >> p) pids.push_back(p);
+  return pids;
+}
+
+inline std::string still_running(const std::vector<pid_t>& pids) {
+  // A killed process can be a zombie for a moment; give reapers a short while.
+  std::string left;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    left.clear();
+    for (pid_t p : pids) {
+      if (!alive(p)) continue;
+      left.push_back(' ');
+      left.append(std::to_string(p));
+    }
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return left;
+}
+
+// The input record of `script` (inputs/<stem>_<hash8>.yaml) as text; "" when missing.
+inline std::string record_of(const fs::path& cache, const std::string& stem) {
+  for (const auto& e : fs::directory_iterator(cache / "inputs")) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".yaml" && name.rfind(stem + "_", 0) == 0 &&
+        name.size() == stem.size() + 1 + 8 + 5) {
+      return slurp(e.path());
+    }
+  }
+  return "";
+}
+
+inline std::string yaml_string(const std::string& text, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("(^|\n)" + key + ": \"?([^\"\n]*)\"?"))) return m[2];
+  return "";
+}
+
+inline std::vector<std::pair<std::string, std::string>> expected_statuses() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(kHostile / "expected_status.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t sp = line.find(' ');
+    std::string status = line.substr(line.find_first_not_of(' ', sp));
+    out.push_back({line.substr(0, sp), status});
+  }
+  return out;
+}
+
+inline std::string write_script(const fs::path& dir, const std::string& name, int width) {
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p) << "import torch\n\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential("
+                      "torch.nn.Linear("
+                   << width << ", 8), torch.nn.ReLU())\n"
+                   << "model(torch.randn(1, " << width << "))\n";
+  return p.string();
+}
+
+}  // namespace turnkey::test
