@@ -15,6 +15,7 @@ script fails in one line.
 
 import copy
 import inspect
+import logging
 
 import torch
 
@@ -37,9 +38,30 @@ def _size(value, default):
     return int(value) if value else default
 
 
-def _token_ids(config, batch_size, length):
+# Token ids with a meaning of their own, which random text must not hold.
+_ORDINARY_TOKENS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
+                    "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id")
+
+
+def _placeholder_tokens(config):
+    """The ids of the placeholder tokens a model splices its towers' embeddings in at (image,
+    audio, video tokens, and their begin and end markers), in the configuration and its parts."""
+    ids = set()
+    holders = [config] + [v for v in vars(config).values() if hasattr(v, "to_dict")]
+    for holder in holders:
+        for name, value in vars(holder).items():
+            if (name.endswith(("_token_id", "_token_index")) and name not in _ORDINARY_TOKENS
+                    and isinstance(value, int) and not isinstance(value, bool)):
+                ids.add(value)
+    return ids
+
+
+def _token_ids(config, batch_size, length, avoid=()):
     vocab = _sub(config, "vocab_size") or 1000
-    return torch.randint(0, max(2, min(int(vocab), 32000)), (batch_size, length))
+    ids = torch.randint(0, max(2, min(int(vocab), 32000)), (batch_size, length))
+    for token in avoid:  # a random placeholder would ask for an image or audio not given
+        ids[ids == token] = 0 if token != 0 else 1
+    return ids
 
 
 def _sequence_length(config, max_seq_length):
@@ -77,7 +99,7 @@ def _pixel_values(config, batch_size):
 def _text_inputs(config, batch_size, max_seq_length):
     text = getattr(config, "text_config", None) or config  # a dual encoder's text tower
     length = _sequence_length(text, max_seq_length)
-    return {"input_ids": _token_ids(text, batch_size, length),
+    return {"input_ids": _token_ids(text, batch_size, length, _placeholder_tokens(config)),
             "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
 
 
@@ -92,13 +114,14 @@ def transformers_inputs(model, batch_size, max_seq_length):
     if main == "input_ids" and _audio_tower(model):
         audio = _audio_inputs(model, batch_size, max_seq_length)
         if audio is not None:
-            return _with_audio(model, audio, batch_size, max_seq_length)
+            return _with_audio(model, audio, batch_size)
     if main == "input_ids":
         length = _sequence_length(config, max_seq_length)
-        inputs = {"input_ids": _token_ids(config, batch_size, length),
+        avoid = _placeholder_tokens(config)
+        inputs = {"input_ids": _token_ids(config, batch_size, length, avoid),
                   "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
         if getattr(config, "is_encoder_decoder", False):
-            inputs["decoder_input_ids"] = _token_ids(config, batch_size, length)
+            inputs["decoder_input_ids"] = _token_ids(config, batch_size, length, avoid)
         return inputs
     if main == "pixel_values":
         return {"pixel_values": _pixel_values(config, batch_size)}
@@ -162,7 +185,8 @@ def _audio_layouts(model, batch_size):
         positions = getattr(audio, "max_source_positions", None)
         frames = 2 * int(positions) if isinstance(positions, int) and positions > 0 else 400
         candidates = [(torch.randn(batch_size, mel, frames), frames),
-                      (torch.randn(batch_size, frames, mel), frames)]
+                      (torch.randn(batch_size, frames, mel), frames),
+                      (torch.randn(batch_size, 1, frames, mel), frames)]  # CLAP: a channel
     for values, frames in candidates:
         for dtype in (torch.bool, torch.long)[:1 if not masks else 2]:
             inputs = {name: values}
@@ -194,8 +218,14 @@ def _on_fake_tensors(function, kwargs):
     accepted = inspect.signature(function).parameters
     if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
         kwargs = {k: v for k, v in kwargs.items() if k in accepted}
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        return function(**kwargs)
+    log = logging.getLogger("torch._subclasses.fake_tensor")  # logs each failed try as an error
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            return function(**kwargs)
+    finally:
+        log.setLevel(level)
 
 
 def _audio_encoder(model):
@@ -212,37 +242,48 @@ def _audio_encoder(model):
 
 
 def _audio_inputs(model, batch_size, max_seq_length):
-    """The first candidate audio input the model takes, with the number of audio embeddings its
-    audio tower makes per sample where audio tokens stand for them (else None); None when no
-    candidate fits. Tried on fake tensors: the audio tower where there are audio tokens to
-    count, else the whole forward with text beside the audio."""
+    """(audio inputs, audio tokens per sample, text length): the first candidate audio input the
+    model takes, the number of audio embeddings its audio tower makes per sample where audio
+    tokens stand for them (else None), and the text's length; None when no candidate fits.
+    Tried on fake tensors: the audio tower where there are audio tokens to count, else the
+    whole forward with text beside the audio."""
     encoder = _audio_encoder(model)
     token = _audio_token(model.config)
     for inputs in _audio_layouts(model, batch_size):
+        count = None
         try:
-            if token is not None and encoder is not None:
+            if encoder is not None:
                 count = _embeddings_count(_on_fake_tensors(encoder, inputs))
-                if count and count % batch_size == 0:
-                    return inputs, count // batch_size
-            elif token is None:
-                text = _text_inputs(model.config, batch_size, max_seq_length)
-                _on_fake_tensors(model.forward, dict(text, **inputs))
-                return inputs, None
+                count = count // batch_size if count and count % batch_size == 0 else None
         except Exception:  # not this layout
+            pass
+        if token is not None:
+            if count:
+                return inputs, count, max_seq_length
             continue
+        # No audio tokens: a dual encoder (text beside audio), or text aligned with the audio's
+        # embeddings step by step (Voxtral Realtime adds them): text of the usual length, else
+        # of the audio's.
+        for length in (max_seq_length, count):
+            try:
+                if length:
+                    text = _text_inputs(model.config, batch_size, length)
+                    _on_fake_tensors(model.forward, dict(text, **inputs))
+                    return inputs, None, length
+            except Exception:  # not this layout or length
+                continue
     return None
 
 
-def _with_audio(model, audio, batch_size, max_seq_length):
+def _with_audio(model, audio, batch_size):
     """Token ids with one audio token per audio embedding (first, then text), and the audio."""
-    inputs, per_sample = audio
+    inputs, per_sample, text_length = audio
     config = model.config
     text = getattr(config, "text_config", None) or config
-    length = _sequence_length(text, max_seq_length)
-    ids = _token_ids(text, batch_size, length)
+    length = _sequence_length(text, text_length)
+    ids = _token_ids(text, batch_size, length, _placeholder_tokens(config))
     token = _audio_token(config)
     if per_sample:
-        ids[ids == token] = 0
         ids = torch.cat([torch.full((batch_size, per_sample), token, dtype=ids.dtype), ids], 1)
     result = {"input_ids": ids,
               "attention_mask": torch.ones(batch_size, ids.shape[1], dtype=torch.long)}
@@ -324,6 +365,7 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
         if _cap(holder, "vocab_size", vocab, changed):
             for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
                 _cap(holder, name, vocab - 1, [])
+            _renumber_special_tokens(config, vocab)
         keep = _layers_kept(holder, layers) if keep_kinds else layers
         for name in _LAYER_COUNTS:
             if _cap(holder, name, keep, changed):
@@ -336,6 +378,21 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
                 for per_token in _EXPERTS_PER_TOKEN:
                     _cap(holder, per_token, experts, [])
     return changed
+
+
+def _renumber_special_tokens(config, vocab):
+    """Gives the placeholder tokens past a cut vocabulary (audio, image, video tokens: a model
+    splices its towers' embeddings in where they stand) distinct ids at its end, in every
+    configuration that names them."""
+    renumbered = {}  # old id -> new id: a token named in two configurations stays one token
+    for holder in _configs(config):
+        for name in sorted(vars(holder)):
+            value = getattr(holder, name, None)
+            if (name.endswith(("_token_id", "_token_index")) and isinstance(value, int)
+                    and not isinstance(value, bool) and value >= vocab):
+                # vocab - 1 is where pad, bos and eos went
+                new = renumbered.setdefault(value, vocab - 2 - len(renumbered))
+                setattr(holder, name, new)
 
 
 # The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one

@@ -209,6 +209,28 @@ class CorpusInputs(unittest.TestCase):
             out = model(**given)
         self.assertEqual(list(out.logits.shape), [2, 8 + audio_tokens[0], 300])
 
+    def test_a_cut_vocabulary_keeps_the_placeholder_tokens_and_random_text_avoids_them(self):
+        # Qwen2-Audio's audio token (151646) is past a 32000-token vocabulary: it moves to the
+        # vocabulary's end, and random text never holds it (it would ask for audio not given).
+        config = transformers.Qwen2AudioConfig(
+            audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
+                              encoder_ffn_dim=32, num_mel_bins=8, max_source_positions=10),
+            text_config=dict(model_type="qwen2", vocab_size=151936, hidden_size=16,
+                             intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                             num_key_value_heads=1))
+        self.assertEqual(config.audio_token_id, 151646)
+        changed = corpus_inputs._shrink(config, 1, 1 << 62, 32000, True)
+        self.assertIn("vocab_size 151936 -> 32000", changed)
+        self.assertEqual(config.audio_token_id, 31998)
+        self.assertEqual(corpus_inputs._placeholder_tokens(config), {31998})
+        ids = corpus_inputs._token_ids(config.text_config, 4, 100000, {31998})
+        self.assertFalse((ids == 31998).any())
+        model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        with torch.no_grad():
+            model(**given)  # every audio token is one of the tower's, and there are enough
+        self.assertGreater(int((given["input_ids"] == 31998).sum()), 0)
+
     def test_a_configuration_over_the_budget_keeps_its_architecture_with_fewer_layers(self):
         # A Gemma-2-like decoder (sliding and global attention alternate, 8 layers, a 4096-token
         # vocabulary) over a budget of 0.4 M parameters: two layers, one of each kind, stay.
