@@ -20,11 +20,20 @@ import logging
 import torch
 
 
+def _get(holder, name):
+    """holder.name, or None: also where transformers refuses to give one value for an attribute
+    that may differ per layer (AmbiguousGlobalPerLayerAttributeError, Gemma 4)."""
+    try:
+        return getattr(holder, name, None)
+    except Exception:
+        return None
+
+
 def _sub(config, name):
     """`name` from the configuration or one of its sub-configurations (vision_config, ...)."""
     for holder in (config, getattr(config, "vision_config", None),
                    getattr(config, "encoder", None), getattr(config, "text_config", None)):
-        value = getattr(holder, name, None) if holder is not None else None
+        value = _get(holder, name) if holder is not None else None
         if value is not None:
             return value
     return None
@@ -163,7 +172,7 @@ def _audio_tower(model):
 def _audio_token(config):
     for holder in (config, getattr(config, "audio_config", None)):
         for name in ("audio_token_id", "audio_token_index"):
-            value = getattr(holder, name, None)
+            value = _get(holder, name)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
     return None
@@ -334,7 +343,7 @@ def _layers_kept(holder, layers):
     whose sixth layer is the only global-attention one keeps six)."""
     keep = layers
     for name in _LAYER_LISTS:
-        values = getattr(holder, name, None)
+        values = _get(holder, name)
         if isinstance(values, (list, tuple)) and values:
             kinds = set(map(repr, values))
             seen = set()
@@ -348,7 +357,7 @@ def _layers_kept(holder, layers):
 
 def _cap(holder, name, limit, changed):
     """Sets the integer `name` of holder to `limit` where it is larger; says so in `changed`."""
-    value = getattr(holder, name, None)
+    value = _get(holder, name)
     if not isinstance(value, int) or isinstance(value, bool) or value <= limit:
         return False
     setattr(holder, name, limit)
@@ -370,7 +379,7 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
         for name in _LAYER_COUNTS:
             if _cap(holder, name, keep, changed):
                 for list_name in _LAYER_LISTS:
-                    values = getattr(holder, list_name, None)
+                    values = _get(holder, list_name)
                     if isinstance(values, (list, tuple)) and len(values) > keep:
                         setattr(holder, list_name, type(values)(values[:keep]))
         for name in _EXPERTS:
@@ -387,7 +396,7 @@ def _renumber_special_tokens(config, vocab):
     renumbered = {}  # old id -> new id: a token named in two configurations stays one token
     for holder in _configs(config):
         for name in sorted(vars(holder)):
-            value = getattr(holder, name, None)
+            value = _get(holder, name)
             if (name.endswith(("_token_id", "_token_index")) and isinstance(value, int)
                     and not isinstance(value, bool) and value >= vocab):
                 # vocab - 1 is where pad, bos and eos went

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,23 @@ print("parameters", sum(p.numel() for p in model.parameters()))
   const double parameters = std::stod(n.out.substr(at + 11));
   EXPECT_GT(parameters, 100e6) << n.out;
   EXPECT_LT(parameters, 200e6) << "SmolLM-135M, not LlamaConfig()'s 6.7 B: " << n.out;
+}
+
+// models/popular_on_huggingface (issue 28): the scripts are what the generator writes from its table
+// of published configurations, and each model it builds (on the meta device) has the checkpoint's
+// published parameter count within 5%, or a written reason.
+TEST_F(LibraryModels, PopularOnHuggingfaceMatchesItsGeneratorAndThePublishedSizes) {
+  const char* python = std::getenv("TURNKEY_PYTHON");
+  ASSERT_NE(python, nullptr);
+  const fs::path corpus = fs::path(TURNKEY_SOURCE_DIR) / "models/popular_on_huggingface";
+  RunResult check = run_command(
+      {python, (corpus / "generate").string(), "--check"},
+      {{"HF_HUB_OFFLINE", "1"}, {"PYTHONPATH", (fs::path(TURNKEY_SOURCE_DIR) / "python").string()}},
+      {}, 300);
+  EXPECT_EQ(check.exit_code, 0) << check.all();
+  EXPECT_TRUE(std::regex_search(check.all(), std::regex(
+      "generate: [0-9]+ scripts, 0 missing or stale, 0 parameter counts out of tolerance")))
+      << check.all();
 }
 
 // A weight-normalised layer (transformers' Wav2Vec2 has one) computes its weight through torch's
