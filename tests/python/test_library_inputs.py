@@ -251,6 +251,25 @@ class CorpusInputs(unittest.TestCase):
             out = model(**corpus_inputs.transformers_inputs(model, 1, 8))
         self.assertEqual(list(out.logits.shape), [1, 8, 4096])
 
+    def test_a_hybrid_keeps_one_layer_of_each_kind_not_the_first_layers(self):
+        # Qwen3.5: three linear-attention layers, then a full-attention one. Its first layer
+        # alone is a model of linear attention only, which fails in its forward ("get_seq_length
+        # can only be called on Attention layers"); the cut keeps one layer of each kind.
+        config = transformers.Qwen3_5TextConfig(
+            vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=8,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+            linear_num_key_heads=2, linear_num_value_heads=2, linear_key_head_dim=16,
+            linear_value_head_dim=16)
+        self.assertEqual(config.layer_types[:4], ["linear_attention"] * 3 + ["full_attention"])
+        cls = transformers.Qwen3_5TextModel
+        smaller = corpus_inputs.fitted(config, cls, max_parameters=500_000)
+        self.assertEqual(smaller.num_hidden_layers, 2)
+        self.assertEqual(smaller.layer_types, ["linear_attention", "full_attention"])
+        model = cls(smaller).eval()
+        with torch.no_grad():
+            out = model(**corpus_inputs.transformers_inputs(model, 1, 8))
+        self.assertEqual(list(out.last_hidden_state.shape), [1, 8, 64])
+
     def test_a_mixture_of_experts_loses_experts_then_vocabulary_until_it_fits(self):
         config = transformers.MixtralConfig(
             vocab_size=40000, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
