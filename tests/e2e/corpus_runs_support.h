@@ -99,4 +99,39 @@ inline std::string write_script(const fs::path& dir, const std::string& name, in
   return p.string();
 }
 
+// Starts turnkey with `args` in a process group of its own (as a shell starts a job), its output
+// in dir/out.txt, its cache in dir/cache, the hostile scripts noting their pids in dir/pids.
+inline pid_t start_turnkey_job(const fs::path& dir, const std::vector<std::string>& args) {
+  fs::create_directories(dir / "pids");
+  const fs::path out = dir / "out.txt";
+  std::vector<std::string> words = {turnkey_binary()};
+  words.insert(words.end(), args.begin(), args.end());
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setenv("HOSTILE_PID_DIR", (dir / "pids").c_str(), 1);
+    setenv("TURNKEY_CACHE_DIR", (dir / "cache").c_str(), 1);
+    setenv("TURNKEY_BUILD_MONITOR", "False", 1);
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// The pids the job's scripts noted, once there are `n` of them (a minute at most).
+inline std::vector<pid_t> wait_for_pids(const fs::path& dir, size_t n) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 600 && pids.size() < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pids = recorded_pids(dir / "pids");
+  }
+  return pids;
+}
+
 }  // namespace turnkey::test

@@ -10,26 +10,10 @@ namespace {
 // still prints the summary, and exits with 128 + 2; a rerun runs the cancelled input again.
 TEST(CorpusRuns, InterruptedRunCancelsItsInputAndARerunRunsItAgain) {
   TempDir dir("tk-interrupt");
-  fs::create_directories(dir / "pids");
   const fs::path out = dir / "out.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("HOSTILE_PID_DIR", (dir / "pids").c_str(), 1);
-    setenv("TURNKEY_CACHE_DIR", (dir / "cache").c_str(), 1);
-    setenv("TURNKEY_BUILD_MONITOR", "False", 1);
-    std::string bin = turnkey_binary(), script = (kHostile / "infinite_loop.py").string();
-    execl(bin.c_str(), bin.c_str(), script.c_str(), "--process-isolation", nullptr);
-    _exit(127);
-  }
-  std::vector<pid_t> pids;
-  for (int i = 0; i < 600 && pids.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    pids = recorded_pids(dir / "pids");
-  }
+  pid_t pid = start_turnkey_job(dir.path(),
+                                {(kHostile / "infinite_loop.py").string(), "--process-isolation"});
+  std::vector<pid_t> pids = wait_for_pids(dir.path(), 1);
   ASSERT_FALSE(pids.empty()) << "the script never started";
   kill(pid, SIGINT);
   int status = 0;
@@ -56,35 +40,19 @@ TEST(CorpusRuns, InterruptedRunCancelsItsInputAndARerunRunsItAgain) {
 // the signal 50 ms before turnkey, the order that lost the race.
 TEST(CorpusRuns, ACtrlCToTheWholeGroupCancelsEveryRunningInput) {
   TempDir dir("tk-interrupt-group");
-  fs::create_directories(dir / "pids");
-  std::vector<std::string> scripts;
+  std::vector<std::string> args;
   for (const char* name : {"loop_a.py", "loop_b.py"}) {
     fs::copy_file(kHostile / "infinite_loop.py", dir / name);
-    scripts.push_back((dir / name).string());
+    args.push_back((dir / name).string());
   }
+  args.insert(args.end(), {"-j", "2"});
   const fs::path out = dir / "out.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("HOSTILE_PID_DIR", (dir / "pids").c_str(), 1);
-    setenv("TURNKEY_CACHE_DIR", (dir / "cache").c_str(), 1);
-    setenv("TURNKEY_BUILD_MONITOR", "False", 1);
-    std::string bin = turnkey_binary();
-    execl(bin.c_str(), bin.c_str(), scripts[0].c_str(), scripts[1].c_str(), "-j", "2", nullptr);
-    _exit(127);
-  }
-  std::vector<pid_t> pids;
-  for (int i = 0; i < 600 && pids.size() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    pids = recorded_pids(dir / "pids");
-  }
+  pid_t pid = start_turnkey_job(dir.path(), args);
+  std::vector<pid_t> pids = wait_for_pids(dir.path(), 2);
   ASSERT_EQ(pids.size(), 2u) << "the scripts never started\n" << slurp(out);
   // turnkey's children are its workers (each runs one input and its script).
-  std::istringstream children(slurp(fs::path("/proc") / std::to_string(pid) / "task" /
-                                    std::to_string(pid) / "children"));
+  std::istringstream children(
+      slurp(fs::path("/proc") / std::to_string(pid) / "task" / std::to_string(pid) / "children"));
   pid_t worker;
   int workers = 0;
   while (children >> worker) workers += kill(worker, SIGINT) == 0;
@@ -138,28 +106,10 @@ TEST(CorpusRuns, WithoutCgroupsTheWatchdogStopsAForkStorm) {
 TEST(CorpusRuns, KilledTurnkeyLeavesNoScriptRunning) {
   for (bool isolated : {false, true}) {
     TempDir dir("tk-killed");
-    fs::create_directories(dir / "pids");
-    pid_t pid = fork();
-    if (pid == 0) {
-      setpgid(0, 0);
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      setenv("HOSTILE_PID_DIR", (dir / "pids").c_str(), 1);
-      setenv("TURNKEY_CACHE_DIR", (dir / "cache").c_str(), 1);
-      std::string bin = turnkey_binary(), script = (kHostile / "infinite_loop.py").string();
-      if (isolated) {
-        execl(bin.c_str(), bin.c_str(), script.c_str(), "--process-isolation", nullptr);
-      } else {
-        execl(bin.c_str(), bin.c_str(), script.c_str(), nullptr);
-      }
-      _exit(127);
-    }
-    std::vector<pid_t> pids;
-    for (int i = 0; i < 600 && pids.empty(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      pids = recorded_pids(dir / "pids");
-    }
+    std::vector<std::string> args = {(kHostile / "infinite_loop.py").string()};
+    if (isolated) args.push_back("--process-isolation");
+    pid_t pid = start_turnkey_job(dir.path(), args);
+    std::vector<pid_t> pids = wait_for_pids(dir.path(), 1);
     ASSERT_FALSE(pids.empty()) << "the script never started";
     ASSERT_TRUE(alive(pids[0]));
     kill(pid, SIGKILL);

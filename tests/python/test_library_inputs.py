@@ -162,6 +162,17 @@ class Hashing(unittest.TestCase):
 
 
 
+def tiny_qwen2_audio(vocab_size, **fields):
+    """A Qwen2-Audio configuration of one layer per tower: 10 encoder positions (20 frames)."""
+    return transformers.Qwen2AudioConfig(
+        audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
+                          encoder_ffn_dim=32, num_mel_bins=8, max_source_positions=10),
+        text_config=dict(model_type="qwen2", vocab_size=vocab_size, hidden_size=16,
+                         intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1),
+        **fields)
+
+
 class CorpusInputs(unittest.TestCase):
     """models/transformers' inputs (turnkeyml.corpus_inputs) for real transformers classes."""
 
@@ -190,13 +201,7 @@ class CorpusInputs(unittest.TestCase):
     def test_a_speech_llm_gets_one_audio_token_per_audio_embedding(self):
         # Qwen2-Audio splices its audio tower's embeddings in at audio tokens: text alone fails,
         # a wrong count fails ("Audio features and audio tokens do not match").
-        config = transformers.Qwen2AudioConfig(
-            audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
-                              encoder_ffn_dim=32, num_mel_bins=8, max_source_positions=10),
-            text_config=dict(model_type="qwen2", vocab_size=300, hidden_size=16,
-                             intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                             num_key_value_heads=1),
-            audio_token_index=299)
+        config = tiny_qwen2_audio(vocab_size=300, audio_token_index=299)
         model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
         given = corpus_inputs.transformers_inputs(model, 2, 8)
         self.assertIn("input_features", given)
@@ -212,12 +217,7 @@ class CorpusInputs(unittest.TestCase):
     def test_a_cut_vocabulary_keeps_the_placeholder_tokens_and_random_text_avoids_them(self):
         # Qwen2-Audio's audio token (151646) is past a 32000-token vocabulary: it moves to the
         # vocabulary's end, and random text never holds it (it would ask for audio not given).
-        config = transformers.Qwen2AudioConfig(
-            audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
-                              encoder_ffn_dim=32, num_mel_bins=8, max_source_positions=10),
-            text_config=dict(model_type="qwen2", vocab_size=151936, hidden_size=16,
-                             intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                             num_key_value_heads=1))
+        config = tiny_qwen2_audio(vocab_size=151936)
         self.assertEqual(config.audio_token_id, 151646)
         changed = corpus_inputs._shrink(config, 1, 1 << 62, 32000, True)
         self.assertIn("vocab_size 151936 -> 32000", changed)
