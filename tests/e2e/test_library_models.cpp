@@ -236,9 +236,9 @@ print("parameters", sum(p.numel() for p in model.parameters()))
   EXPECT_LT(parameters, 200e6) << "SmolLM-135M, not LlamaConfig()'s 6.7 B: " << n.out;
 }
 
-// models/popular_on_huggingface (issue 28): the scripts are what the generator writes from its table
-// of published configurations, and each model it builds (on the meta device) has the checkpoint's
-// published parameter count within 5%, or a written reason.
+// models/popular_on_huggingface (issue 28): the scripts are what the generator writes from its
+// table of published configurations, and each model it builds (on the meta device) has the
+// checkpoint's published parameter count within 5%, or a written reason.
 TEST_F(LibraryModels, PopularOnHuggingfaceMatchesItsGeneratorAndThePublishedSizes) {
   const char* python = std::getenv("TURNKEY_PYTHON");
   ASSERT_NE(python, nullptr);
@@ -248,8 +248,10 @@ TEST_F(LibraryModels, PopularOnHuggingfaceMatchesItsGeneratorAndThePublishedSize
       {{"HF_HUB_OFFLINE", "1"}, {"PYTHONPATH", (fs::path(TURNKEY_SOURCE_DIR) / "python").string()}},
       {}, 300);
   EXPECT_EQ(check.exit_code, 0) << check.all();
-  EXPECT_TRUE(std::regex_search(check.all(), std::regex(
-      "generate: [0-9]+ scripts, 0 missing or stale, 0 parameter counts out of tolerance")))
+  EXPECT_TRUE(std::regex_search(
+      check.all(),
+      std::regex(
+          "generate: [0-9]+ scripts, 0 missing or stale, 0 parameter counts out of tolerance")))
       << check.all();
 }
 
