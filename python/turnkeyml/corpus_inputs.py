@@ -52,17 +52,20 @@ _ORDINARY_TOKENS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_sta
                     "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id")
 
 
+def _token_fields(config):
+    """(configuration, field name, token id) of every token id the configuration and its
+    sub-configurations name (`*_token_id`, `*_token_index`)."""
+    for holder in _configs(config):
+        for name, value in sorted(vars(holder).items()):
+            if (name.endswith(("_token_id", "_token_index")) and isinstance(value, int)
+                    and not isinstance(value, bool)):
+                yield holder, name, value
+
+
 def _placeholder_tokens(config):
     """The ids of the placeholder tokens a model splices its towers' embeddings in at (image,
     audio, video tokens, and their begin and end markers), in the configuration and its parts."""
-    ids = set()
-    holders = [config] + [v for v in vars(config).values() if hasattr(v, "to_dict")]
-    for holder in holders:
-        for name, value in vars(holder).items():
-            if (name.endswith(("_token_id", "_token_index")) and name not in _ORDINARY_TOKENS
-                    and isinstance(value, int) and not isinstance(value, bool)):
-                ids.add(value)
-    return ids
+    return {value for _, name, value in _token_fields(config) if name not in _ORDINARY_TOKENS}
 
 
 def _token_ids(config, batch_size, length, avoid=()):
@@ -189,19 +192,17 @@ def _audio_layouts(model, batch_size):
     if name == "input_values":
         candidates = [(torch.randn(batch_size, 16000), 16000)]
     else:
-        mel = next((int(getattr(audio, m)) for m in _MEL_SIZES
-                    if isinstance(getattr(audio, m, None), int)), 128)
-        positions = getattr(audio, "max_source_positions", None)
+        mel = next((int(_get(audio, m)) for m in _MEL_SIZES if isinstance(_get(audio, m), int)),
+                   128)
+        positions = _get(audio, "max_source_positions")
         frames = 2 * int(positions) if isinstance(positions, int) and positions > 0 else 400
         candidates = [(torch.randn(batch_size, mel, frames), frames),
                       (torch.randn(batch_size, frames, mel), frames),
                       (torch.randn(batch_size, 1, frames, mel), frames)]  # CLAP: a channel
     for values, frames in candidates:
-        for dtype in (torch.bool, torch.long)[:1 if not masks else 2]:
-            inputs = {name: values}
-            for mask in masks:
-                inputs[mask] = torch.ones(batch_size, frames, dtype=dtype)
-            yield inputs
+        for dtype in (torch.bool, torch.long) if masks else (None,):
+            yield dict({name: values},
+                       **{mask: torch.ones(batch_size, frames, dtype=dtype) for mask in masks})
 
 
 def _embeddings_count(output):
@@ -258,11 +259,17 @@ def _audio_inputs(model, batch_size, max_seq_length):
     whole forward with text beside the audio."""
     encoder = _audio_encoder(model)
     token = _audio_token(model.config)
+    # The tries run where the weights are (a model on the meta device: bench/transformers_dry_run).
+    device = next(model.parameters(), torch.empty(0)).device
+
+    def on_weights(values):
+        return {k: v.to(device) for k, v in values.items()}
+
     for inputs in _audio_layouts(model, batch_size):
         count = None
         try:
             if encoder is not None:
-                count = _embeddings_count(_on_fake_tensors(encoder, inputs))
+                count = _embeddings_count(_on_fake_tensors(encoder, on_weights(inputs)))
                 count = count // batch_size if count and count % batch_size == 0 else None
         except Exception:  # not this layout
             pass
@@ -277,7 +284,7 @@ def _audio_inputs(model, batch_size, max_seq_length):
             try:
                 if length:
                     text = _text_inputs(model.config, batch_size, length)
-                    _on_fake_tensors(model.forward, dict(text, **inputs))
+                    _on_fake_tensors(model.forward, on_weights(dict(text, **inputs)))
                     return inputs, None, length
             except Exception:  # not this layout or length
                 continue
@@ -413,14 +420,9 @@ def _renumber_special_tokens(config, vocab):
     splices its towers' embeddings in where they stand) distinct ids at its end, in every
     configuration that names them."""
     renumbered = {}  # old id -> new id: a token named in two configurations stays one token
-    for holder in _configs(config):
-        for name in sorted(vars(holder)):
-            value = _get(holder, name)
-            if (name.endswith(("_token_id", "_token_index")) and isinstance(value, int)
-                    and not isinstance(value, bool) and value >= vocab):
-                # vocab - 1 is where pad, bos and eos went
-                new = renumbered.setdefault(value, vocab - 2 - len(renumbered))
-                setattr(holder, name, new)
+    for holder, name, value in list(_token_fields(config)):
+        if value >= vocab:  # vocab - 1 is where pad, bos and eos went
+            setattr(holder, name, renumbered.setdefault(value, vocab - 2 - len(renumbered)))
 
 
 # The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
@@ -446,13 +448,13 @@ def fitted(config, cls, max_parameters=MAX_PARAMETERS):
         if after is not None and (best is None or after < best[0]):
             best = (after, smaller, changed)
         if after is not None and keep_kinds and (best_whole is None or after < best_whole[0]):
-            best_whole = best
+            best_whole = (after, smaller, changed)
         if best is not None and best[0] <= max_parameters:
             break
     # A hybrid model cut to one layer of one kind is another model (a Jamba or Qwen3.5 of linear
     # attention only fails in its forward): keeping every kind is worth going over the budget,
     # up to what still fits in memory.
-    if (best is not None and best is not best_whole and best_whole is not None
+    if (best_whole is not None and best[0] < best_whole[0]
             and best_whole[0] <= max_parameters * _OVER_BUDGET_TO_KEEP_KINDS):
         best = best_whole
     if best is None:
