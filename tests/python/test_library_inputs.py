@@ -11,6 +11,7 @@ import unittest
 import torch
 
 from turnkeyml import corpus_inputs
+from turnkeyml.corpus_inputs import config as corpus_config, fitting as corpus_fitted, text as corpus_text
 from turnkeyml.discovery import hashing, inputs
 
 import diffusers
@@ -219,11 +220,11 @@ class CorpusInputs(unittest.TestCase):
         # vocabulary's end, and random text never holds it (it would ask for audio not given).
         config = tiny_qwen2_audio(vocab_size=151936)
         self.assertEqual(config.audio_token_id, 151646)
-        changed = corpus_inputs._shrink(config, 1, 1 << 62, 32000, True)
+        changed = corpus_fitted._shrink(config, 1, 1 << 62, 32000, True)
         self.assertIn("vocab_size 151936 -> 32000", changed)
         self.assertEqual(config.audio_token_id, 31998)
-        self.assertEqual(corpus_inputs._placeholder_tokens(config), {31998})
-        ids = corpus_inputs._token_ids(config.text_config, 4, 100000, {31998})
+        self.assertEqual(corpus_config.placeholder_tokens(config), {31998})
+        ids = corpus_text.token_ids(config.text_config, 4, 100000, {31998})
         self.assertFalse((ids == 31998).any())
         model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
         given = corpus_inputs.transformers_inputs(model, 1, 8)
@@ -238,7 +239,7 @@ class CorpusInputs(unittest.TestCase):
             vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=8,
             num_attention_heads=2, num_key_value_heads=1, head_dim=32)
         cls = transformers.Gemma2ForCausalLM
-        self.assertGreater(corpus_inputs._parameters(cls, config), 400_000)
+        self.assertGreater(corpus_fitted._parameters(cls, config), 400_000)
         smaller = corpus_inputs.fitted(config, cls, max_parameters=400_000)
         self.assertEqual(config.num_hidden_layers, 8)  # the caller's configuration is kept
         self.assertEqual(smaller.num_hidden_layers, 2)
@@ -280,7 +281,7 @@ class CorpusInputs(unittest.TestCase):
         self.assertEqual(smaller.num_hidden_layers, 1)
         self.assertEqual(smaller.num_local_experts, 4)
         self.assertEqual(smaller.vocab_size, 32000)
-        self.assertLessEqual(corpus_inputs._parameters(cls, smaller), 2_100_000)
+        self.assertLessEqual(corpus_fitted._parameters(cls, smaller), 2_100_000)
 
     def test_a_configuration_within_the_budget_is_returned_as_is(self):
         config = transformers.BertConfig(hidden_size=16, intermediate_size=32,

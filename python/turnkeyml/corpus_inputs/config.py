@@ -1,0 +1,89 @@
+"""Reading transformers configurations and forwards: values from a configuration or its
+sub-configurations, the token ids they name, what a forward accepts, and a call on fake tensors."""
+
+import inspect
+import logging
+
+
+def get(holder, name):
+    """holder.name, or None: also where transformers refuses to give one value for an attribute
+    that may differ per layer (AmbiguousGlobalPerLayerAttributeError, Gemma 4)."""
+    try:
+        return getattr(holder, name, None)
+    except Exception:
+        return None
+
+
+def sub(config, name):
+    """`name` from the configuration or one of its sub-configurations (vision_config, ...)."""
+    for holder in (config, getattr(config, "vision_config", None),
+                   getattr(config, "encoder", None), getattr(config, "text_config", None)):
+        value = get(holder, name) if holder is not None else None
+        if value is not None:
+            return value
+    return None
+
+
+def as_size(value, default):
+    if isinstance(value, (list, tuple)):
+        return int(value[0]) if value else default
+    if isinstance(value, dict):
+        return int(value.get("height") or value.get("shortest_edge") or default)
+    return int(value) if value else default
+
+
+def configs(config, depth=0):
+    """The configuration and its sub-configurations (text_config, vision_config, encoder, ...)."""
+    from transformers import PretrainedConfig  # only the transformers scripts come here
+
+    yield config
+    if depth < 3:
+        for value in list(vars(config).values()):
+            if isinstance(value, PretrainedConfig) and value is not config:
+                yield from configs(value, depth + 1)
+
+
+# Token ids with a meaning of their own, which random text must not hold.
+_ORDINARY_TOKENS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
+                    "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id")
+
+
+def token_fields(config):
+    """(configuration, field name, token id) of every token id the configuration and its
+    sub-configurations name (`*_token_id`, `*_token_index`)."""
+    for holder in configs(config):
+        for name, value in sorted(vars(holder).items()):
+            if (name.endswith(("_token_id", "_token_index")) and isinstance(value, int)
+                    and not isinstance(value, bool)):
+                yield holder, name, value
+
+
+def placeholder_tokens(config):
+    """The ids of the placeholder tokens a model splices its towers' embeddings in at (image,
+    audio, video tokens, and their begin and end markers), in the configuration and its parts."""
+    return {value for _, name, value in token_fields(config) if name not in _ORDINARY_TOKENS}
+
+
+def accepts(model, name):
+    try:
+        return name in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def on_fake_tensors(function, kwargs):
+    """function(**kwargs) on fake tensors: shapes only, no compute, and not an execution for
+    turnkey's discovery. Raises what the function raises."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    accepted = inspect.signature(function).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+    log = logging.getLogger("torch._subclasses.fake_tensor")  # logs each failed try as an error
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            return function(**kwargs)
+    finally:
+        log.setLevel(level)

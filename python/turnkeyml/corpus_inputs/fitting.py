@@ -1,0 +1,167 @@
+"""Configurations made to fit this machine: where a class's defaults are a model over the
+budget, the same architecture with fewer layers, experts and vocabulary."""
+
+import copy
+
+import torch
+
+from .config import configs, get, token_fields
+
+
+# Budget of a models/transformers script's model. Its weights are held twice while turnkey
+# benchmarks (the script's process keeps its model for the export; ONNX Runtime loads its own
+# copy), plus the exporter's graph. Measured under an 8 GB --memory-limit: RemBERT's question
+# answering (0.57 B parameters) is benchmarked; timm's eva_giant_patch14_560 (1.0 B) ends
+# out_of_memory while ONNX Runtime loads it.
+MAX_PARAMETERS = 600_000_000
+
+
+# How far over MAX_PARAMETERS a model may stay to keep one layer of each kind (1.5 x 0.6 B = 0.9 B;
+# axk1_causal_lm at 0.96 B was benchmarked under 8 GB, timm's 1.0 B eva_giant was not).
+_OVER_BUDGET_TO_KEEP_KINDS = 1.5
+
+
+# How many layers a configuration has, under the names transformers' configurations use.
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                 "decoder_layers", "num_decoder_layers")
+
+
+# Per-layer lists that must keep one entry per layer.
+_LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_layers",
+                "layer_rope_theta")
+
+
+# Routed experts of a mixture-of-experts layer, and how many each token takes.
+_EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+
+
+_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token")
+
+
+def _parameters(cls, config):
+    """Parameters of cls(config), built on the meta device (no memory); None if it fails."""
+    try:
+        with torch.device("meta"):
+            return sum(p.numel() for p in cls(config).parameters())
+    except Exception:  # the real build raises it again, in the script's own words
+        return None
+
+
+def _layers_kept(holder, layers):
+    """The layers to keep, as indices into the per-layer lists: the first layer of each kind (a
+    hybrid model whose attention layers are every fourth keeps a linear-attention and a full-
+    attention layer, not four), then the first others up to `layers`."""
+    for name in _LAYER_LISTS:
+        values = get(holder, name)
+        if isinstance(values, (list, tuple)) and len(set(map(repr, values))) > 1:
+            first = {}
+            for i, value in enumerate(values):
+                first.setdefault(repr(value), i)
+            kept = set(first.values())
+            kept.update(i for i in range(len(values)) if len(kept) < layers)
+            return sorted(kept)
+    indices = get(holder, "attn_layer_indices")  # Bamba: where the attention layers are
+    if isinstance(indices, (list, tuple)) and indices:
+        return list(range(max(layers, 2)))
+    return list(range(layers))
+
+
+def _keep_layers(holder, kept, changed):
+    """Cuts the layer counts of holder to len(kept) and its per-layer lists to the kept layers."""
+    n = len(kept)
+    cut = False
+    for name in _LAYER_COUNTS:
+        cut = _cap(holder, name, n, changed) or cut
+    if not cut:
+        return
+    for list_name in _LAYER_LISTS:
+        values = get(holder, list_name)
+        if isinstance(values, (list, tuple)) and len(values) > n:
+            setattr(holder, list_name, type(values)(values[i] for i in kept if i < len(values)))
+    indices = get(holder, "attn_layer_indices")
+    if isinstance(indices, (list, tuple)) and indices and all(i >= n for i in indices):
+        setattr(holder, "attn_layer_indices", [n - 1])  # the last kept layer attends
+
+
+def _cap(holder, name, limit, changed):
+    """Sets the integer `name` of holder to `limit` where it is larger; says so in `changed`."""
+    value = get(holder, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= limit:
+        return False
+    setattr(holder, name, limit)
+    changed.append("%s %d -> %d" % (name, value, limit))
+    return True
+
+
+def _shrink(config, layers, experts, vocab, keep_kinds):
+    """Cut every layer count of config (and its sub-configurations) to `layers` (with keep_kinds,
+    to the first layer of each kind and others up to `layers`), the routed experts to `experts`
+    and the vocabulary to `vocab` (the token ids of transformers_inputs are below 32000 anyway);
+    returns what changed."""
+    changed = []
+    for holder in configs(config):
+        if _cap(holder, "vocab_size", vocab, changed):
+            for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+                _cap(holder, name, vocab - 1, [])
+            _renumber_special_tokens(config, vocab)
+        _keep_layers(holder, _layers_kept(holder, layers) if keep_kinds else
+                     list(range(layers)), changed)
+        for name in _EXPERTS:
+            if _cap(holder, name, experts, changed):
+                for per_token in _EXPERTS_PER_TOKEN:
+                    _cap(holder, per_token, experts, [])
+    return changed
+
+
+def _renumber_special_tokens(config, vocab):
+    """Gives the placeholder tokens past a cut vocabulary (audio, image, video tokens: a model
+    splices its towers' embeddings in where they stand) distinct ids at its end, in every
+    configuration that names them."""
+    renumbered = {}  # old id -> new id: a token named in two configurations stays one token
+    for holder, name, value in list(token_fields(config)):
+        if value >= vocab:  # vocab - 1 is where pad, bos and eos went
+            setattr(holder, name, renumbered.setdefault(value, vocab - 2 - len(renumbered)))
+
+
+# The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
+# layer of each kind). Each step is tried on a fresh copy of the caller's configuration.
+_STEPS = ((2, None, None, True), (2, 8, None, True), (1, 4, None, True), (1, 4, 32000, True),
+          (1, 4, 32000, False), (1, 2, 32000, False))
+
+
+def fitted(config, cls, max_parameters=MAX_PARAMETERS):
+    """`config`, or where cls(config) has more than max_parameters, a copy made smaller by the
+    steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
+    and heads as given, at a size this machine can export and benchmark. Prints what it
+    changed. The configuration is used as is where the model cannot be counted."""
+    before = _parameters(cls, config)
+    if before is None or before <= max_parameters:
+        return config
+    best = None  # (parameters, configuration, what changed)
+    best_whole = None  # the same, among the steps that keep one layer of each kind
+    for layers, experts, vocab, keep_kinds in _STEPS:
+        smaller = copy.deepcopy(config)
+        changed = _shrink(smaller, layers, experts or 1 << 62, vocab or 1 << 62, keep_kinds)
+        after = _parameters(cls, smaller) if changed else None
+        if after is not None and (best is None or after < best[0]):
+            best = (after, smaller, changed)
+        if after is not None and keep_kinds and (best_whole is None or after < best_whole[0]):
+            best_whole = (after, smaller, changed)
+        if best is not None and best[0] <= max_parameters:
+            break
+    # A hybrid model cut to one layer of one kind is another model (a Jamba or Qwen3.5 of linear
+    # attention only fails in its forward): keeping every kind is worth going over the budget,
+    # up to what still fits in memory.
+    if (best_whole is not None and best[0] < best_whole[0]
+            and best_whole[0] <= max_parameters * _OVER_BUDGET_TO_KEEP_KINDS):
+        best = best_whole
+    if best is None:
+        print("corpus_inputs: %s's configuration has %.2f B parameters and could not be made "
+              "smaller; built as given" % (cls.__name__, before / 1e9))
+        return config
+    after, smaller, changed = best
+    print("corpus_inputs: %s's configuration has %.2f B parameters, over %.2f B: built with %s "
+          "(%.3f B parameters%s)" % (cls.__name__, before / 1e9, max_parameters / 1e9,
+                                     ", ".join(changed), after / 1e9,
+                                     "" if after <= max_parameters else ", still over"))
+    return smaller

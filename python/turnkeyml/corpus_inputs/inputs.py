@@ -1,0 +1,65 @@
+"""The keyword arguments of one forward, by the modality a model's class declares."""
+
+import torch
+
+from .audio import audio_inputs, audio_tower, with_audio
+from .config import accepts, as_size, placeholder_tokens, sub
+from .text import sequence_length, text_inputs, token_ids
+
+
+def _dual_encoder(model):
+    """A text tower and an image tower side by side (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT): its
+    forward needs both. Models that splice image features into the text at image tokens (Llava,
+    Idefics: an `image_token_id`) need those tokens counted per image, which this does not do."""
+    config = model.config
+    return (getattr(config, "text_config", None) is not None
+            and getattr(config, "vision_config", None) is not None
+            and accepts(model, "input_ids") and accepts(model, "pixel_values")
+            and not any(getattr(config, key, None) is not None
+                        for key in ("image_token_id", "image_token_index")))
+
+
+def _pixel_values(config, batch_size):
+    size = as_size(sub(config, "image_size"), 224)
+    channels = sub(config, "num_channels") or 3
+    return torch.rand(batch_size, int(channels), size, size)
+
+
+def transformers_inputs(model, batch_size, max_seq_length):
+    """The keyword arguments of one forward of `model` (a transformers PreTrainedModel)."""
+    config = model.config
+    main = getattr(model, "main_input_name", "input_ids")
+    if main in ("input_ids", "pixel_values") and _dual_encoder(model):
+        inputs = text_inputs(config, batch_size, max_seq_length)
+        inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
+        return inputs
+    if main == "input_ids" and audio_tower(model):
+        audio = audio_inputs(model, batch_size, max_seq_length)
+        if audio is not None:
+            return with_audio(model, audio, batch_size)
+    if main == "input_ids":
+        length = sequence_length(config, max_seq_length)
+        avoid = placeholder_tokens(config)
+        inputs = {"input_ids": token_ids(config, batch_size, length, avoid),
+                  "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
+        if getattr(config, "is_encoder_decoder", False):
+            inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)
+        return inputs
+    if main == "pixel_values":
+        return {"pixel_values": _pixel_values(config, batch_size)}
+    if main == "input_features":
+        mel = sub(config, "num_mel_bins")
+        positions = sub(config, "max_source_positions")
+        if mel and positions:  # Whisper-like: the encoder takes 2 frames per position
+            features = {"input_features": torch.randn(batch_size, int(mel), 2 * int(positions))}
+        else:
+            per_frame = (sub(config, "input_feat_per_channel") or sub(config, "feature_size")
+                         or 80) * (sub(config, "input_channels") or 1)
+            features = {"input_features": torch.randn(batch_size, 584, int(per_frame))}
+        if getattr(config, "is_encoder_decoder", False):
+            features["decoder_input_ids"] = token_ids(config, batch_size, 8)
+        return features
+    if main == "input_values":
+        return {"input_values": torch.randn(batch_size, 16000)}
+    raise ValueError("%s takes %r as its main input, which models/transformers does not make"
+                     % (type(model).__name__, main))
