@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The ledger of a corpus run that outlives machines: one line per script (and per build of it)
+in a tab-separated file kept in git, so that a run of days goes on from session to session on
+whatever machine comes next (a machine and its /work are not kept; the ledger is).
+
+    bench/corpus_ledger.py add LEDGER CORPUS_OUT   # merge a bench/corpus run's finished scripts
+    bench/corpus_ledger.py done LEDGER             # the scripts a run can skip (CORPUS_LEDGER)
+    bench/corpus_ledger.py summary LEDGER          # counts per corpus and outcome, as Markdown
+
+`add` reads CORPUS_OUT/outcomes.tsv (bench/corpus) and the seconds per stage of each input's
+progress events (bench/corpus_stages.py); a script already in the ledger is replaced by the newer
+run's lines. A script whose text has changed since its line was written (script_sha: the first 12
+hex digits of its sha256) is not `done`: a regenerated script runs again. Scripts that the run
+did not finish (not_run, cancelled, or cut off without a
+record) are not added: a later run does them. Columns: see FIELDS; `script` is the path from the
+models folder up (models/timm/resnet50.py), whatever folder of links the run read it through.
+"""
+
+import collections
+import datetime
+import hashlib
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpus_stages import _record, stage_seconds  # noqa: E402  (bench/ is no package)
+
+FIELDS = ("script", "script_sha", "build", "status", "stage", "verdict", "compared",
+          "discover_s", "export_s", "benchmark_s", "wall_s", "commit", "date", "error")
+# Outcomes that say nothing about the script: a later run must do it again.
+UNFINISHED = ("not_run", "cancelled")
+
+
+def _models_path(script):
+    """models/<corpus>/<name>.py of a script path (through links), else the path as given."""
+    real = os.path.realpath(script)
+    parts = real.split(os.sep)
+    if "models" in parts:
+        return "/".join(parts[len(parts) - 1 - parts[::-1].index("models"):])
+    return script
+
+
+def _sha(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:12]
+    except OSError:
+        return "-"
+
+
+def done(ledger, root):
+    """The ledger's scripts whose text under root is the text their lines were made from."""
+    return sorted({r["script"] for r in read(ledger)
+                   if _sha(os.path.join(root, r["script"])) == r["script_sha"]})
+
+
+def read(ledger):
+    rows = []
+    if os.path.exists(ledger):
+        with open(ledger, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                values = line.rstrip("\n").split("\t")
+                rows.append(dict(zip(FIELDS, values + [""] * (len(FIELDS) - len(values)))))
+    return rows
+
+
+def write(ledger, rows):
+    rows = sorted(rows, key=lambda r: (r["script"], r["build"]))
+    tmp = ledger + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("# " + "\t".join(FIELDS) + "\n")
+        for row in rows:
+            f.write("\t".join(str(row.get(k, "")).replace("\t", " ") for k in FIELDS) + "\n")
+    os.replace(tmp, ledger)
+
+
+def _input_seconds(cache):
+    """{script as the run named it: (seconds per stage, wall seconds)} from the input records."""
+    inputs = os.path.join(cache, "inputs")
+    found = {}
+    for name in sorted(os.listdir(inputs)) if os.path.isdir(inputs) else []:
+        if name.endswith(".progress.jsonl"):
+            record = os.path.join(inputs, name[: -len(".progress.jsonl")] + ".yaml")
+            if os.path.exists(record):
+                found[_record(record).get("input", "")] = stage_seconds(
+                    os.path.join(inputs, name))
+    return found
+
+
+def _commit():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    build = os.environ.get("TURNKEY_BUILD_DIR", os.path.join(root, "build"))
+    frozen = os.path.join(os.path.dirname(build), "commit")  # a frozen turnkey names its commit
+    if os.path.exists(frozen):
+        return open(frozen).read().strip()[:12]
+    out = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "?"
+
+
+def add(ledger, out):
+    seconds = _input_seconds(os.path.join(out, "cache"))
+    commit, date = _commit(), datetime.date.today().isoformat()
+    new = []
+    with open(os.path.join(out, "outcomes.tsv"), encoding="utf-8") as f:
+        for line in f:
+            script, build, status, stage, error, verdict, compared = (
+                line.rstrip("\n").split("\t") + [""] * 7)[:7]
+            if status in UNFINISHED or error.startswith("did not finish"):
+                continue
+            stages, wall = seconds.get(script, ({}, 0.0))
+            export = sum(v for k, v in stages.items() if k not in ("discover", "benchmark",
+                                                                    "benchmark run"))
+            new.append({"script": _models_path(script), "script_sha": _sha(script),
+                        "build": build, "status": status,
+                        "stage": stage, "verdict": verdict, "compared": compared,
+                        "discover_s": "%.0f" % stages.get("discover", 0),
+                        "export_s": "%.0f" % export,
+                        "benchmark_s": "%.0f" % (stages.get("benchmark", 0)
+                                                 + stages.get("benchmark run", 0)),
+                        "wall_s": "%.0f" % wall, "commit": commit, "date": date,
+                        "error": error[:200]})
+    replaced = {r["script"] for r in new}
+    kept = [r for r in read(ledger) if r["script"] not in replaced]
+    write(ledger, kept + new)
+    print("corpus_ledger: %d lines of %d scripts from %s; the ledger has %d scripts" % (
+        len(new), len(replaced), out, len({r["script"] for r in kept + new})))
+
+
+def summary(ledger):
+    rows = read(ledger)
+    by_script = collections.defaultdict(list)
+    for row in rows:
+        by_script[row["script"]].append(row)
+    table = collections.defaultdict(collections.Counter)
+    for script, lines in by_script.items():
+        corpus = script.split("/")[1] if script.startswith("models/") else "?"
+        ok = all(r["status"] == "successful" for r in lines)
+        # Issue 28's measure: successful, with a verdict that compared something with signal.
+        signal = ok and any(r["verdict"].startswith("within_tolerance") for r in lines)
+        table[corpus]["scripts"] += 1
+        table[corpus]["successful with signal" if signal else
+                      "successful" if ok else lines[0]["status"]] += 1
+        table[corpus]["wall s"] += sum(int(r["wall_s"] or 0) for r in lines[:1])
+    columns = sorted({k for c in table.values() for k in c} - {"scripts", "wall s"})
+    print("| corpus | scripts | " + " | ".join(columns) + " | wall s |")
+    print("|---" * (3 + len(columns)) + "|")
+    for corpus in sorted(table):
+        c = table[corpus]
+        print("| %s | %d | %s | %d |" % (corpus, c["scripts"],
+                                         " | ".join(str(c[k]) for k in columns), c["wall s"]))
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "add":
+        add(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "done":
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for script in done(argv[2], root):
+            print(script)
+    elif len(argv) == 3 and argv[1] == "summary":
+        summary(argv[2])
+    else:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
