@@ -129,7 +129,7 @@ struct Measurement {
   double load_s = 0;           // the first repetition's load
   int concurrency = 1;         // requests in flight
   int sessions = 1;            // sessions loaded for them
-  double calls_per_s = 0;  // concurrency above 1: calls completed per second of the timed windows
+  double calls_per_s = 0;  // concurrency above 1: sustained calls per second (ConcurrentResult)
   int64_t batch = 1;
   double throughput_ips = 0;
   double overhead_fraction = 0;

@@ -174,14 +174,13 @@ void pool_repetitions(Measurement& m, const BenchmarkSetup& setup, SampleStore p
   m.concurrency = setup.concurrency;
   m.sessions = m.repetitions.front().requests.sessions;
   if (setup.concurrency > 1) {
-    // Sustained over all repetitions' windows: their calls over their time.
-    int64_t calls = 0;
-    double window_s = 0;
+    // Sustained over all repetitions: their rates weighted by their windows' time.
+    double calls = 0, window_s = 0;
     for (const Repetition& rep : m.repetitions) {
-      calls += rep.requests.run.completed;
+      calls += rep.requests.run.calls_per_s * rep.loop.timed_s;
       window_s += rep.loop.timed_s;
     }
-    m.calls_per_s = window_s > 0 ? static_cast<double>(calls) / window_s : 0;
+    m.calls_per_s = window_s > 0 ? calls / window_s : 0;
   }
   m.loop = m.repetitions.front().loop;
   m.loop.samples = std::move(pooled);

@@ -338,7 +338,31 @@ class Coordinator {
     for (int64_t d : done_at_t0_) warmup_calls += d;
     r_.loop.warmup_iterations = warmup_calls;
     r_.loop.timed_s = seconds_between(t0_, t1);
-    r_.calls_per_s = r_.loop.timed_s > 0 ? static_cast<double>(r_.completed) / r_.loop.timed_s : 0;
+    r_.calls_per_s = sustained_rate(t1);
+  }
+
+  // Each caller's own rate, summed: its calls begun and ended in the window over the time from
+  // the first one's start to the last one's end. A count of the calls that end in (T0, T1] over
+  // T1 - T0 is biased low: T0 opens as the last caller begins a call, so that caller's part-done
+  // call at T1 is lost, up to one call in n x window / latency (bench/peers measured turnkey
+  // 3.3% below a bare loop on a 130 ms model at 5 s). Where a caller completed no call in the
+  // window, that count is all there is.
+  double sustained_rate(Clock::time_point t1) const {
+    double rate = 0;
+    for (const auto& c : callers_) {
+      int64_t k = 0;
+      Clock::time_point first{}, last{};
+      for (const Call& call : c->calls) {
+        if (call.start < t0_ || call.end > t1) continue;
+        if (k++ == 0) first = call.start;
+        last = call.end;
+      }
+      if (k == 0 || last <= first) {
+        return r_.loop.timed_s > 0 ? static_cast<double>(r_.completed) / r_.loop.timed_s : 0;
+      }
+      rate += static_cast<double>(k) / seconds_between(first, last);
+    }
+    return rate;
   }
 
   const std::vector<Session*>& sessions_;

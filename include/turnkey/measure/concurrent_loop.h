@@ -38,7 +38,9 @@ struct ConcurrentResult {
   int callers = 0;
   int64_t completed = 0;                      // calls that ended in (T0, T1]
   std::vector<int64_t> completed_per_caller;  // the same, per caller
-  double calls_per_s = 0;                     // completed / timed_s
+  // Sustained calls per second: each caller's calls begun and ended in the window over the span
+  // from the first one's start to the last one's end, summed over callers.
+  double calls_per_s = 0;
 };
 
 // Throws Error(InvalidInput) for options the driver cannot run (those of
