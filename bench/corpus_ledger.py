@@ -117,11 +117,11 @@ def add(ledger, out):
             new.append({"script": _models_path(script), "script_sha": _sha(script),
                         "build": build, "status": status,
                         "stage": stage, "verdict": verdict, "compared": compared,
-                        "discover_s": "%.0f" % stages.get("discover", 0),
-                        "export_s": "%.0f" % export,
-                        "benchmark_s": "%.0f" % (stages.get("benchmark", 0)
+                        "discover_s": "%.1f" % stages.get("discover", 0),
+                        "export_s": "%.1f" % export,
+                        "benchmark_s": "%.1f" % (stages.get("benchmark", 0)
                                                  + stages.get("benchmark run", 0)),
-                        "wall_s": "%.0f" % wall, "commit": commit, "date": date,
+                        "wall_s": "%.1f" % wall, "commit": commit, "date": date,
                         "error": error[:200]})
     replaced = {r["script"] for r in new}
     kept = [r for r in read(ledger) if r["script"] not in replaced]
@@ -144,7 +144,7 @@ def summary(ledger):
         table[corpus]["scripts"] += 1
         table[corpus]["successful with signal" if signal else
                       "successful" if ok else lines[0]["status"]] += 1
-        table[corpus]["wall s"] += sum(int(r["wall_s"] or 0) for r in lines[:1])
+        table[corpus]["wall s"] += float(lines[0]["wall_s"] or 0)
     columns = sorted({k for c in table.values() for k in c} - {"scripts", "wall s"})
     print("| corpus | scripts | " + " | ".join(columns) + " | wall s |")
     print("|---" * (3 + len(columns)) + "|")
