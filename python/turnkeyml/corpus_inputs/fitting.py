@@ -6,6 +6,7 @@ import copy
 import torch
 
 from .config import configs, get, token_fields
+from .defaults import completed
 
 
 # Budget of a models/transformers script's model. Its weights are held twice while turnkey
@@ -133,7 +134,9 @@ def fitted(config, cls, max_parameters=MAX_PARAMETERS):
     """`config`, or where cls(config) has more than max_parameters, a copy made smaller by the
     steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
     and heads as given, at a size this machine can export and benchmark. Prints what it
-    changed. The configuration is used as is where the model cannot be counted."""
+    changed. The configuration is used as is where the model cannot be counted. Values the
+    model needs and the defaults leave unset are given first (defaults.completed)."""
+    config = completed(config)
     before = _parameters(cls, config)
     if before is None or before <= max_parameters:
         return config
