@@ -390,6 +390,58 @@ class CorpusInputsBeyondText(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [1, 3, 32, 32])
         forward(model, given)
 
+    def test_hybrids_placing_attention_by_period_or_index_keep_an_attention_layer(self):
+        # Jamba attends where i % 8 == 4 and Bamba's defaults attend nowhere: cut to their first
+        # layers they were models of linear attention only, whose forward fails
+        # ("get_seq_length can only be called on Attention layers").
+        jamba = transformers.JambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=8,
+            num_attention_heads=2, num_key_value_heads=1, num_experts=2, mamba_dt_rank=4,
+            use_mamba_kernels=False)
+        smaller = corpus_inputs.fitted(jamba, transformers.JambaModel, max_parameters=150_000)
+        self.assertEqual(smaller.num_hidden_layers, 2)
+        self.assertEqual(smaller.layer_types, ["linear_attention", "full_attention"])
+        bamba = transformers.BambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+            num_attention_heads=2, num_key_value_heads=1, mamba_n_heads=2, mamba_d_head=32,
+            mamba_d_state=16, mamba_chunk_size=16)
+        budget = corpus_fitted._parameters(  # its 4 layers, one attending, are over
+            transformers.BambaModel, corpus_fitted.completed(bamba)) - 1
+        smaller = corpus_inputs.fitted(bamba, transformers.BambaModel, max_parameters=budget)
+        self.assertEqual((smaller.num_hidden_layers, smaller.attn_layer_indices), (2, [1]))
+        for config, cls in ((smaller, transformers.BambaModel),
+                            (corpus_inputs.fitted(jamba, transformers.JambaModel, 150_000),
+                             transformers.JambaModel)):
+            model = cls(config).eval()
+            forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_kind_whose_layers_share_tied_weights_keeps_two_layers(self):
+        # Zamba's hybrid layers share one tied transformer block; transformers refuses to build
+        # a single hybrid layer, so one layer of each kind did not build and the cut fell back
+        # to one Mamba layer.
+        config = transformers.ZambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=12,
+            num_attention_heads=2, num_key_value_heads=2, attention_head_dim=16,
+            mamba_dt_rank=4, n_mamba_heads=1, use_mamba_kernels=False)
+        smaller = corpus_inputs.fitted(config, transformers.ZambaModel, max_parameters=200_000)
+        self.assertEqual(sorted(set(smaller.layers_block_type)), ["hybrid", "linear_attention"])
+        model = transformers.ZambaModel(smaller).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_attention_sizes_left_none_are_derived(self):
+        # MinistralConfig() has head_dim=None ("unsupported operand type(s) for ** or pow():
+        # 'NoneType' and 'float'"), NemotronConfig() num_key_value_heads=None too (4 here).
+        for config, cls, heads in (
+                (transformers.MinistralConfig, transformers.MinistralModel, {"num_key_value_heads": 2}),
+                (transformers.NemotronConfig, transformers.NemotronModel, {})):
+            config = config(vocab_size=100, hidden_size=32, intermediate_size=64,
+                            num_hidden_layers=1, num_attention_heads=4, **heads)
+            config = corpus_inputs.fitted(config, cls)
+            self.assertEqual(config.head_dim, 8)
+            self.assertIsNotNone(config.num_key_value_heads)
+            model = cls(config).eval()
+            forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
 
 if __name__ == "__main__":
     unittest.main()

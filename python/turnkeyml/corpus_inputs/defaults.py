@@ -27,8 +27,26 @@ def _missing(holder):
         yield "prediction_length", _PREDICTION_LENGTH
         if get(holder, "context_length") is None:
             yield "context_length", _PREDICTION_LENGTH
+    # Attention sizes left None (Ministral, HunYuan: `head_dim`; Nemotron: `num_key_value_heads`)
+    # that their attention divides by: the values every other configuration derives, a head the
+    # width over the heads, and as many key-value heads as heads.
+    width, heads = get(holder, "hidden_size"), get(holder, "num_attention_heads")
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0:
+        for name, value in (("head_dim", width // heads), ("num_key_value_heads", heads)):
+            if name in vars(holder) and vars(holder)[name] is None:
+                yield name, value
     if "vocab_size" in vars(holder) and get(holder, "vocab_size") is None:
         yield from ((name, value) for name, value in _TOKENIZER if get(holder, name) is None)
+    # Hybrid classes whose defaults attend nowhere (Bamba: no attn_layer_indices; GraniteMoe-
+    # Hybrid: every layer linear attention): transformers' own forward then fails ("get_seq_length
+    # can only be called on Attention layers"); every published checkpoint of theirs attends in
+    # some layers. The last layer attends here (fitted keeps it as a kind of its own).
+    if "attn_layer_indices" in vars(holder) and get(holder, "attn_layer_indices") is None \
+            and isinstance(layers, int):
+        yield "attn_layer_indices", [layers - 1]
+    kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
+    if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
+        yield "layer_types", kinds[:-1] + ["full_attention"]
     # LFM2-MoE reads layer_types[i] for every layer but leaves it None; LFM2's own configuration
     # makes every layer full attention when none are named, which is the rule taken here.
     if ("layer_types" in vars(holder) and get(holder, "layer_types") is None
