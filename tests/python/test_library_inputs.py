@@ -396,8 +396,7 @@ class CorpusInputsBeyondText(unittest.TestCase):
         # ("get_seq_length can only be called on Attention layers").
         jamba = transformers.JambaConfig(
             vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=8,
-            num_attention_heads=2, num_key_value_heads=1, num_experts=2, mamba_dt_rank=4,
-            use_mamba_kernels=False)
+            num_attention_heads=2, num_key_value_heads=1, num_experts=2, mamba_dt_rank=4)
         smaller = corpus_inputs.fitted(jamba, transformers.JambaModel, max_parameters=150_000)
         self.assertEqual(smaller.num_hidden_layers, 2)
         self.assertEqual(smaller.layer_types, ["linear_attention", "full_attention"])
@@ -422,8 +421,9 @@ class CorpusInputsBeyondText(unittest.TestCase):
         config = transformers.ZambaConfig(
             vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=12,
             num_attention_heads=2, num_key_value_heads=2, attention_head_dim=16,
-            mamba_dt_rank=4, n_mamba_heads=1, use_mamba_kernels=False)
-        smaller = corpus_inputs.fitted(config, transformers.ZambaModel, max_parameters=200_000)
+            mamba_dt_rank=4, n_mamba_heads=1)
+        budget = corpus_fitted._parameters(transformers.ZambaModel, config) - 1  # 12 layers over
+        smaller = corpus_inputs.fitted(config, transformers.ZambaModel, max_parameters=budget)
         self.assertEqual(sorted(set(smaller.layers_block_type)), ["hybrid", "linear_attention"])
         model = transformers.ZambaModel(smaller).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
@@ -432,7 +432,8 @@ class CorpusInputsBeyondText(unittest.TestCase):
         # MinistralConfig() has head_dim=None ("unsupported operand type(s) for ** or pow():
         # 'NoneType' and 'float'"), NemotronConfig() num_key_value_heads=None too (4 here).
         for config, cls, heads in (
-                (transformers.MinistralConfig, transformers.MinistralModel, {"num_key_value_heads": 2}),
+                (transformers.MinistralConfig, transformers.MinistralModel,
+                 {"num_key_value_heads": 2}),
                 (transformers.NemotronConfig, transformers.NemotronModel, {})):
             config = config(vocab_size=100, hidden_size=32, intermediate_size=64,
                             num_hidden_layers=1, num_attention_heads=4, **heads)
