@@ -91,4 +91,4 @@ def transformers_inputs(model, batch_size, max_seq_length):
     if grid is not None:  # a vision tower fed patches and their grid (Qwen2-VL's kind)
         return grid
     inputs = _main_inputs(model, _main_input(model), batch_size, max_seq_length)
-    return with_required(model, inputs, batch_size, max_seq_length)
+    return with_required(model, inputs, batch_size)

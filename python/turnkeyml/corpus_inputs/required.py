@@ -113,7 +113,7 @@ def _boxes(batch_size, length, dtype):
     return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
 
 
-def with_required(model, given, batch_size, max_seq_length):
+def with_required(model, given, batch_size):
     """`given` completed with the arguments the forward needs beside its main input."""
     needed = [n for n in required(model) if n not in given]
     if "query_embeds" in needed:
