@@ -289,5 +289,160 @@ class CorpusInputs(unittest.TestCase):
         self.assertIs(corpus_inputs.fitted(config, transformers.BertModel), config)
 
 
+def forward(model, given):
+    with torch.no_grad():
+        return model(**given)
+
+
+class CorpusInputsBeyondText(unittest.TestCase):
+    """Classes the corpus could not build or feed before (docs/corpus.md, session 15)."""
+
+    def test_a_time_series_model_gets_a_horizon_and_its_lagged_past(self):
+        # TimeSeriesTransformerConfig() leaves prediction_length unset: the model raised "The
+        # `prediction_length` config needs to be specified"; its main input is `past_values`.
+        config = transformers.TimeSeriesTransformerConfig(
+            d_model=16, encoder_layers=1, decoder_layers=1, encoder_ffn_dim=16,
+            decoder_ffn_dim=16, lags_sequence=[1, 2, 3], num_time_features=1)
+        cls = transformers.TimeSeriesTransformerModel
+        config = corpus_inputs.fitted(config, cls)
+        self.assertEqual((config.prediction_length, config.context_length), (24, 24))
+        model = cls(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 64)
+        self.assertEqual(list(given["past_values"].shape), [2, 24 + 3])
+        self.assertEqual(list(given["future_time_features"].shape), [2, 24, 1])
+        self.assertEqual(forward(model, given).last_hidden_state.shape[:2], (2, 24))
+
+    def test_patched_series_and_trajectories_are_made(self):
+        config = transformers.PatchTSTConfig(d_model=16, num_hidden_layers=1, ffn_dim=16,
+                                             num_input_channels=2, context_length=32)
+        model = transformers.PatchTSTModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 64)
+        self.assertEqual(list(given["past_values"].shape), [1, 32, 2])
+        forward(model, given)
+        config = transformers.DecisionTransformerConfig(
+            state_dim=5, act_dim=3, hidden_size=16, n_layer=1, n_head=2, n_positions=30)
+        model = transformers.DecisionTransformerModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 64)
+        self.assertEqual(list(given["states"].shape), [1, 10, 5])  # 3 positions a step
+        self.assertEqual(list(forward(model, given).state_preds.shape), [1, 10, 5])
+
+    def test_unset_vocabulary_and_layer_kinds_are_given(self):
+        # EsmConfig() has vocab_size=None (an embedding of None rows); Lfm2MoeConfig() leaves
+        # layer_types None, which its layers index.
+        esm = corpus_inputs.fitted(transformers.EsmConfig(
+            hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32),
+            transformers.EsmModel)
+        self.assertEqual((esm.vocab_size, esm.pad_token_id), (33, 1))
+        model = transformers.EsmModel(esm).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        lfm = transformers.Lfm2MoeConfig(
+            vocab_size=100, hidden_size=16, intermediate_size=32, moe_intermediate_size=16,
+            num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, num_experts=2,
+            num_dense_layers=1)
+        self.assertIsNone(lfm.layer_types)
+        lfm = corpus_inputs.fitted(lfm, transformers.Lfm2MoeModel)
+        self.assertEqual(lfm.layer_types, ["full_attention"] * 2)
+        transformers.Lfm2MoeModel(lfm)
+
+    def test_a_query_former_gets_its_queries_and_image_features(self):
+        config = transformers.Blip2QFormerConfig(
+            hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+            encoder_hidden_size=24)
+        model = transformers.Blip2QFormerModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["query_embeds"].shape), [2, 32, 16])
+        self.assertEqual(list(given["encoder_hidden_states"].shape), [2, 257, 24])
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 32, 16])
+
+    def test_a_document_model_gets_a_box_per_token(self):
+        # BROS: "You have to specify bbox". Boxes are ordered corners; LayoutLM's are indices of
+        # its 2-D position tables.
+        config = transformers.BrosConfig(vocab_size=100, num_hidden_layers=1,
+                                         intermediate_size=32)  # its box widths need 768
+        model = transformers.BrosModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        box = given["bbox"]
+        self.assertEqual((list(box.shape), box.dtype), ([2, 8, 4], torch.float))
+        self.assertTrue(bool((box[..., 2:] >= box[..., :2]).all()))
+        forward(model, given)
+        layout = transformers.LayoutLMModel(transformers.LayoutLMConfig(
+            hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32))
+        self.assertEqual(corpus_inputs.transformers_inputs(layout, 1, 8)["bbox"].dtype, torch.long)
+
+    def test_a_vision_tower_gets_patches_and_their_grid(self):
+        # Kimi K2.5's tower: "missing 1 required positional argument: 'grid_thw'"; its patches
+        # are (patches, channels, 14, 14), the layout that gets past its patch embedding.
+        config = transformers.Kimi_K25VisionConfig(
+            num_hidden_layers=1, hidden_size=32, intermediate_size=64, num_attention_heads=2)
+        model = transformers.Kimi_K25VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [256, 3, 14, 14])
+        self.assertEqual(given["grid_thw"].tolist(), [[1, 16, 16]])
+        forward(model, given)
+
+    def test_a_tower_that_does_not_take_its_declared_input_gets_pixels(self):
+        # Idefics3's vision tower inherits main_input_name "input_ids" but takes pixel_values.
+        config = transformers.Idefics3VisionConfig(
+            hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+            image_size=32, patch_size=16)
+        model = transformers.Idefics3VisionTransformer(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 32, 32])
+        forward(model, given)
+
+    def test_hybrids_placing_attention_by_period_or_index_keep_an_attention_layer(self):
+        # Jamba attends where i % 8 == 4 and Bamba's defaults attend nowhere: cut to their first
+        # layers they were models of linear attention only, whose forward fails
+        # ("get_seq_length can only be called on Attention layers").
+        jamba = transformers.JambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=8,
+            num_attention_heads=2, num_key_value_heads=1, num_experts=2, mamba_dt_rank=4)
+        smaller = corpus_inputs.fitted(jamba, transformers.JambaModel, max_parameters=150_000)
+        self.assertEqual(smaller.num_hidden_layers, 2)
+        self.assertEqual(smaller.layer_types, ["linear_attention", "full_attention"])
+        bamba = transformers.BambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+            num_attention_heads=2, num_key_value_heads=1, mamba_n_heads=2, mamba_d_head=32,
+            mamba_d_state=16, mamba_chunk_size=16)
+        budget = corpus_fitted._parameters(  # its 4 layers, one attending, are over
+            transformers.BambaModel, corpus_fitted.completed(bamba)) - 1
+        smaller = corpus_inputs.fitted(bamba, transformers.BambaModel, max_parameters=budget)
+        self.assertEqual((smaller.num_hidden_layers, smaller.attn_layer_indices), (2, [1]))
+        for config, cls in ((smaller, transformers.BambaModel),
+                            (corpus_inputs.fitted(jamba, transformers.JambaModel, 150_000),
+                             transformers.JambaModel)):
+            model = cls(config).eval()
+            forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_kind_whose_layers_share_tied_weights_keeps_two_layers(self):
+        # Zamba's hybrid layers share one tied transformer block; transformers refuses to build
+        # a single hybrid layer, so one layer of each kind did not build and the cut fell back
+        # to one Mamba layer.
+        config = transformers.ZambaConfig(
+            vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=12,
+            num_attention_heads=2, num_key_value_heads=2, attention_head_dim=16,
+            mamba_dt_rank=4, n_mamba_heads=1)
+        budget = corpus_fitted._parameters(transformers.ZambaModel, config) - 1  # 12 layers over
+        smaller = corpus_inputs.fitted(config, transformers.ZambaModel, max_parameters=budget)
+        self.assertEqual(sorted(set(smaller.layers_block_type)), ["hybrid", "linear_attention"])
+        model = transformers.ZambaModel(smaller).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_attention_sizes_left_none_are_derived(self):
+        # MinistralConfig() has head_dim=None ("unsupported operand type(s) for ** or pow():
+        # 'NoneType' and 'float'"), NemotronConfig() num_key_value_heads=None too (4 here).
+        for config, cls, heads in (
+                (transformers.MinistralConfig, transformers.MinistralModel,
+                 {"num_key_value_heads": 2}),
+                (transformers.NemotronConfig, transformers.NemotronModel, {})):
+            config = config(vocab_size=100, hidden_size=32, intermediate_size=64,
+                            num_hidden_layers=1, num_attention_heads=4, **heads)
+            config = corpus_inputs.fitted(config, cls)
+            self.assertEqual(config.head_dim, 8)
+            self.assertIsNotNone(config.num_key_value_heads)
+            model = cls(config).eval()
+            forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+
 if __name__ == "__main__":
     unittest.main()

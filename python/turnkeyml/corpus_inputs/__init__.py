@@ -13,8 +13,10 @@ makes, counted on fake tensors; text-audio dual encoders). Random values from to
 script fails in one line.
 
 The package's rooms: `inputs` (the dispatch by modality, images, dual encoders), `text` (token
-ids), `audio` (audio beside text), `fitting` (configurations cut to this machine's budget) and
-`config` (reading configurations and forwards), which the others share.
+ids), `audio` (audio beside text), `series` (time series and trajectories), `required` (forward
+arguments beside the main input: patches with their grid, Q-Former queries, boxes), `fitting`
+(configurations cut to this machine's budget), `defaults` (values the class defaults leave
+unset) and `config` (reading configurations and forwards), which the others share.
 """
 
 from .fitting import MAX_PARAMETERS, fitted

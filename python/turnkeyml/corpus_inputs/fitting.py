@@ -6,6 +6,7 @@ import copy
 import torch
 
 from .config import configs, get, token_fields
+from .defaults import completed
 
 
 # Budget of a models/transformers script's model. Its weights are held twice while turnkey
@@ -16,9 +17,9 @@ from .config import configs, get, token_fields
 MAX_PARAMETERS = 600_000_000
 
 
-# How far over MAX_PARAMETERS a model may stay to keep one layer of each kind (1.5 x 0.6 B = 0.9 B;
+# How far over MAX_PARAMETERS a model may stay to keep one layer of each kind (1.6 x 0.6 B = 0.96 B;
 # axk1_causal_lm at 0.96 B was benchmarked under 8 GB, timm's 1.0 B eva_giant was not).
-_OVER_BUDGET_TO_KEEP_KINDS = 1.5
+_OVER_BUDGET_TO_KEEP_KINDS = 1.6
 
 
 # How many layers a configuration has, under the names transformers' configurations use.
@@ -47,17 +48,18 @@ def _parameters(cls, config):
         return None
 
 
-def _layers_kept(holder, layers):
-    """The layers to keep, as indices into the per-layer lists: the first layer of each kind (a
-    hybrid model whose attention layers are every fourth keeps a linear-attention and a full-
-    attention layer, not four), then the first others up to `layers`."""
+def _layers_kept(holder, layers, per_kind=1):
+    """The layers to keep, as indices into the per-layer lists: the first layer (or `per_kind`
+    layers) of each kind (a hybrid model whose attention layers are every fourth keeps a linear-
+    attention and a full-attention layer, not four), then the first others up to `layers`."""
     for name in _LAYER_LISTS:
         values = get(holder, name)
         if isinstance(values, (list, tuple)) and len(set(map(repr, values))) > 1:
             first = {}
             for i, value in enumerate(values):
-                first.setdefault(repr(value), i)
-            kept = set(first.values())
+                if len(first.setdefault(repr(value), [])) < per_kind:
+                    first[repr(value)].append(i)
+            kept = {i for indices in first.values() for i in indices}
             kept.update(i for i in range(len(values)) if len(kept) < layers)
             return sorted(kept)
     indices = get(holder, "attn_layer_indices")  # Bamba: where the attention layers are
@@ -81,6 +83,12 @@ def _keep_layers(holder, kept, changed):
     indices = get(holder, "attn_layer_indices")
     if isinstance(indices, (list, tuple)) and indices and all(i >= n for i in indices):
         setattr(holder, "attn_layer_indices", [n - 1])  # the last kept layer attends
+    # Jamba: layer i attends where i % period == offset (8 and 4): none of the first layers.
+    period, offset = get(holder, "attn_layer_period"), get(holder, "attn_layer_offset")
+    if (isinstance(period, int) and isinstance(offset, int) and period > 0 and n > 1
+            and not any(i % period == offset for i in range(n))):
+        holder.attn_layer_period, holder.attn_layer_offset = n, n - 1
+        changed.append("attention at layer %d" % (n - 1))
 
 
 def _cap(holder, name, limit, changed):
@@ -104,7 +112,7 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
             for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
                 _cap(holder, name, vocab - 1, [])
             _renumber_special_tokens(config, vocab)
-        _keep_layers(holder, _layers_kept(holder, layers) if keep_kinds else
+        _keep_layers(holder, _layers_kept(holder, layers, keep_kinds) if keep_kinds else
                      list(range(layers)), changed)
         for name in _EXPERTS:
             if _cap(holder, name, experts, changed):
@@ -123,23 +131,30 @@ def _renumber_special_tokens(config, vocab):
             setattr(holder, name, renumbered.setdefault(value, vocab - 2 - len(renumbered)))
 
 
-# The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, keep one
-# layer of each kind). Each step is tried on a fresh copy of the caller's configuration.
-_STEPS = ((2, None, None, True), (2, 8, None, True), (1, 4, None, True), (1, 4, 32000, True),
-          (1, 4, 32000, False), (1, 2, 32000, False))
+# The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, layers
+# kept of each kind: 0 for none). Each step is tried on a fresh copy of the caller's
+# configuration. Two of each kind only where one of each does not build: Zamba's hybrid layers
+# share one transformer block, tied across them, and transformers refuses to build a single one
+# ("There is an issue with your definition of `tie_weights_keys`").
+_STEPS = ((2, None, None, 1), (2, None, None, 2), (2, 8, None, 1), (1, 4, None, 1),
+          (1, 4, 32000, 1), (1, 2, 32000, 1), (1, 4, 32000, 0), (1, 2, 32000, 0))
 
 
 def fitted(config, cls, max_parameters=MAX_PARAMETERS):
     """`config`, or where cls(config) has more than max_parameters, a copy made smaller by the
     steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
     and heads as given, at a size this machine can export and benchmark. Prints what it
-    changed. The configuration is used as is where the model cannot be counted."""
+    changed. The configuration is used as is where the model cannot be counted. Values the
+    model needs and the defaults leave unset are given first (defaults.completed)."""
+    config = completed(config)
     before = _parameters(cls, config)
     if before is None or before <= max_parameters:
         return config
     best = None  # (parameters, configuration, what changed)
     best_whole = None  # the same, among the steps that keep one layer of each kind
     for layers, experts, vocab, keep_kinds in _STEPS:
+        if keep_kinds == 2 and best_whole is not None:
+            continue
         smaller = copy.deepcopy(config)
         changed = _shrink(smaller, layers, experts or 1 << 62, vocab or 1 << 62, keep_kinds)
         after = _parameters(cls, smaller) if changed else None

@@ -4,6 +4,8 @@ import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
 from .config import accepts, as_size, placeholder_tokens, sub
+from .required import grid_inputs, with_required
+from .series import series_inputs
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -25,10 +27,34 @@ def _pixel_values(config, batch_size):
     return torch.rand(batch_size, int(channels), size, size)
 
 
-def transformers_inputs(model, batch_size, max_seq_length):
-    """The keyword arguments of one forward of `model` (a transformers PreTrainedModel)."""
-    config = model.config
+# Main inputs this module makes, in the order a forward that does not take its class's declared
+# main input is tried for them (vision towers that inherit PreTrainedModel's `input_ids`).
+_MAIN_INPUTS = ("pixel_values", "input_features", "input_values", "input_ids")
+
+
+def _main_input(model):
     main = getattr(model, "main_input_name", "input_ids")
+    if isinstance(main, str) and not accepts(model, main):
+        return next((name for name in _MAIN_INPUTS if accepts(model, name)), main)
+    return main
+
+
+def _audio_features(config, batch_size):
+    mel = sub(config, "num_mel_bins")
+    positions = sub(config, "max_source_positions")
+    if mel and positions:  # Whisper-like: the encoder takes 2 frames per position
+        features = {"input_features": torch.randn(batch_size, int(mel), 2 * int(positions))}
+    else:
+        per_frame = (sub(config, "input_feat_per_channel") or sub(config, "feature_size")
+                     or 80) * (sub(config, "input_channels") or 1)
+        features = {"input_features": torch.randn(batch_size, 584, int(per_frame))}
+    if getattr(config, "is_encoder_decoder", False):
+        features["decoder_input_ids"] = token_ids(config, batch_size, 8)
+    return features
+
+
+def _main_inputs(model, main, batch_size, max_seq_length):
+    config = model.config
     if main in ("input_ids", "pixel_values") and _dual_encoder(model):
         inputs = text_inputs(config, batch_size, max_seq_length)
         inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
@@ -48,18 +74,21 @@ def transformers_inputs(model, batch_size, max_seq_length):
     if main == "pixel_values":
         return {"pixel_values": _pixel_values(config, batch_size)}
     if main == "input_features":
-        mel = sub(config, "num_mel_bins")
-        positions = sub(config, "max_source_positions")
-        if mel and positions:  # Whisper-like: the encoder takes 2 frames per position
-            features = {"input_features": torch.randn(batch_size, int(mel), 2 * int(positions))}
-        else:
-            per_frame = (sub(config, "input_feat_per_channel") or sub(config, "feature_size")
-                         or 80) * (sub(config, "input_channels") or 1)
-            features = {"input_features": torch.randn(batch_size, 584, int(per_frame))}
-        if getattr(config, "is_encoder_decoder", False):
-            features["decoder_input_ids"] = token_ids(config, batch_size, 8)
-        return features
+        return _audio_features(config, batch_size)
+    series = series_inputs(model, batch_size, max_seq_length)
+    if series is not None:
+        return series
     if main == "input_values":
         return {"input_values": torch.randn(batch_size, 16000)}
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
+
+
+def transformers_inputs(model, batch_size, max_seq_length):
+    """The keyword arguments of one forward of `model` (a transformers PreTrainedModel): its main
+    input, then the other arguments its forward needs (required.with_required)."""
+    grid = grid_inputs(model, batch_size)
+    if grid is not None:  # a vision tower fed patches and their grid (Qwen2-VL's kind)
+        return grid
+    inputs = _main_inputs(model, _main_input(model), batch_size, max_seq_length)
+    return with_required(model, inputs, batch_size)

@@ -1,0 +1,71 @@
+"""Configurations whose class defaults leave out a value their model cannot be built without:
+the published checkpoints always give it, the class's defaults do not (transformers raises, or
+builds an embedding of `None` rows). The corpus builds from defaults, so it gives the value."""
+
+import copy
+
+from .config import configs, get
+
+
+# The forecast horizon a time series configuration leaves unset (Time Series Transformer,
+# Informer, Autoformer: "The `prediction_length` config needs to be specified"); 24 steps, the
+# value the classes' own documentation uses, and the context as long (what their __post_init__
+# makes of an unset context_length once prediction_length is given).
+_PREDICTION_LENGTH = 24
+
+
+# A vocabulary the defaults leave unset, with its tokenizer's padding and mask ids (ESM:
+# `vocab_size=None`, and its forward finds padding by `input_ids.ne(pad_token_id)`); the values
+# of ESM-2's published tokenizer: 33 tokens, padding 1, mask 32.
+_TOKENIZER = (("vocab_size", 33), ("pad_token_id", 1), ("mask_token_id", 32))
+
+
+def _missing(holder):
+    """(field, value) of each value `holder` leaves unset that its model needs."""
+    layers = get(holder, "num_hidden_layers")
+    if "prediction_length" in vars(holder) and get(holder, "prediction_length") is None:
+        yield "prediction_length", _PREDICTION_LENGTH
+        if get(holder, "context_length") is None:
+            yield "context_length", _PREDICTION_LENGTH
+    # Attention sizes left None (Ministral, HunYuan: `head_dim`; Nemotron: `num_key_value_heads`)
+    # that their attention divides by: the values every other configuration derives, a head the
+    # width over the heads, and as many key-value heads as heads.
+    width, heads = get(holder, "hidden_size"), get(holder, "num_attention_heads")
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0:
+        for name, value in (("head_dim", width // heads), ("num_key_value_heads", heads)):
+            if name in vars(holder) and vars(holder)[name] is None:
+                yield name, value
+    if "vocab_size" in vars(holder) and get(holder, "vocab_size") is None:
+        yield from ((name, value) for name, value in _TOKENIZER if get(holder, name) is None)
+    # Hybrid classes whose defaults attend nowhere (Bamba: no attn_layer_indices; GraniteMoe-
+    # Hybrid: every layer linear attention): transformers' own forward then fails ("get_seq_length
+    # can only be called on Attention layers"); every published checkpoint of theirs attends in
+    # some layers. The last layer attends here (fitted keeps it as a kind of its own).
+    if "attn_layer_indices" in vars(holder) and get(holder, "attn_layer_indices") is None \
+            and isinstance(layers, int):
+        yield "attn_layer_indices", [layers - 1]
+    kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
+    if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
+        yield "layer_types", kinds[:-1] + ["full_attention"]
+    # LFM2-MoE reads layer_types[i] for every layer but leaves it None; LFM2's own configuration
+    # makes every layer full attention when none are named, which is the rule taken here.
+    if ("layer_types" in vars(holder) and get(holder, "layer_types") is None
+            and isinstance(layers, int) and "full_attn_idxs" not in vars(holder)
+            and holder.model_type.startswith("lfm2")):
+        yield "layer_types", ["full_attention"] * layers
+
+
+def completed(config):
+    """`config`, or a copy with the values its model needs and its defaults leave unset (see
+    _missing); prints what it gave."""
+    if not any(True for holder in configs(config) for _ in _missing(holder)):
+        return config
+    config = copy.deepcopy(config)
+    given = []
+    for holder in configs(config):
+        for name, value in list(_missing(holder)):
+            setattr(holder, name, value)
+            given.append("%s=%r" % (name, value))
+    print("corpus_inputs: %s leaves unset what its model needs: given %s"
+          % (type(config).__name__, ", ".join(given)))
+    return config

@@ -1,0 +1,132 @@
+"""Forward arguments beyond the main input: a forward that has no default for them fails without
+them ("missing 1 required positional argument: 'grid_thw'"), or raises in its body (BROS: "You
+have to specify bbox"). Each is made by its name, with the configuration's sizes."""
+
+import inspect
+
+import torch
+
+from .config import accepts, get, on_fake_tensors, sub
+from .text import sequence_length, token_ids
+
+
+def required(model):
+    """The names of the forward's parameters without a default."""
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.default is inspect.Parameter.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _first_int(config, names, default):
+    for name in names:
+        value = sub(config, name)
+        if isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return default
+
+
+# Patches per side of a grid image: a multiple of every merge size in use (2, 4), and within the
+# position tables of the towers in the corpus (32 x 32 and more).
+_GRID_SIDE = 16
+
+
+def _grid_layouts(model, batch_size, patches_name):
+    """Candidate inputs of a tower that takes an image as a grid of patches (Qwen2-VL's and its
+    kind's vision towers: `grid_thw` rows of (frames, height, width) in patches, the patches
+    flattened one per row): flattened patches with a temporal patch, without one, and whole
+    images, each with the grid."""
+    config = model.config
+    patch = _first_int(config, ("patch_size",), 14)
+    channels = _first_int(config, ("in_channels", "num_channels", "in_chans"), 3)
+    temporal = _first_int(config, ("temporal_patch_size", "patch_temporal"), 1)
+    merge = _first_int(config, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 1)
+    side = _GRID_SIDE
+    grid = torch.tensor([[1, side, side]] * batch_size)
+    rows = batch_size * side * side
+    candidates = [torch.randn(rows, channels * t * patch * patch) for t in (temporal, 1)]
+    candidates += [torch.randn(rows, channels, patch, patch),
+                   torch.randn(batch_size, channels, side * patch, side * patch)]
+    for patches in candidates[:1] + candidates[2 if temporal == 1 else 1:]:
+        inputs = {patches_name: patches}
+        for name in ("grid_thw", "image_grid_thw"):
+            if accepts(model, name):
+                inputs[name] = grid
+        if accepts(model, "merge_sizes"):  # VideoLLaMA 3: the merge of each image
+            inputs["merge_sizes"] = torch.full((batch_size,), merge, dtype=torch.long)
+        yield inputs
+
+
+def _on_weights(model, inputs):
+    device = next(model.parameters(), torch.empty(0)).device  # the meta device in the dry run
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+# What fake tensors raise at an operation whose output shape depends on the data: a layout that
+# gets that far has passed the patch embedding (the towers read the grid's values for their
+# position tables), so it is the layout the tower takes.
+_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
+
+
+def grid_inputs(model, batch_size):
+    """The first grid layout the tower's forward takes on fake tensors, else the first that
+    reaches an operation fake tensors cannot follow, else the first; None for a model that takes
+    no grid."""
+    if not any(accepts(model, n) and n in required(model) for n in ("grid_thw", "image_grid_thw")):
+        return None
+    names = [n for n in ("hidden_states", "pixel_values") if accepts(model, n)]
+    if not names:
+        return None
+    layouts = list(_grid_layouts(model, batch_size, names[0]))
+    reached = []
+    for inputs in layouts:
+        try:
+            on_fake_tensors(model.forward, _on_weights(model, inputs))
+            return inputs
+        except Exception as error:  # not this layout, or one that fake tensors cannot follow
+            if type(error).__name__ in _DATA_DEPENDENT:
+                reached.append(inputs)
+    return (reached or layouts)[0]
+
+
+def _query_former(model, batch_size, given):
+    """BLIP-2's Q-Former alone: its learnt queries come from outside (`query_embeds`), and the
+    image features its cross-attention reads (`encoder_hidden_states`) too."""
+    config = model.config
+    queries = _first_int(config, ("num_query_tokens",), 32)
+    given["query_embeds"] = torch.randn(batch_size, queries,
+                                        _first_int(config, ("hidden_size",), 768))
+    given["encoder_hidden_states"] = torch.randn(
+        batch_size, 257, _first_int(config, ("encoder_hidden_size", "hidden_size"), 768))
+    for name in ("input_ids", "attention_mask"):  # the Q-Former's own text is optional
+        given.pop(name, None)
+
+
+def _boxes(batch_size, length, dtype):
+    """One box per token, (x0, y0, x1, y1) with x0 <= x1 and y0 <= y1, in 0..1000 (LayoutLM's
+    scale, within its 1024-entry position tables)."""
+    corners = torch.randint(0, 1001, (batch_size, length, 2, 2)).sort(dim=2).values
+    return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
+
+
+def with_required(model, given, batch_size):
+    """`given` completed with the arguments the forward needs beside its main input."""
+    needed = [n for n in required(model) if n not in given]
+    if "query_embeds" in needed:
+        _query_former(model, batch_size, given)
+    if accepts(model, "bbox") and "bbox" not in given and "input_ids" in given:
+        # Document models (LayoutLM, BROS: "You have to specify bbox"): a box per token, as
+        # indices of its 2-D position tables where it has them, else as coordinates.
+        tables = sub(model.config, "max_2d_position_embeddings")
+        given["bbox"] = _boxes(batch_size, given["input_ids"].shape[1],
+                               torch.long if tables else torch.float)
+    if "qformer_input_ids" in needed:  # InstructBLIP: the instruction its Q-Former reads
+        qformer = get(model.config, "qformer_config") or model.config
+        length = sequence_length(qformer, 16)
+        given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
+        given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    return given
