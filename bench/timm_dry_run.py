@@ -15,15 +15,13 @@ forward; parameters `-` where the model did not build). Run it in batches (xargs
 process that built a thousand models holds on to what their modules cached.
 """
 
-import logging
 import re
 import sys
-import warnings
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
+from dry_run_lines import failure, main  # bench/dry_run_lines.py, beside this file
 
 _IMAGES = re.compile(r"^images = torch\.rand\(batch_size, (\d+), (\d+), (\d+)\)$", re.M)
 
@@ -56,19 +54,8 @@ def dry_run(path):
             model(torch.empty(1, c, h, w, device="meta"))
         return "OK %s %s" % (name, parameters)
     except Exception as error:  # the line says what and where
-        kind = type(error).__name__
-        message = (str(error).strip().splitlines() or [""])[0][:160]
-        verdict = "INCONCLUSIVE" if kind in _DATA_DEPENDENT else "FAIL"
-        return "%s %s %s %s %s %s" % (verdict, name, parameters, stage, kind, message)
-
-
-def main(paths):
-    warnings.filterwarnings("ignore")
-    logging.disable(logging.CRITICAL)
-    for path in paths:
-        print(dry_run(path), flush=True)
-    return 0
+        return failure(error, name, parameters, stage)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(dry_run))

@@ -16,10 +16,8 @@ batches (xargs -n 100): some classes leave state behind in the process.
 
 import contextlib
 import io
-import logging
 import re
 import sys
-import warnings
 
 import torch
 import transformers
@@ -27,12 +25,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from turnkeyml import corpus_inputs
 
-_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
-
-
-# The same on the meta device: a forward that reads an input's values (`grid_thw.tolist()` in
-# the Qwen2-VL kind of vision tower) meets a tensor without storage; only a real run says.
-_READS_VALUES = "tolist() shouldn't be called on a tensor with unallocated storage"
+from dry_run_lines import failure, main  # bench/dry_run_lines.py, beside this file
 
 
 def _configuration(source):
@@ -65,20 +58,8 @@ def dry_run(path):
             model(**inputs)
         return "OK %s" % name
     except Exception as error:  # the line says what and where
-        kind = type(error).__name__
-        message = (str(error).strip().splitlines() or [""])[0][:160]
-        verdict = ("INCONCLUSIVE" if kind in _DATA_DEPENDENT or _READS_VALUES in message
-                   else "FAIL")
-        return "%s %s %s %s %s" % (verdict, name, stage, kind, message)
-
-
-def main(paths):
-    warnings.filterwarnings("ignore")
-    logging.disable(logging.CRITICAL)
-    for path in paths:
-        print(dry_run(path), flush=True)
-    return 0
+        return failure(error, name, stage)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(dry_run))

@@ -1,0 +1,29 @@
+"""What the corpus dry runs (bench/transformers_dry_run.py, bench/timm_dry_run.py) share: the one
+line a failed script gets, and the loop over scripts."""
+
+import logging
+import sys
+import warnings
+
+# Operations whose output shape depends on the data: fake tensors cannot follow them.
+_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
+# A forward that reads a meta tensor's values: only a real run says.
+_READS_VALUES = "tolist() shouldn't be called on a tensor with unallocated storage"
+
+
+def failure(error, *where):
+    """`INCONCLUSIVE|FAIL <where...> error-type message` for an exception of a dry run."""
+    kind = type(error).__name__
+    message = (str(error).strip().splitlines() or [""])[0][:160]
+    verdict = ("INCONCLUSIVE" if kind in _DATA_DEPENDENT or _READS_VALUES in message
+               else "FAIL")
+    return " ".join([verdict, *map(str, where), kind, message])
+
+
+def main(dry_run):
+    """Prints dry_run(path) for each path of the command line, as it goes."""
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.CRITICAL)
+    for path in sys.argv[1:]:
+        print(dry_run(path), flush=True)
+    return 0
