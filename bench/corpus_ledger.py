@@ -20,7 +20,6 @@ import collections
 import datetime
 import hashlib
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -90,20 +89,20 @@ def _input_seconds(cache):
     return found
 
 
-def _commit():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    build = os.environ.get("TURNKEY_BUILD_DIR", os.path.join(root, "build"))
-    frozen = os.path.join(os.path.dirname(build), "commit")  # a frozen turnkey names its commit
-    if os.path.exists(frozen):
-        return open(frozen).read().strip()[:12]
-    out = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"],
-                         capture_output=True, text=True)
-    return out.stdout.strip() or "?"
+def _commit(out):
+    """The commit of the turnkey that ran, as bench/corpus wrote it into the run's folder."""
+    try:
+        with open(os.path.join(out, "commit"), encoding="utf-8") as f:
+            text = f.read().strip()
+    except OSError:
+        return "?"
+    head, plus, changes = text.partition("+")
+    return head[:12] + plus + changes
 
 
 def add(ledger, out):
     seconds = _input_seconds(os.path.join(out, "cache"))
-    commit, date = _commit(), datetime.date.today().isoformat()
+    commit, date = _commit(out), datetime.date.today().isoformat()
     new = []
     with open(os.path.join(out, "outcomes.tsv"), encoding="utf-8") as f:
         for line in f:
