@@ -232,6 +232,24 @@ class CorpusInputs(unittest.TestCase):
             model(**given)  # every audio token is one of the tower's, and there are enough
         self.assertGreater(int((given["input_ids"] == 31998).sum()), 0)
 
+    def test_experts_cut_below_their_groups_take_the_groups_with_them(self):
+        # DeepSeek-V3's router scores n_group groups of experts by their best two: 2 experts left
+        # in 8 groups made `view(-1, 8, 0)` fail in the forward (beam_causal_lm, session 15).
+        config = transformers.DeepseekV3Config(
+            vocab_size=1000, hidden_size=64, intermediate_size=64, moe_intermediate_size=32,
+            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+            n_routed_experts=16, n_group=8, topk_group=4, num_experts_per_tok=4,
+            first_k_dense_replace=0, q_lora_rank=None, kv_lora_rank=16, qk_rope_head_dim=8,
+            qk_nope_head_dim=8, v_head_dim=16)
+        changed = corpus_fitted._shrink(config, 1, 2, 32000, False)
+        self.assertIn("n_routed_experts 16 -> 2", changed)
+        self.assertIn("n_group 8 -> 1", changed)
+        self.assertEqual(config.topk_group, 1)
+        model = transformers.DeepseekV3ForCausalLM(config).eval()
+        with torch.no_grad():
+            out = model(**corpus_inputs.transformers_inputs(model, 1, 8))
+        self.assertEqual(list(out.logits.shape), [1, 8, 1000])
+
     def test_a_configuration_over_the_budget_keeps_its_architecture_with_fewer_layers(self):
         # A Gemma-2-like decoder (sliding and global attention alternate, 8 layers, a 4096-token
         # vocabulary) over a budget of 0.4 M parameters: two layers, one of each kind, stay.

@@ -118,6 +118,10 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
             if _cap(holder, name, experts, changed):
                 for per_token in _EXPERTS_PER_TOKEN:
                     _cap(holder, per_token, experts, [])
+                # Group routing (DeepSeek-V3, Beam: the experts in n_group groups, each group
+                # scored by its best two) needs two experts a group.
+                if _cap(holder, "n_group", max(1, experts // 2), changed):
+                    _cap(holder, "topk_group", get(holder, "n_group"), changed)
     return changed
 
 
