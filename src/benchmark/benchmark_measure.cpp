@@ -174,7 +174,7 @@ void pool_repetitions(Measurement& m, const BenchmarkSetup& setup, SampleStore p
   m.concurrency = setup.concurrency;
   m.sessions = m.repetitions.front().requests.sessions;
   if (setup.concurrency > 1) {
-    // Sustained over all repetitions: their rates weighted by their windows' time.
+    // Sustained over all repetitions: their calls' work over their windows' time.
     double calls = 0, window_s = 0;
     for (const Repetition& rep : m.repetitions) {
       calls += rep.requests.run.calls_per_s * rep.loop.timed_s;

@@ -187,8 +187,8 @@ void record_repetitions(Build& build, BuildStats& s, const Measurement& m) {
   if (m.throttled.readable) s.set("cpu_throttled_ms", m.throttled.throttled_ms);
   s.set("percentile_method", "linear interpolation between closest ranks (type 7)");
   s.set("throughput_definition",
-        m.concurrency > 1 ? "sum over requests in flight of its calls in the timed window / their "
-                            "span, * batch_size (sustained)"
+        m.concurrency > 1 ? "calls in the timed window (parts of calls counted) * batch_size / its "
+                            "wall time (sustained, with concurrency requests in flight)"
                           : "batch_size * 1000 / mean_latency_ms");
   s.set("load_s", m.load_s);
   s.set("sessions", m.sessions);

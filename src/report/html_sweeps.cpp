@@ -201,8 +201,8 @@ std::string sweeps_section(const std::vector<Row>& rows) {
   std::string h =
       "<p class=\"note\">Results of one model and runtime that differ by batch size (b), "
       "requests in flight (c, --concurrency) or input shapes. Throughput at concurrency above 1 "
-      "is sustained: each request's calls in the timed window per second of their span, summed, "
-      "times the batch.</p>\n";
+      "is sustained: calls in the timed window (parts of calls counted) per second, times the "
+      "batch.</p>\n";
   for (size_t i = 0; i < series.size(); ++i) {
     h += fmt::format("<h3>{}</h3>\n", html_escape(series[i].title));
     h += series_chart(series[i], i) + series_table(series[i]);

@@ -345,9 +345,9 @@ TEST_F(MeasureLoop, ConcurrentCallersOfASharedOrtSessionAndTheWindowAddsUp) {
   EXPECT_GE(r.completed_per_caller[0], 100);
   EXPECT_GE(r.completed_per_caller[1], 100);
   EXPECT_GT(r.loop.timed_s, 0);
-  // Each caller's rate over its calls in the window, summed: near the count over the window.
-  EXPECT_NEAR(r.calls_per_s, static_cast<double>(r.completed) / r.loop.timed_s,
-              0.15 * r.calls_per_s);
+  // The calls' work in the window, parts of calls counted: within a call per caller of the
+  // calls that ended in it (callers that did not overlap, on a busy machine, included).
+  EXPECT_NEAR(r.calls_per_s * r.loop.timed_s, static_cast<double>(r.completed), 2.0);
   EXPECT_GT(r.loop.cold_ms, 0);
   EXPECT_GE(r.loop.warmup_rounds, 1);
   EXPECT_GT(r.loop.overhead_median_ms, 0);

@@ -38,8 +38,8 @@ struct ConcurrentResult {
   int callers = 0;
   int64_t completed = 0;                      // calls that ended in (T0, T1]
   std::vector<int64_t> completed_per_caller;  // the same, per caller
-  // Sustained calls per second: each caller's calls begun and ended in the window over the span
-  // from the first one's start to the last one's end, summed over callers.
+  // Sustained calls per second: the calls' work in the window (each call counts the part of it
+  // inside [T0, T1]) over timed_s.
   double calls_per_s = 0;
 };
 
