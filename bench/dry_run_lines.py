@@ -5,8 +5,7 @@ import logging
 import sys
 import warnings
 
-# Operations whose output shape depends on the data: fake tensors cannot follow them.
-_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
+from turnkeyml.corpus_inputs.config import shape_depends_on_data
 # A forward that reads a meta tensor's values: only a real run says.
 _READS_VALUES = "tolist() shouldn't be called on a tensor with unallocated storage"
 
@@ -15,7 +14,7 @@ def failure(error, *where):
     """`INCONCLUSIVE|FAIL <where...> error-type message` for an exception of a dry run."""
     kind = type(error).__name__
     message = (str(error).strip().splitlines() or [""])[0][:160]
-    verdict = ("INCONCLUSIVE" if kind in _DATA_DEPENDENT or _READS_VALUES in message
+    verdict = ("INCONCLUSIVE" if shape_depends_on_data(error) or _READS_VALUES in message
                else "FAIL")
     return " ".join([verdict, *map(str, where), kind, message])
 

@@ -3,7 +3,7 @@
 
 import torch
 
-from .config import accepts, get, on_fake_tensors, placeholder_tokens
+from .config import accepts, get, on_fake_tensors, on_weights, placeholder_tokens
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -98,16 +98,11 @@ def audio_inputs(model, batch_size, max_seq_length):
     encoder = _audio_encoder(model)
     token = _audio_token(model.config)
     # The tries run where the weights are (a model on the meta device: bench/transformers_dry_run).
-    device = next(model.parameters(), torch.empty(0)).device
-
-    def on_weights(values):
-        return {k: v.to(device) for k, v in values.items()}
-
     for inputs in _audio_layouts(model, batch_size):
         count = None
         try:
             if encoder is not None:
-                count = _embeddings_count(on_fake_tensors(encoder, on_weights(inputs)))
+                count = _embeddings_count(on_fake_tensors(encoder, on_weights(model, inputs)))
                 count = count // batch_size if count and count % batch_size == 0 else None
         except Exception:  # not this layout
             pass
@@ -122,7 +117,7 @@ def audio_inputs(model, batch_size, max_seq_length):
             try:
                 if length:
                     text = text_inputs(model.config, batch_size, length)
-                    on_fake_tensors(model.forward, on_weights(dict(text, **inputs)))
+                    on_fake_tensors(model.forward, on_weights(model, dict(text, **inputs)))
                     return inputs, None, length
             except Exception:  # not this layout or length
                 continue

@@ -13,15 +13,13 @@ import inspect
 
 import torch
 
-from .config import on_fake_tensors
+from .config import on_fake_tensors, shape_depends_on_data
 from .fitting import MAX_PARAMETERS
 
 # The constructor arguments that count a model's blocks, under the names timm's families give
 # them: depth (ViT, EVA, BEiT, DINOv3, RegNet's configuration), depths (ConvNeXt, Swin, DaViT,
 # FocalNet, MaxViT and CoAtNet's configuration), layers (ResNet, ResNetV2), stages (Hiera).
 _BLOCK_COUNTS = ("depth", "depths", "layers", "stages", "num_blocks")
-
-_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
 
 # What fewer_blocks found: the keyword arguments for timm.create_model, the parameters before and
 # after, and what changed in words ("depth 40 -> 23").
@@ -135,7 +133,7 @@ def _forward_takes(name, kwargs, input_size):
                             {"images": torch.empty(1, *input_size, device="meta")})
         return True
     except Exception as error:
-        return type(error).__name__ in _DATA_DEPENDENT
+        return shape_depends_on_data(error)
 
 
 def fewer_blocks(name, input_size, max_parameters=MAX_PARAMETERS):

@@ -87,3 +87,22 @@ def on_fake_tensors(function, kwargs):
             return function(**kwargs)
     finally:
         log.setLevel(level)
+
+
+# What fake tensors raise at an operation whose output shape depends on the data (`nonzero`,
+# masked selection, `.item()`): a call that gets that far passed everything before it.
+_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
+
+
+def shape_depends_on_data(error):
+    """Whether a call on fake tensors stopped at an operation only a real run can follow."""
+    return type(error).__name__ in _DATA_DEPENDENT
+
+
+def on_weights(model, inputs):
+    """inputs with their tensors moved to where model's weights are (the meta device in a dry
+    run), for a try on fake tensors."""
+    import torch
+
+    device = next(model.parameters(), torch.empty(0)).device
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}

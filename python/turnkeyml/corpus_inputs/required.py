@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from .config import accepts, get, on_fake_tensors, sub
+from .config import accepts, get, on_fake_tensors, on_weights, shape_depends_on_data, sub
 from .text import sequence_length, token_ids
 
 
@@ -61,15 +61,6 @@ def _grid_layouts(model, batch_size, patches_name):
         yield inputs
 
 
-def _on_weights(model, inputs):
-    device = next(model.parameters(), torch.empty(0)).device  # the meta device in the dry run
-    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-
-
-# What fake tensors raise at an operation whose output shape depends on the data: a layout that
-# gets that far has passed the patch embedding (the towers read the grid's values for their
-# position tables), so it is the layout the tower takes.
-_DATA_DEPENDENT = ("DataDependentOutputException", "DynamicOutputShapeException")
 
 
 def grid_inputs(model, batch_size):
@@ -85,10 +76,12 @@ def grid_inputs(model, batch_size):
     reached = []
     for inputs in layouts:
         try:
-            on_fake_tensors(model.forward, _on_weights(model, inputs))
+            on_fake_tensors(model.forward, on_weights(model, inputs))
             return inputs
         except Exception as error:  # not this layout, or one that fake tensors cannot follow
-            if type(error).__name__ in _DATA_DEPENDENT:
+            # A layout that reaches a data-dependent operation has passed the patch embedding
+            # (the towers read the grid's values for their position tables): the tower takes it.
+            if shape_depends_on_data(error):
                 reached.append(inputs)
     return (reached or layouts)[0]
 
