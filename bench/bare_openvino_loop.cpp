@@ -139,12 +139,21 @@ int main(int argc, char** argv) {
                  argv[3]);
     return 2;
   }
+  // The numbers first, in one line each when they are not numbers (before minutes of compiling).
   std::vector<int64_t> dims;
-  if (argc >= 5 && std::string(argv[4]) != "-") {
-    std::stringstream list(argv[4]);
-    for (std::string d; std::getline(list, d, ',');) dims.push_back(std::stoll(d));
+  uint32_t requests = 0;
+  double duration_s = 0;
+  try {
+    duration_s = std::stod(argv[2]);
+    if (argc >= 5 && std::string(argv[4]) != "-") {
+      std::stringstream list(argv[4]);
+      for (std::string d; std::getline(list, d, ',');) dims.push_back(std::stoll(d));
+    }
+    if (argc == 6) requests = static_cast<uint32_t>(std::stoul(argv[5]));
+  } catch (const std::exception&) {
+    std::fprintf(stderr, "bare_openvino_loop: DURATION_S, DIMS and REQUESTS must be numbers\n");
+    return 2;
   }
-  const uint32_t requests = argc == 6 ? static_cast<uint32_t>(std::stoul(argv[5])) : 0;
   try {
     ov::Core core;
     std::shared_ptr<ov::Model> model = core.read_model(argv[1]);
@@ -156,7 +165,6 @@ int main(int argc, char** argv) {
         {ov::hint::inference_precision.name(), ov::element::f32}};
     if (tput && requests > 0) config[ov::hint::num_requests.name()] = requests;
     ov::CompiledModel compiled = core.compile_model(model, "CPU", config);
-    const double duration_s = std::stod(argv[2]);
     return tput ? throughput(compiled, duration_s, requests) : latency(compiled, duration_s);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bare_openvino_loop: %s: %s\n", argv[1], e.what());
