@@ -4,13 +4,13 @@ in a tab-separated file kept in git, so that a run of days goes on from session 
 whatever machine comes next (a machine and its /work are not kept; the ledger is).
 
     bench/corpus_ledger.py add LEDGER CORPUS_OUT   # merge a bench/corpus run's finished scripts
-    bench/corpus_ledger.py done LEDGER             # the scripts a run can skip (CORPUS_LEDGER)
+    bench/corpus_ledger.py left LEDGER SCRIPT...   # those the ledger does not hold (CORPUS_LEDGER)
     bench/corpus_ledger.py summary LEDGER          # counts per corpus and outcome, as Markdown
 
 `add` reads CORPUS_OUT/outcomes.tsv (bench/corpus) and the seconds per stage of each input's
 progress events (bench/corpus_stages.py); a script already in the ledger is replaced by the newer
 run's lines. A script whose text has changed since its line was written (script_sha: the first 12
-hex digits of its sha256) is not `done`: a regenerated script runs again. Scripts that the run
+hex digits of its sha256) is `left` to run: a regenerated script runs again. Scripts that the run
 did not finish (not_run, cancelled, or cut off without a
 record) are not added: a later run does them. Columns: see FIELDS; `script` is the path from the
 models folder up (models/timm/resnet50.py), whatever folder of links the run read it through.
@@ -48,10 +48,11 @@ def _sha(path):
         return "-"
 
 
-def done(ledger, root):
-    """The ledger's scripts whose text under root is the text their lines were made from."""
-    return sorted({r["script"] for r in read(ledger)
-                   if _sha(os.path.join(root, r["script"])) == r["script_sha"]})
+def left(ledger, scripts):
+    """The scripts (paths, through links or not) that the ledger holds no line of, or a line
+    made from another text of the script."""
+    held = {(r["script"], r["script_sha"]) for r in read(ledger)}
+    return [s for s in scripts if (_models_path(s), _sha(s)) not in held]
 
 
 def read(ledger):
@@ -156,9 +157,8 @@ def summary(ledger):
 def main(argv):
     if len(argv) == 4 and argv[1] == "add":
         add(argv[2], argv[3])
-    elif len(argv) == 3 and argv[1] == "done":
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for script in done(argv[2], root):
+    elif len(argv) >= 3 and argv[1] == "left":
+        for script in left(argv[2], argv[3:]):
             print(script)
     elif len(argv) == 3 and argv[1] == "summary":
         summary(argv[2])
