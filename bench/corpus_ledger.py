@@ -5,7 +5,8 @@ whatever machine comes next (a machine and its /work are not kept; the ledger is
 
     bench/corpus_ledger.py add LEDGER CORPUS_OUT   # merge a bench/corpus run's finished scripts
     bench/corpus_ledger.py left LEDGER SCRIPT...   # those the ledger does not hold (CORPUS_LEDGER)
-    bench/corpus_ledger.py summary LEDGER          # counts per corpus and outcome, as Markdown
+    bench/corpus_ledger.py summary LEDGER          # counts per corpus and outcome, the rate with
+                                                   # signal, where the hours go, as Markdown
 
 `add` reads CORPUS_OUT/outcomes.tsv (bench/corpus) and the seconds per stage of each input's
 progress events (bench/corpus_stages.py); a script already in the ledger is replaced by the newer
@@ -130,21 +131,33 @@ def add(ledger, out):
         len(new), len(replaced), out, len({r["script"] for r in kept + new})))
 
 
-def summary(ledger):
-    rows = read(ledger)
+def _by_script(rows):
     by_script = collections.defaultdict(list)
     for row in rows:
         by_script[row["script"]].append(row)
+    return by_script
+
+
+def _corpus(script):
+    return script.split("/")[1] if script.startswith("models/") else "?"
+
+
+def _with_signal(lines):
+    """Issue 28's measure: every build successful, one verdict that compared with signal."""
+    return (all(r["status"] == "successful" for r in lines)
+            and any(r["verdict"].startswith("within_tolerance") for r in lines))
+
+
+def summary(ledger):
+    by_script = _by_script(read(ledger))
     table = collections.defaultdict(collections.Counter)
     for script, lines in by_script.items():
-        corpus = script.split("/")[1] if script.startswith("models/") else "?"
         ok = all(r["status"] == "successful" for r in lines)
-        # Issue 28's measure: successful, with a verdict that compared something with signal.
-        signal = ok and any(r["verdict"].startswith("within_tolerance") for r in lines)
-        table[corpus]["scripts"] += 1
-        table[corpus]["successful with signal" if signal else
-                      "successful" if ok else lines[0]["status"]] += 1
-        table[corpus]["wall s"] += float(lines[0]["wall_s"] or 0)
+        c = table[_corpus(script)]
+        c["scripts"] += 1
+        c["successful with signal" if _with_signal(lines) else
+          "successful" if ok else lines[0]["status"]] += 1
+        c["wall s"] += float(lines[0]["wall_s"] or 0)
     columns = sorted({k for c in table.values() for k in c} - {"scripts", "wall s"})
     print("| corpus | scripts | " + " | ".join(columns) + " | wall s |")
     print("|---" * (3 + len(columns)) + "|")
@@ -152,6 +165,60 @@ def summary(ledger):
         c = table[corpus]
         print("| %s | %d | %s | %d |" % (corpus, c["scripts"],
                                          " | ".join(str(c[k]) for k in columns), c["wall s"]))
+    print()
+    rates_and_hours(by_script)
+
+
+def _wilson(k, n, z=1.96):
+    """The 95% Wilson score interval of a proportion k/n (a random sample's rate)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _corpus_size(corpus):
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", corpus)
+    try:
+        return sum(1 for n in os.listdir(folder) if n.endswith(".py"))
+    except OSError:
+        return 0
+
+
+def rates_and_hours(by_script):
+    """Per corpus: the share successful with signal and its 95% interval (the run's order is a
+    random draw, CORPUS_SHUFFLE, so the scripts done are a sample of the corpus), where the
+    seconds went (stages summed over a script's builds; 'other' is the rest of the input's span,
+    first progress event to last, outside every stage), and the whole corpus's hours at -j 1 at
+    this pace (the wall seconds of the run that wrote each line, whatever its load)."""
+    stages = ("discover_s", "export_s", "benchmark_s")
+    print("| corpus | scripts done | of | successful with signal (95% interval) "
+          "| discover | export | benchmark | other | s per script | corpus at -j 1 |")
+    print("|---" * 10 + "|")
+    per = collections.defaultdict(lambda: collections.Counter())
+    for script, lines in by_script.items():
+        c = per[_corpus(script)]
+        c["n"] += 1
+        c["signal"] += _with_signal(lines)
+        wall = float(lines[0]["wall_s"] or 0)
+        spent = 0.0
+        for stage in stages:
+            seconds = sum(float(r[stage] or 0) for r in lines)
+            c[stage] += seconds
+            spent += seconds
+        c["wall"] += wall
+        c["other"] += max(0.0, wall - spent)
+    for corpus in sorted(per):
+        c = per[corpus]
+        n, wall = c["n"], c["wall"] or 1.0
+        low, high = _wilson(c["signal"], n)
+        share = " | ".join("%.0f%%" % (100 * c[k] / wall) for k in stages + ("other",))
+        size = _corpus_size(corpus)
+        print("| %s | %d | %d | %.1f%% (%.1f–%.1f%%) | %s | %.0f | %.1f h |" % (
+            corpus, n, size, 100 * c["signal"] / n, 100 * low, 100 * high, share,
+            c["wall"] / n, size * c["wall"] / n / 3600))
 
 
 def main(argv):
