@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -59,11 +60,25 @@ void fill(ov::Tensor& t) {
   }
 }
 
+// BIND=external: each input in bytes of the loop's own (malloc'd, as turnkey's host tensors
+// are), bound with set_tensor, as turnkey's openvino runtime did before session 16; else the
+// request's own tensors are written (benchmark_app's way). Tells what binding costs per call.
+bool bind_external() {
+  const char* bind = std::getenv("BIND");
+  return bind && std::string(bind) == "external";
+}
+
 ov::InferRequest new_request(ov::CompiledModel& compiled) {
+  static std::vector<std::vector<uint8_t>> owned;  // outlives every request
   ov::InferRequest r = compiled.create_infer_request();
   for (const ov::Output<const ov::Node>& in : compiled.inputs()) {
     ov::Tensor t = r.get_tensor(in);
     fill(t);
+    if (bind_external()) {
+      owned.emplace_back(static_cast<const uint8_t*>(t.data()),
+                         static_cast<const uint8_t*>(t.data()) + t.get_byte_size());
+      r.set_tensor(in, ov::Tensor(t.get_element_type(), t.get_shape(), owned.back().data()));
+    }
   }
   return r;
 }
