@@ -10,7 +10,8 @@
 //   request, each calling infer()); prints "ips <completions per second> requests <n> streams
 //   <n>" over the wall time from the first start to the last completion.
 // Both at f32 (benchmark_app -infer_precision f32; turnkey's default). Inputs: float 0.5, integer
-// 1, of the model's shapes; a dynamic dim takes the next of DIMS ("1,128"), else 1.
+// 1, of the model's shapes; a dynamic dim takes the next of DIMS ("1,128"), else 1. BIND=external
+// in the environment binds them as turnkey does (see new_request).
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
