@@ -169,6 +169,13 @@ RuntimeOptions runtime_options(const Build& build, const json& opts,
 
 }  // namespace
 
+bool benchmark_uses_script_process(const Build& /*build*/, const json& opts) {
+  const auto it = opts.find("runtime");
+  if (it != opts.end() && !it->is_string()) return true;  // the tool itself says what is wrong
+  const Runtime* runtime = find_runtime(it == opts.end() ? "ort" : it->get<std::string>());
+  return runtime == nullptr || runtime->needs_live_model();
+}
+
 BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::string& log) {
   const std::string runtime_name = opts.value("runtime", "ort");
   const std::string device = opts.value("device", "x86");

@@ -7,6 +7,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include "pipeline/first_tool.h"
 #include "pipeline/reuse_policy.h"
@@ -184,13 +185,41 @@ std::string BuildRunner::stale_reason(const json& entry, const std::string& name
   return fmt::format("the input of {} changed", name);
 }
 
+namespace {
+
+// A call's options as given, with a sweep point's over them.
+json given_options(const Build& build, const ToolCall& call) {
+  json given = call_options(call);
+  given.update(build.point_options.value(call.name, json::object()));
+  return given;
+}
+
+}  // namespace
+
+void BuildRunner::release_when_unused(Build& build, const std::vector<const ToolCall*>& calls,
+                                      size_t from) const {
+  if (!build.release_script_process) return;
+  for (size_t i = from; i < calls.size(); ++i) {
+    const ToolImpl& impl = tool_impl(calls[i]->name);
+    const json options = given_options(build, *calls[i]);
+    if (impl.uses_script_process && impl.uses_script_process(build, options)) return;
+  }
+  const std::string how = std::exchange(build.release_script_process, nullptr)();
+  build.process_note = fmt::format(
+      "the script's process ended before this tool ({}): no tool from here on uses the live "
+      "model, so its memory is not held while this runs\n",
+      how);
+}
+
 void BuildRunner::run_tools(Build& build, const std::string& first) {
   bool reuse_allowed = true;
   size_t index = 1;
-  for (const ToolCall* call : sequence_after(ctx_.request.sequence, first)) {
+  const std::vector<const ToolCall*> calls = sequence_after(ctx_.request.sequence, first);
+  for (size_t position = 0; position < calls.size(); ++position) {
+    const ToolCall* call = calls[position];
     const ToolSpec& spec = *find_tool(call->name);
-    json given = call_options(*call);
-    given.update(build.point_options.value(spec.name, json::object()));  // a sweep's point
+    release_when_unused(build, calls, position);
+    const json given = given_options(build, *call);
     const ToolImpl& impl = tool_impl(spec.name);
     const json options = impl.resolve ? impl.resolve(given, build) : given;
     const std::string label = call_label(*call);
@@ -254,7 +283,7 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
   build.sandbox_allow.assign(ctx_.request.global.sandbox_allow.begin(),
                              ctx_.request.global.sandbox_allow.end());
   auto t0 = std::chrono::steady_clock::now();
-  std::string log;
+  std::string log = std::exchange(build.process_note, std::string());
   std::string error;
   Status status = Status::Successful;
   int signal = 0;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "stages/build.h"
 #include "pipeline/run_context.h"
@@ -52,6 +53,10 @@ class BuildRunner {
   void write_log(const Build& build, const std::string& tool, const std::string& text) const;
 
  private:
+  // Ends the script's process (Build::release_script_process, when set) if no call from
+  // calls[from] on uses it; the next tool's log says so.
+  void release_when_unused(Build& build, const std::vector<const ToolCall*>& calls,
+                           size_t from) const;
   void save_state(Build& build) const;
   std::string read_log(const Build& build, const std::string& tool) const;
   void read_previous_state(Build& build, const std::string& first) const;

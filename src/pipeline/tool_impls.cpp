@@ -7,15 +7,17 @@ namespace turnkey::engine_internal {
 const std::vector<ToolImpl>& tool_impls() {
   static const std::vector<ToolImpl> kImpls = {
       {"export-pytorch", tool_export_pytorch, export_versions, resolve_export_options,
-       {"exporter", "exporter_version", "exporter_fallback", "opset", "exporter_fixes"}},
+       {"exporter", "exporter_version", "exporter_fallback", "opset", "exporter_fixes"},
+       export_uses_script_process},
       {"optimize-ort", tool_optimize_ort, ort_versions, nullptr,
        {"optimize_level", "optimize_nodes_before", "optimize_nodes_after",
         "optimized_model_portable", "ort_preoptimized"}},
       {"convert-fp16", tool_convert_fp16, onnx_versions, nullptr,
        {"fp16_ties", "fp16_worst_rel_error", "fp16_worst_cosine", "fp16_keep_io_types"}},
       {"check-onnx", tool_check_onnx, onnx_and_ort_versions},
-      {"python-stage", tool_python_stage, python_stage_versions},
-      {"benchmark", tool_benchmark},
+      {"python-stage", tool_python_stage, python_stage_versions, nullptr, {},
+       python_stage_uses_script_process},
+      {"benchmark", tool_benchmark, nullptr, nullptr, {}, benchmark_uses_script_process},
   };
   return kImpls;
 }

@@ -26,6 +26,10 @@ struct ToolImpl {
   // whether the model is pre-optimized, convert-fp16's error against fp32 (the benchmark's
   // tolerance for fp16 builds).
   std::vector<const char*> recorded = {};
+  // Whether the tool, with these options, uses the script's live Python process (the model in
+  // it); nullptr: never. The runner ends the process of a script's last model before the first
+  // tool from which on none does (Build::release_script_process).
+  bool (*uses_script_process)(const Build& build, const nlohmann::json& options) = nullptr;
 };
 
 const std::vector<ToolImpl>& tool_impls();

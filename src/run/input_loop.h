@@ -75,6 +75,9 @@ class InputLoop {
     double discover_s;
     Status ended_status;
     const std::string& forced_name;
+    // The script's last model in a run of one point (no sweep): its build may end the script's
+    // process once no tool needs it (Build::release_script_process).
+    bool last_use = false;
   };
   // One pass of a discovered model's build at `point`, handed to `record` after its tools ran,
   // before it is finished.

@@ -252,9 +252,10 @@ ModelBlock InputLoop::build_points(ScriptPass& pass, const DiscoveredModel& m) {
     if (entry.second.size() == 0) entry.first = discovered_model_block(m);
     settings.also = &entry.second;
   }
+  const bool last_use = &m == &pass.disc.models.back() && !settings.plan.is_sweep();
   const ModelSource source{m,           pass.disc,         *pass.session,   pass.so.script.string(),
                            pass.labels, pass.discover_log, pass.discover_s, pass.ended_status,
-                           pass.forced_name};
+                           pass.forced_name, last_use};
   Build build;  // the last pass's, reported to the script's process
   ModelBlock block = run_sweep(
       settings,
@@ -323,6 +324,10 @@ void InputLoop::build_model(const InputItem& item, const ModelSource& src, const
   const DiscoveredModel& m = src.model;
   build.model = &m;
   build.session = src.disc.ready ? &src.session : nullptr;
+  if (build.session && src.last_use && !src.session.attached()) {
+    // The weights in the script's process are not held while a runtime loads its own copy.
+    build.release_script_process = [session = build.session] { return session->close(); };
+  }
   apply_point(build, point);
   build.build_name =
       src.forced_name.empty() ? runner_.claim_build_name(item.path, m.hash8()) : src.forced_name;

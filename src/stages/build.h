@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,14 @@ struct Build {
   // Discovery: the live model in the Python process (export-pytorch needs both).
   const DiscoveredModel* model = nullptr;
   ScriptSession* session = nullptr;
+  // Ends the script's process (ScriptSession::close) and returns how it ended; set for the last
+  // model of a script run once (script_input.cpp), empty otherwise. The runner calls it before
+  // the first tool from which on no tool uses the process (ToolImpl::uses_script_process), so
+  // that the model's weights in the script's process are not held while a runtime loads and
+  // times its own copy. `process_note` is the line that says so, put at the head of that
+  // tool's log.
+  std::function<std::string()> release_script_process;
+  std::string process_note;
   std::string python_override;  // --python: the interpreter of custom stages without a session
   // --sandbox: custom stages with a file run sandboxed too, writing through a staging folder.
   bool sandbox = false;
@@ -98,6 +107,13 @@ void tool_optimize_ort(Build& build, const nlohmann::json& options, std::string&
 void tool_convert_fp16(Build& build, const nlohmann::json& options, std::string& log);
 void tool_check_onnx(Build& build, const nlohmann::json& options, std::string& log);
 void tool_python_stage(Build& build, const nlohmann::json& options, std::string& log);
+
+// Whether a tool with these options uses the script's live process: export-pytorch always; a
+// benchmark whose runtime times the live model (torch-eager, torch-compiled, torchscript) or is
+// unknown (its error comes from the tool itself); a custom stage of the Python API (attached).
+bool export_uses_script_process(const Build& build, const nlohmann::json& options);
+bool benchmark_uses_script_process(const Build& build, const nlohmann::json& options);
+bool python_stage_uses_script_process(const Build& build, const nlohmann::json& options);
 // What a custom stage's output depends on beyond its options: its sequence file's SHA-256.
 std::string python_stage_versions(const Build& build, const nlohmann::json& options);
 

@@ -40,6 +40,12 @@ std::string python_stage_versions(const Build&, const json& options) {
   }
 }
 
+// Only the Python API's stages run in the process of the models (attached); the others in a
+// fresh interpreter.
+bool python_stage_uses_script_process(const Build& build, const json& /*options*/) {
+  return build.session && build.session->attached();
+}
+
 void tool_python_stage(Build& build, const json& options, std::string& log) {
   const std::string stage = options.value("stage", "");
   const std::string file = options.value("file", "");

@@ -247,6 +247,8 @@ fs::path take_onnx(Outbox& outbox, const std::string& replied, ErrorKind kind) {
   return onnx;
 }
 
+bool export_uses_script_process(const Build& /*build*/, const json& /*options*/) { return true; }
+
 void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!build.session || !build.model) {
     throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");

@@ -1,17 +1,22 @@
 // Fixed costs (issue 14): commands load only the libraries they use (LibTorch only for the
-// torchscript runtime, from its module), and the interpreter probe is remembered across runs
-// but never used once its answer may have changed.
+// torchscript runtime, from its module), the interpreter probe is remembered across runs but
+// never used once its answer may have changed, and the script's process (its models' weights)
+// is not kept beside the runtime's copy once no tool needs it.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "e2e_util.h"
 #include "support/temp_dir.h"
+#include "turnkey/cache/build_cache.h"
 
 namespace turnkey::test {
 namespace {
@@ -86,6 +91,75 @@ TEST_F(FixedCosts, TorchscriptLoadsItsModuleAndOrtRunsWithoutIt) {
       libraries_loaded({script.string(), "--runtime", "torchscript"}, cache());
   EXPECT_NE(ts.find("turnkey_torchscript.so"), std::string::npos);
   EXPECT_NE(ts.find("libtorch"), std::string::npos);
+}
+
+// Seconds since the epoch of a state file's "2026-11-29T02:34:24.570Z".
+double epoch_of(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() < 20 || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return -1;
+  return static_cast<double>(timegm(&tm)) + std::strtod(iso.c_str() + 19, nullptr);  // ".570Z"
+}
+
+struct ToolTimes {
+  double started = 0, ended = 0;  // seconds since the epoch
+};
+
+// {model variable: {tool: times}} of every build in the cache.
+std::map<std::string, std::map<std::string, ToolTimes>> tool_times(const fs::path& cache) {
+  std::map<std::string, std::map<std::string, ToolTimes>> out;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    const fs::path state = e.path() / (e.path().filename().string() + "_state.yaml");
+    if (!fs::exists(state)) continue;
+    const nlohmann::json s = json_from_yaml(slurp(state));
+    for (const auto& tool : s["tools"]) {
+      if (!tool.contains("started")) continue;
+      const double started = epoch_of(tool["started"].get<std::string>());
+      out[s["model_name"]][tool["name"]] = {started,
+                                             started + tool["duration_s"].get<double>()};
+    }
+  }
+  return out;
+}
+
+const char* const kEndedNote = "the script's process ended before this tool";
+
+// A script's process holds its models' weights: turnkey ends it before the benchmark of the
+// script's last model when no tool from there on needs the live model (ONNX Runtime times its
+// own copy), so the two copies are not in memory together; the earlier model's benchmark runs
+// while it lives (the last model is still to be exported), and a runtime that times the live
+// model (torch-eager) keeps it to the end. Times from the build states (ms) against the
+// script's atexit note (time.time(), the same clock).
+TEST_F(FixedCosts, TheScriptsProcessEndsBeforeItsLastModelsBenchmarkWhenNothingAfterNeedsIt) {
+  const fs::path script = fs::path(TURNKEY_SOURCE_DIR) / "tests/data/scripts/process_end.py";
+  const fs::path note = dir.path() / "ended.txt";
+  const double ms = 0.002;  // the states' millisecond timestamps are cut, not rounded
+  RunResult r = run_turnkey({script.string(), "--iterations", "3"}, cache(),
+                            {{"EXIT_NOTE", note.string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  double ended = std::stod(slurp(note));
+  auto times = tool_times(cache());
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_LT(times["first"]["benchmark"].ended, ended);
+  EXPECT_LT(times["second"]["export-pytorch"].ended, ended + ms);
+  EXPECT_LE(ended, times["second"]["benchmark"].started + ms);
+  const std::vector<fs::path> noted = files_holding(cache(), kEndedNote);
+  ASSERT_EQ(noted.size(), 1u) << "only the last model's benchmark log says the process ended";
+  EXPECT_EQ(noted[0].filename(), "log_benchmark.txt");
+  EXPECT_EQ(json_from_yaml(slurp(noted[0].parent_path() /
+                                 (noted[0].parent_path().filename().string() + "_state.yaml")))
+                .value("model_name", std::string()),
+            "second");
+
+  fs::remove_all(cache());
+  fs::remove(note);
+  r = run_turnkey({script.string(), "--runtime", "torch-eager", "--iterations", "3"}, cache(),
+                  {{"EXIT_NOTE", note.string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  ended = std::stod(slurp(note));
+  times = tool_times(cache());
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_LT(times["second"]["benchmark"].ended, ended + ms);
+  EXPECT_TRUE(files_holding(cache(), kEndedNote).empty()) << "torch-eager times the live model";
 }
 
 // A python3 on PATH that counts its starts and passes through to the interpreter with torch.
