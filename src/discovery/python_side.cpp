@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,14 +31,33 @@ using nlohmann::json;
 
 namespace {
 
+// The data-segment limit this process (and so the Python side it starts) runs under, in MiB; 0
+// when none. A corpus worker under --memory-limit has one (docs/corpus_runs.md).
+uint64_t data_limit_mib() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_DATA, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<uint64_t>(limit.rlim_cur) >> 20;
+}
+
 // How the Python side ended, to follow "the Python side": "exited with code 1", "was killed by
-// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender. For people only: the
-// signal travels as a number (end_signal(), DiscoveryResult::signal).
+// signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender, and a crash under a data
+// limit names the limit and how to tell whether it is why (it may be: native code that does not
+// check an allocation the limit refuses crashes so; measured: PyPI torch 2.15's ONNX export of a
+// 537 MB MLP under --memory-limit 2000M, signal 11, successful at 2600M). For people only: the signal travels as a number (end_signal(), DiscoveryResult::signal).
 std::string how_it_ended(int wait_status) {
   std::string how = describe_wait_status(wait_status);
   if (!WIFSIGNALED(wait_status)) return how;
   how = "was " + how;
-  if (WTERMSIG(wait_status) == SIGKILL) how += ", as the kernel does when memory runs out";
+  const int signal = WTERMSIG(wait_status);
+  if (signal == SIGKILL) how += ", as the kernel does when memory runs out";
+  if (const uint64_t limit = data_limit_mib();
+      limit > 0 && (signal == SIGSEGV || signal == SIGBUS || signal == SIGABRT)) {
+    how.insert(how.size() - 1,  // inside "(Segmentation fault)"
+               fmt::format("; under --memory-limit's data limit of {} MiB, where an allocation "
+                           "refused to native code that does not check it crashes so: a higher "
+                           "limit tells whether that is why",
+                           limit));
+  }
   return how;
 }
 

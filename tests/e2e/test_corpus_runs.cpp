@@ -36,6 +36,11 @@ TEST(CorpusRuns, HostileCorpusEveryInputEndsWithItsStatusAndNothingIsLeftRunning
       got += " (signal " + yaml_string(record, "signal") + ")";
     }
     EXPECT_EQ(got, status) << script << ":\n" << record;
+    if (got == "crashed (signal 11)") {
+      // A crash under the limit names it (a refused allocation crashes unchecking native code).
+      EXPECT_NE(record.find("under --memory-limit's data limit of 1024 MiB"), std::string::npos)
+          << record;
+    }
     if (status == "successful") {
       // Benchmarked: its build has latency numbers.
       bool benchmarked = false;
