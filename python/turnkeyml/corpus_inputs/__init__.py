@@ -16,7 +16,7 @@ The package's rooms: `inputs` (the dispatch by modality, images, dual encoders),
 ids), `audio` (audio beside text), `series` (time series and trajectories), `required` (forward
 arguments beside the main input: patches with their grid, Q-Former queries, boxes), `fitting`
 (configurations cut to this machine's budget), `defaults` (values the class defaults leave
-unset) and `config` (reading configurations and forwards), which the others share.
+unset), `rotary` (multimodal rotary sections made to fit their width) and `config` (reading configurations and forwards), which the others share.
 """
 
 from .fitting import MAX_PARAMETERS, fitted
