@@ -5,6 +5,8 @@ weights, no download) and runs its forward with the corpus's inputs. Run by the 
 interpreter: `.deps/pypi/bin/python3 tests/python/test_corpus_inputs.py` (ctest:
 torch2.corpus_inputs)."""
 
+import importlib.machinery
+import os
 import unittest
 
 import torch
@@ -12,6 +14,10 @@ import torch
 from turnkeyml import corpus_inputs
 
 import transformers
+
+
+GENERATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models",
+                         "transformers", "generate")
 
 
 def forward(model, given):
@@ -36,6 +42,29 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             self.assertEqual({k: config.rope_parameters.get(k) for k in rope}, rope)
             model = transformers.Glm4vTextModel(config).eval()
             forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_class_of_a_part_of_a_composite_is_built_from_its_own_configuration(self):
+        # MusicgenModel is registered beside MusicgenConfig (text encoder, audio encoder,
+        # decoder) but takes the decoder's: "'MusicgenConfig' object has no attribute 'dropout'".
+        # Llama4ForCausalLM takes Llama4TextConfig, the composite's text part, as transformers
+        # hands it: its script keeps the registry's configuration.
+        generate = importlib.machinery.SourceFileLoader("generate", GENERATOR).load_module()
+        self.assertEqual(generate.own_configuration("MusicgenConfig", "MusicgenModel"),
+                         "MusicgenDecoderConfig")
+        self.assertEqual(generate.own_configuration("Llama4Config", "Llama4ForCausalLM"),
+                         "Llama4Config")
+        self.assertEqual(generate.own_configuration("BertConfig", "BertModel"), "BertConfig")
+
+    def test_audio_codes_of_several_codebooks_get_a_row_per_codebook(self):
+        # MusicGen's decoder takes (batch * codebooks, length) token ids: "shape '[-1, 4, 128]'
+        # is invalid for input of size 128" for one row per sample.
+        config = transformers.MusicgenDecoderConfig(
+            vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            ffn_dim=32, num_codebooks=4)
+        model = transformers.MusicgenModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["input_ids"].shape), [2 * 4, 8])
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 8, 16])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
-from .config import accepts, as_size, placeholder_tokens, sub
+from .config import (accepts, as_size, on_fake_tensors, on_weights, placeholder_tokens,
+                     shape_depends_on_data, sub)
 from .required import grid_inputs, with_required
 from .series import series_inputs
 from .text import sequence_length, text_inputs, token_ids
@@ -53,6 +54,33 @@ def _audio_features(config, batch_size):
     return features
 
 
+def _codebooks(model, inputs, batch_size):
+    """inputs with token ids in the layout of a model whose tokens are audio codes of several
+    codebooks (`num_codebooks`), the first its forward takes on fake tensors: one row per
+    sample, one per sample and codebook (MusicGen's decoder: (batch * codebooks, length)), the
+    codebooks as an axis of their own, or beside a text stream (Kyutai's speech-to-text: a text
+    token and 32 codes a step). Codes are drawn within one codebook's vocabulary, which the
+    model offsets per codebook into its embedding (Kyutai: `codebook_vocab_size`)."""
+    books = sub(model.config, "num_codebooks")
+    if not isinstance(books, int) or isinstance(books, bool) or books < 2:
+        return inputs
+    ids = inputs["input_ids"]
+    codes = sub(model.config, "codebook_vocab_size")
+    if isinstance(codes, int) and 1 < codes:
+        ids = ids % codes
+    layouts = [inputs["input_ids"], torch.cat([ids] * books), ids[:, None].expand(-1, books, -1)]
+    layouts += [ids[..., None].expand(-1, -1, n) for n in (books, books + 1)]
+    for layout in layouts:
+        given = dict(inputs, input_ids=layout.contiguous())
+        try:
+            on_fake_tensors(model.forward, on_weights(model, given))
+            return given
+        except Exception as error:  # not this layout, unless fake tensors cannot follow it
+            if shape_depends_on_data(error):
+                return given
+    return inputs
+
+
 def _main_inputs(model, main, batch_size, max_seq_length):
     config = model.config
     if main in ("input_ids", "pixel_values") and _dual_encoder(model):
@@ -70,7 +98,7 @@ def _main_inputs(model, main, batch_size, max_seq_length):
                   "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)
-        return inputs
+        return _codebooks(model, inputs, batch_size)
     if main == "pixel_values":
         return {"pixel_values": _pixel_values(config, batch_size)}
     if main == "input_features":
