@@ -66,6 +66,37 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["input_ids"].shape), [2 * 4, 8])
         self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 8, 16])
 
+    def test_audio_features_get_the_frame_size_the_encoder_takes(self):
+        # A Parakeet encoder of 128 mel bins (Canary's, Cohere ASR's) got frames of 80 ("a and
+        # b must have same reduction dim, but got [73, 2560] X [4096, 1024]"); the Audio
+        # Spectrogram Transformer takes its frames as `input_values`, as many as its position
+        # table (`max_length`).
+        config = transformers.ParakeetEncoderConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            subsampling_conv_channels=8, num_mel_bins=128)
+        model = transformers.ParakeetEncoder(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["input_features"].shape[-1], 128)
+        forward(model, given)
+        config = transformers.ASTConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            max_length=64, num_mel_bins=16, patch_size=16)
+        model = transformers.ASTModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_values"].shape), [1, 64, 16])
+        forward(model, given)
+
+    def test_a_codec_gets_samples_with_a_channel_axis(self):
+        # DAC, EnCodec, Mimi take (batch, channels, samples): "not enough values to unpack
+        # (expected 3, got 2)" for (batch, samples).
+        config = transformers.DacConfig(encoder_hidden_size=4, downsampling_ratios=[2, 2],
+                                        decoder_hidden_size=8, n_codebooks=2, codebook_size=16,
+                                        codebook_dim=4)
+        model = transformers.DacModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["input_values"].shape), [2, 1, 16000])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

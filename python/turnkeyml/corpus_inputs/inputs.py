@@ -7,6 +7,7 @@ from .config import (accepts, as_size, on_fake_tensors, on_weights, placeholder_
                      shape_depends_on_data, sub)
 from .required import grid_inputs, with_required
 from .series import series_inputs
+from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -30,7 +31,7 @@ def _pixel_values(config, batch_size):
 
 # Main inputs this module makes, in the order a forward that does not take its class's declared
 # main input is tried for them (vision towers that inherit PreTrainedModel's `input_ids`).
-_MAIN_INPUTS = ("pixel_values", "input_features", "input_values", "input_ids")
+_MAIN_INPUTS = ("pixel_values",) + FEATURES + ("input_values", "input_ids")
 
 
 def _main_input(model):
@@ -40,15 +41,15 @@ def _main_input(model):
     return main
 
 
-def _audio_features(config, batch_size):
+def _audio_features(config, batch_size, main="input_features"):
     mel = sub(config, "num_mel_bins")
     positions = sub(config, "max_source_positions")
     if mel and positions:  # Whisper-like: the encoder takes 2 frames per position
-        features = {"input_features": torch.randn(batch_size, int(mel), 2 * int(positions))}
+        features = {main: torch.randn(batch_size, int(mel), 2 * int(positions))}
     else:
         per_frame = (sub(config, "input_feat_per_channel") or sub(config, "feature_size")
                      or 80) * (sub(config, "input_channels") or 1)
-        features = {"input_features": torch.randn(batch_size, 584, int(per_frame))}
+        features = {main: torch.randn(batch_size, FRAMES, int(per_frame))}
     if getattr(config, "is_encoder_decoder", False):
         features["decoder_input_ids"] = token_ids(config, batch_size, 8)
     return features
@@ -101,13 +102,14 @@ def _main_inputs(model, main, batch_size, max_seq_length):
         return _codebooks(model, inputs, batch_size)
     if main == "pixel_values":
         return {"pixel_values": _pixel_values(config, batch_size)}
-    if main == "input_features":
-        return _audio_features(config, batch_size)
+    if main in FEATURES:
+        return audio_main_inputs(model, main, _audio_features(config, batch_size, main),
+                                 batch_size)
     series = series_inputs(model, batch_size, max_seq_length)
     if series is not None:
         return series
     if main == "input_values":
-        return {"input_values": torch.randn(batch_size, 16000)}
+        return audio_main_inputs(model, main, {main: torch.randn(batch_size, SAMPLES)}, batch_size)
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
 
