@@ -106,6 +106,22 @@ def _boxes(batch_size, length, dtype):
     return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
 
 
+def _image_queries(model, given, batch_size):
+    """Text for a model that splices its Q-Former's query outputs into the text at image tokens
+    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
+    config = model.config
+    queries, token = get(config, "num_query_tokens"), get(config, "image_token_index")
+    token = token if token is not None else get(config, "image_token_id")
+    if not (isinstance(queries, int) and isinstance(token, int) and "pixel_values" in given
+            and accepts(model, "input_ids") and "input_ids" not in given):
+        return
+    text = get(config, "text_config") or config
+    ids = token_ids(text, batch_size, sequence_length(text, 16), [token])
+    ids = torch.cat([torch.full((batch_size, queries), token, dtype=ids.dtype), ids], 1)
+    given["input_ids"] = ids
+    given["attention_mask"] = torch.ones_like(ids)
+
+
 def with_required(model, given, batch_size):
     """`given` completed with the arguments the forward needs beside its main input."""
     needed = [n for n in required(model) if n not in given]
@@ -122,4 +138,5 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    _image_queries(model, given, batch_size)
     return given
