@@ -46,13 +46,16 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
     def test_a_class_of_a_part_of_a_composite_is_built_from_its_own_configuration(self):
         # MusicgenModel is registered beside MusicgenConfig (text encoder, audio encoder,
         # decoder) but takes the decoder's: "'MusicgenConfig' object has no attribute 'dropout'".
-        # Llama4ForCausalLM takes Llama4TextConfig, the composite's text part, as transformers
-        # hands it: its script keeps the registry's configuration.
+        # Llama4ForCausalLM takes Llama4TextConfig, the composite's text part ("'Llama4Config'
+        # object has no attribute 'pad_token_id'"); InternLM3 takes LlamaConfig, no part of its
+        # registry's configuration, which it reads as it is.
         generate = importlib.machinery.SourceFileLoader("generate", GENERATOR).load_module()
         self.assertEqual(generate.own_configuration("MusicgenConfig", "MusicgenModel"),
                          "MusicgenDecoderConfig")
         self.assertEqual(generate.own_configuration("Llama4Config", "Llama4ForCausalLM"),
-                         "Llama4Config")
+                         "Llama4TextConfig")
+        self.assertEqual(generate.own_configuration("InternLM3Config", "InternLM3Model"),
+                         "InternLM3Config")
         self.assertEqual(generate.own_configuration("BertConfig", "BertModel"), "BertConfig")
 
     def test_audio_codes_of_several_codebooks_get_a_row_per_codebook(self):
@@ -95,6 +98,25 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.DacModel(config).eval()
         given = corpus_inputs.transformers_inputs(model, 2, 8)
         self.assertEqual(list(given["input_values"].shape), [2, 1, 16000])
+        forward(model, given)
+
+    def test_query_former_outputs_get_image_tokens_in_the_text(self):
+        # Blip2Config() and InstructBlipConfig() leave image_token_index None: the forward
+        # compared the text to None ("'bool' object has no attribute 'unsqueeze'"). The token
+        # is given, and the text holds one per query before its words.
+        config = transformers.Blip2Config(
+            vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, image_size=32, patch_size=16),
+            qformer_config=dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=64, encoder_hidden_size=32),
+            text_config=dict(model_type="opt", vocab_size=100, hidden_size=32, ffn_dim=64,
+                             num_hidden_layers=1, num_attention_heads=2, word_embed_proj_dim=32),
+            num_query_tokens=4)
+        config = corpus_inputs.fitted(config, transformers.Blip2Model)
+        self.assertEqual(config.image_token_index, 99)
+        model = transformers.Blip2Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(int((given["input_ids"] == 99).sum()), 2 * 4)
         forward(model, given)
 
 
