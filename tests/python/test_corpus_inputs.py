@@ -119,6 +119,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(int((given["input_ids"] == 99).sum()), 2 * 4)
         forward(model, given)
 
+    def test_a_tower_of_native_resolutions_gets_patches_their_grid_and_mask(self):
+        # Siglip2VisionModel: "missing 2 required positional arguments: 'pixel_attention_mask'
+        # and 'spatial_shapes'"; its patches are rows of channels * patch * patch values.
+        config = transformers.Siglip2VisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_patches=16, patch_size=4)
+        model = transformers.Siglip2VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 16, 3 * 4 * 4])
+        self.assertEqual(given["spatial_shapes"].tolist(), [[4, 4]] * 2)
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 16, 32])
+
 
 if __name__ == "__main__":
     unittest.main()

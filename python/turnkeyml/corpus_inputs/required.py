@@ -122,6 +122,26 @@ def _image_queries(model, given, batch_size):
     given["attention_mask"] = torch.ones_like(ids)
 
 
+def _patchified(model, given, batch_size):
+    """Images as a model of native resolutions takes them (SigLIP 2's NaFlex: `spatial_shapes`,
+    "a and b must have same reduction dim, but got [672, 224] X [768, 768]" for whole images):
+    its patches flattened, one row each, as many as the configuration's `num_patches` (a square
+    grid), their grid per image and a mask over them."""
+    pixels = given.get("pixel_values")
+    if not (accepts(model, "spatial_shapes") and isinstance(pixels, torch.Tensor)
+            and pixels.dim() == 4):
+        return
+    config = model.config
+    patch = _first_int(config, ("patch_size",), 16)
+    count = _first_int(config, ("num_patches",), (pixels.shape[-1] // patch) ** 2)
+    side = int(count ** 0.5)
+    given["pixel_values"] = torch.randn(batch_size, side * side,
+                                        pixels.shape[1] * patch * patch)
+    given["spatial_shapes"] = torch.tensor([[side, side]] * batch_size)
+    if accepts(model, "pixel_attention_mask"):
+        given["pixel_attention_mask"] = torch.ones(batch_size, side * side, dtype=torch.long)
+
+
 def with_required(model, given, batch_size):
     """`given` completed with the arguments the forward needs beside its main input."""
     needed = [n for n in required(model) if n not in given]
@@ -139,4 +159,5 @@ def with_required(model, given, batch_size):
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
     _image_queries(model, given, batch_size)
+    _patchified(model, given, batch_size)
     return given
