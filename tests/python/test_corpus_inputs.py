@@ -131,6 +131,17 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(given["spatial_shapes"].tolist(), [[4, 4]] * 2)
         self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 16, 32])
 
+    def test_a_video_model_gets_clips_of_its_frames(self):
+        # VideoMAE, ViViT, TimeSformer, X-CLIP: "not enough values to unpack (expected 5, got
+        # 4)" for images; a clip is (frames, channels, height, width), num_frames of them.
+        config = transformers.VideoMAEConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            image_size=32, patch_size=16, num_frames=4, tubelet_size=2)
+        model = transformers.VideoMAEModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 4, 3, 32, 32])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,8 +3,8 @@
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
-from .config import (accepts, as_size, on_fake_tensors, on_weights, placeholder_tokens,
-                     shape_depends_on_data, sub)
+from .config import (accepts, as_size, configs, get, on_fake_tensors, on_weights,
+                     placeholder_tokens, shape_depends_on_data, sub)
 from .required import grid_inputs, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
@@ -12,26 +12,47 @@ from .text import sequence_length, text_inputs, token_ids
 
 
 def _dual_encoder(model):
-    """A text tower and an image tower side by side (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT): its
-    forward needs both. Models that splice image features into the text at image tokens (Llava,
-    Idefics: an `image_token_id`) need those tokens counted per image, which this does not do."""
+    """The name of the images a text tower and an image (or video) tower side by side take
+    (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT; VideoPrism's clips): its forward needs both; else None.
+    Models that splice image features into the text at image tokens (Llava, Idefics: an
+    `image_token_id`) need those tokens counted per image, which this does not do."""
     config = model.config
-    return (getattr(config, "text_config", None) is not None
+    if not (getattr(config, "text_config", None) is not None
             and getattr(config, "vision_config", None) is not None
-            and accepts(model, "input_ids") and accepts(model, "pixel_values")
+            and accepts(model, "input_ids")
             and not any(getattr(config, key, None) is not None
-                        for key in ("image_token_id", "image_token_index")))
+                        for key in ("image_token_id", "image_token_index"))):
+        return None
+    return next((n for n in ("pixel_values", "pixel_values_videos") if accepts(model, n)), None)
 
 
-def _pixel_values(config, batch_size):
-    size = as_size(sub(config, "image_size"), 224)
-    channels = sub(config, "num_channels") or 3
-    return torch.rand(batch_size, int(channels), size, size)
+# How many frames a video model's configuration says a clip has (VideoMAE, ViViT, TimeSformer,
+# X-CLIP, VideoPrism: num_frames; V-JEPA 2: frames_per_clip), and the clip's where it says none.
+_CLIP_FRAMES = ("num_frames", "frames_per_clip")
+
+_FRAMES_OF_A_CLIP = 8
+
+
+def _clip_frames(config):
+    return next((get(h, n) for h in configs(config) for n in _CLIP_FRAMES
+                 if isinstance(get(h, n), int) and get(h, n) > 0), None)
+
+
+def _pixel_values(config, batch_size, video=False):
+    """Images at the configuration's size; clips of (frames, channels, height, width) where the
+    configuration counts a clip's frames or the input is a video ("not enough values to unpack
+    (expected 5, got 4)" for images)."""
+    size = as_size(sub(config, "image_size") or sub(config, "crop_size"), 224)
+    channels = int(sub(config, "num_channels") or 3)
+    frames = _clip_frames(config) or (_FRAMES_OF_A_CLIP if video else None)
+    if frames:
+        return torch.rand(batch_size, frames, channels, size, size)
+    return torch.rand(batch_size, channels, size, size)
 
 
 # Main inputs this module makes, in the order a forward that does not take its class's declared
 # main input is tried for them (vision towers that inherit PreTrainedModel's `input_ids`).
-_MAIN_INPUTS = ("pixel_values",) + FEATURES + ("input_values", "input_ids")
+_MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_values", "input_ids")
 
 
 def _main_input(model):
@@ -84,9 +105,12 @@ def _codebooks(model, inputs, batch_size):
 
 def _main_inputs(model, main, batch_size, max_seq_length):
     config = model.config
-    if main in ("input_ids", "pixel_values") and _dual_encoder(model):
+    images = _dual_encoder(model) if main in ("input_ids", "pixel_values",
+                                              "pixel_values_videos") else None
+    if images:
         inputs = text_inputs(config, batch_size, max_seq_length)
-        inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
+        inputs[images] = _pixel_values(config.vision_config, batch_size,
+                                       video=images.endswith("videos"))
         return inputs
     if main == "input_ids" and audio_tower(model):
         audio = audio_inputs(model, batch_size, max_seq_length)
@@ -100,8 +124,8 @@ def _main_inputs(model, main, batch_size, max_seq_length):
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)
         return _codebooks(model, inputs, batch_size)
-    if main == "pixel_values":
-        return {"pixel_values": _pixel_values(config, batch_size)}
+    if main in ("pixel_values", "pixel_values_videos"):
+        return {main: _pixel_values(config, batch_size, video=main.endswith("videos"))}
     if main in FEATURES:
         return audio_main_inputs(model, main, _audio_features(config, batch_size, main),
                                  batch_size)
