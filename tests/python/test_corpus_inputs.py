@@ -130,6 +130,15 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [2, 16, 3 * 4 * 4])
         self.assertEqual(given["spatial_shapes"].tolist(), [[4, 4]] * 2)
         self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 16, 32])
+        # Gemma 4's tower: "missing 1 required positional argument: 'pixel_position_ids'", the
+        # (x, y) of each patch, on a side of whole pooling windows (3 x 3: 18 patches).
+        config = transformers.Gemma4VisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64)
+        model = transformers.Gemma4VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_position_ids"].shape), [1, 18 * 18, 2])
+        forward(model, given)
 
     def test_a_video_model_gets_clips_of_its_frames(self):
         # VideoMAE, ViViT, TimeSformer, X-CLIP: "not enough values to unpack (expected 5, got

@@ -123,20 +123,28 @@ def _image_queries(model, given, batch_size):
 
 
 def _patchified(model, given, batch_size):
-    """Images as a model of native resolutions takes them (SigLIP 2's NaFlex: `spatial_shapes`,
-    "a and b must have same reduction dim, but got [672, 224] X [768, 768]" for whole images):
-    its patches flattened, one row each, as many as the configuration's `num_patches` (a square
-    grid), their grid per image and a mask over them."""
+    """Images as a model of native resolutions takes them: its patches flattened, one row each,
+    a square grid of them, with the grid per image and a mask over the patches (SigLIP 2's
+    NaFlex: `spatial_shapes`, "a and b must have same reduction dim, but got [672, 224] X [768,
+    768]" for whole images; as many patches as its `num_patches`), or with each patch's (x, y)
+    (Gemma 4's vision tower: `pixel_position_ids`; a side of whole pooling windows)."""
     pixels = given.get("pixel_values")
-    if not (accepts(model, "spatial_shapes") and isinstance(pixels, torch.Tensor)
-            and pixels.dim() == 4):
+    positions = accepts(model, "pixel_position_ids")
+    if not ((accepts(model, "spatial_shapes") or positions)
+            and isinstance(pixels, torch.Tensor) and pixels.dim() == 4):
         return
     config = model.config
     patch = _first_int(config, ("patch_size",), 16)
-    count = _first_int(config, ("num_patches",), (pixels.shape[-1] // patch) ** 2)
-    side = int(count ** 0.5)
+    side = int(_first_int(config, ("num_patches",), _GRID_SIDE ** 2) ** 0.5)
+    pool = _first_int(config, ("pooling_kernel_size",), 1)
+    side = -(-side // pool) * pool
     given["pixel_values"] = torch.randn(batch_size, side * side,
                                         pixels.shape[1] * patch * patch)
+    if positions:
+        y, x = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+        given["pixel_position_ids"] = torch.stack([x, y], -1).reshape(1, -1, 2).repeat(
+            batch_size, 1, 1)
+        return
     given["spatial_shapes"] = torch.tensor([[side, side]] * batch_size)
     if accepts(model, "pixel_attention_mask"):
         given["pixel_attention_mask"] = torch.ones(batch_size, side * side, dtype=torch.long)
