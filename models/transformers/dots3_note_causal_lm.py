@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::dots3_note_causal_lm author::huggingface task::Causal_LM model_type::dots3_note license::apache-2.0
 """
-transformers.Dots3NoteForCausalLM(Dots3NoteConfig()): the configuration class's defaults, random weights, no download.
+transformers.Dots3NoteForCausalLM(Dots3NoteTextConfig()): the configuration class's defaults, random weights, no download.
 
 Dots3NoteForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Dots3NoteConfig()
+config = transformers.Dots3NoteTextConfig()
 config = fitted(config, transformers.Dots3NoteForCausalLM)
 model = transformers.Dots3NoteForCausalLM(config)
 model.eval()

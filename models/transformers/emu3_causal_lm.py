@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::emu3_causal_lm author::huggingface task::Causal_LM model_type::emu3 license::apache-2.0
 """
-transformers.Emu3ForCausalLM(Emu3Config()): the configuration class's defaults, random weights, no download.
+transformers.Emu3ForCausalLM(Emu3TextConfig()): the configuration class's defaults, random weights, no download.
 
 Emu3ForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Emu3Config()
+config = transformers.Emu3TextConfig()
 config = fitted(config, transformers.Emu3ForCausalLM)
 model = transformers.Emu3ForCausalLM(config)
 model.eval()

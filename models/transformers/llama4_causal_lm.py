@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::llama4_causal_lm author::huggingface task::Causal_LM model_type::llama4 license::apache-2.0
 """
-transformers.Llama4ForCausalLM(Llama4Config()): the configuration class's defaults, random weights, no download.
+transformers.Llama4ForCausalLM(Llama4TextConfig()): the configuration class's defaults, random weights, no download.
 
 Llama4ForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Llama4Config()
+config = transformers.Llama4TextConfig()
 config = fitted(config, transformers.Llama4ForCausalLM)
 model = transformers.Llama4ForCausalLM(config)
 model.eval()

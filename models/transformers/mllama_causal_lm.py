@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::mllama_causal_lm author::huggingface task::Causal_LM model_type::mllama license::apache-2.0
 """
-transformers.MllamaForCausalLM(MllamaConfig()): the configuration class's defaults, random weights, no download.
+transformers.MllamaForCausalLM(MllamaTextConfig()): the configuration class's defaults, random weights, no download.
 
 MllamaForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.MllamaConfig()
+config = transformers.MllamaTextConfig()
 config = fitted(config, transformers.MllamaForCausalLM)
 model = transformers.MllamaForCausalLM(config)
 model.eval()

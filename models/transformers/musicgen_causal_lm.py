@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::musicgen_causal_lm author::huggingface task::Causal_LM model_type::musicgen license::apache-2.0
 """
-transformers.MusicgenForCausalLM(MusicgenConfig()): the configuration class's defaults, random weights, no download.
+transformers.MusicgenForCausalLM(MusicgenDecoderConfig()): the configuration class's defaults, random weights, no download.
 
 MusicgenForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.MusicgenConfig()
+config = transformers.MusicgenDecoderConfig()
 config = fitted(config, transformers.MusicgenForCausalLM)
 model = transformers.MusicgenForCausalLM(config)
 model.eval()

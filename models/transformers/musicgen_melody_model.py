@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::musicgen_melody_model author::huggingface task::Base_Model model_type::musicgen_melody license::apache-2.0
 """
-transformers.MusicgenMelodyModel(MusicgenMelodyConfig()): the configuration class's defaults, random weights, no download.
+transformers.MusicgenMelodyModel(MusicgenMelodyDecoderConfig()): the configuration class's defaults, random weights, no download.
 
 MusicgenMelodyModel: the base model (hidden states), called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.MusicgenMelodyConfig()
+config = transformers.MusicgenMelodyDecoderConfig()
 config = fitted(config, transformers.MusicgenMelodyModel)
 model = transformers.MusicgenMelodyModel(config)
 model.eval()

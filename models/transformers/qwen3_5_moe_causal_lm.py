@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::qwen3_5_moe_causal_lm author::huggingface task::Causal_LM model_type::qwen3_5_moe license::apache-2.0
 """
-transformers.Qwen3_5MoeForCausalLM(Qwen3_5MoeConfig()): the configuration class's defaults, random weights, no download.
+transformers.Qwen3_5MoeForCausalLM(Qwen3_5MoeTextConfig()): the configuration class's defaults, random weights, no download.
 
 Qwen3_5MoeForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Qwen3_5MoeConfig()
+config = transformers.Qwen3_5MoeTextConfig()
 config = fitted(config, transformers.Qwen3_5MoeForCausalLM)
 model = transformers.Qwen3_5MoeForCausalLM(config)
 model.eval()

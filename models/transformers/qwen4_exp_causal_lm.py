@@ -1,6 +1,6 @@
 # labels: test_group::transformers name::qwen4_exp_causal_lm author::huggingface task::Causal_LM model_type::qwen4_exp license::apache-2.0
 """
-transformers.Qwen4ExpForCausalLM(Qwen4ExpConfig()): the configuration class's defaults, random weights, no download.
+transformers.Qwen4ExpForCausalLM(Qwen4ExpTextConfig()): the configuration class's defaults, random weights, no download.
 
 Qwen4ExpForCausalLM: next-token logits, called with inputs for the model's modality (turnkeyml.corpus_inputs: token ids and an
 attention mask of --max_seq_length, decoder ids for encoder-decoders, pixel values at the
@@ -23,7 +23,7 @@ torch.manual_seed(0)
 
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
-config = transformers.Qwen4ExpConfig()
+config = transformers.Qwen4ExpTextConfig()
 config = fitted(config, transformers.Qwen4ExpForCausalLM)
 model = transformers.Qwen4ExpForCausalLM(config)
 model.eval()

@@ -5,7 +5,7 @@ takes, by the modality its class declares (`main_input_name`), with the configur
     outputs = model(**inputs)
 
 Token ids and an attention mask for text; decoder token ids too for encoder-decoders; pixel values
-at the configuration's image size for vision; both for a dual encoder (CLIP-like: a text and an
+at the configuration's image size for vision (clips of frames for video); both for a dual encoder (CLIP-like: a text and an
 image tower); log-mel features (Whisper-like) or raw samples for audio; token ids and audio for a
 model with an audio tower beside its text (speech LLMs: one audio token per embedding the tower
 makes, counted on fake tensors; text-audio dual encoders). Random values from torch's generator
@@ -16,7 +16,8 @@ The package's rooms: `inputs` (the dispatch by modality, images, dual encoders),
 ids), `audio` (audio beside text), `series` (time series and trajectories), `required` (forward
 arguments beside the main input: patches with their grid, Q-Former queries, boxes), `fitting`
 (configurations cut to this machine's budget), `defaults` (values the class defaults leave
-unset) and `config` (reading configurations and forwards), which the others share.
+unset), `rotary` (multimodal rotary sections made to fit their width), `sound` (audio as the main
+input, in the layout the forward takes) and `config` (reading configurations and forwards), which the others share.
 """
 
 from .fitting import MAX_PARAMETERS, fitted

@@ -55,13 +55,34 @@ def _missing(holder):
         yield "layer_types", ["full_attention"] * layers
 
 
+def _query_image_token(config):
+    """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP: `num_query_tokens`)
+    leaves the token its queries' embeddings are spliced in at unset: its forward compares the
+    text to None ("'bool' object has no attribute 'unsqueeze'"). The published checkpoints add
+    the token at the end of the tokenizer (blip2-opt-2.7b: 50265 of 50272); here the text
+    vocabulary's last id."""
+    text = get(config, "text_config")
+    vocab = get(text, "vocab_size") if text is not None else None
+    if not isinstance(get(config, "num_query_tokens"), int) or not isinstance(vocab, int):
+        return None
+    for name in ("image_token_index", "image_token_id"):
+        if name in vars(config) and vars(config)[name] is None:
+            return config, name, vocab - 1
+    return None
+
+
 def completed(config):
     """`config`, or a copy with the values its model needs and its defaults leave unset (see
     _missing); prints what it gave."""
-    if not any(True for holder in configs(config) for _ in _missing(holder)):
+    if (not any(True for holder in configs(config) for _ in _missing(holder))
+            and _query_image_token(config) is None):
         return config
     config = copy.deepcopy(config)
     given = []
+    token = _query_image_token(config)
+    if token is not None:
+        setattr(*token)
+        given.append("%s=%r" % token[1:])
     for holder in configs(config):
         for name, value in list(_missing(holder)):
             setattr(holder, name, value)

@@ -7,6 +7,7 @@ import torch
 
 from .config import configs, get, token_fields
 from .defaults import completed
+from .rotary import rotary_sections_fitted
 
 
 # Budget of a models/transformers script's model. Its weights are held twice while turnkey
@@ -149,8 +150,14 @@ def fitted(config, cls, max_parameters=MAX_PARAMETERS):
     steps of _STEPS until it fits (or the smallest that builds): the same architecture, widths
     and heads as given, at a size this machine can export and benchmark. Prints what it
     changed. The configuration is used as is where the model cannot be counted. Values the
-    model needs and the defaults leave unset are given first (defaults.completed)."""
-    config = completed(config)
+    model needs and the defaults leave unset are given first (defaults.completed), rotary
+    sections that do not fit their width are made to last (rotary.rotary_sections_fitted: on
+    the model as cut, which builds faster)."""
+    return rotary_sections_fitted(_cut(completed(config), cls, max_parameters), cls)
+
+
+def _cut(config, cls, max_parameters):
+    """fitted's cut of an already completed configuration."""
     before = _parameters(cls, config)
     if before is None or before <= max_parameters:
         return config

@@ -3,33 +3,56 @@
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
-from .config import accepts, as_size, placeholder_tokens, sub
+from .config import (accepts, as_size, configs, get, on_fake_tensors, on_weights,
+                     placeholder_tokens, shape_depends_on_data, sub)
 from .required import grid_inputs, with_required
 from .series import series_inputs
+from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
 from .text import sequence_length, text_inputs, token_ids
 
 
 def _dual_encoder(model):
-    """A text tower and an image tower side by side (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT): its
-    forward needs both. Models that splice image features into the text at image tokens (Llava,
-    Idefics: an `image_token_id`) need those tokens counted per image, which this does not do."""
+    """The name of the images a text tower and an image (or video) tower side by side take
+    (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT; VideoPrism's clips): its forward needs both; else None.
+    Models that splice image features into the text at image tokens (Llava, Idefics: an
+    `image_token_id`) need those tokens counted per image, which this does not do."""
     config = model.config
-    return (getattr(config, "text_config", None) is not None
+    if not (getattr(config, "text_config", None) is not None
             and getattr(config, "vision_config", None) is not None
-            and accepts(model, "input_ids") and accepts(model, "pixel_values")
+            and accepts(model, "input_ids")
             and not any(getattr(config, key, None) is not None
-                        for key in ("image_token_id", "image_token_index")))
+                        for key in ("image_token_id", "image_token_index"))):
+        return None
+    return next((n for n in ("pixel_values", "pixel_values_videos") if accepts(model, n)), None)
 
 
-def _pixel_values(config, batch_size):
-    size = as_size(sub(config, "image_size"), 224)
-    channels = sub(config, "num_channels") or 3
-    return torch.rand(batch_size, int(channels), size, size)
+# How many frames a video model's configuration says a clip has (VideoMAE, ViViT, TimeSformer,
+# X-CLIP, VideoPrism: num_frames; V-JEPA 2: frames_per_clip), and the clip's where it says none.
+_CLIP_FRAMES = ("num_frames", "frames_per_clip")
+
+_FRAMES_OF_A_CLIP = 8
+
+
+def _clip_frames(config):
+    return next((get(h, n) for h in configs(config) for n in _CLIP_FRAMES
+                 if isinstance(get(h, n), int) and get(h, n) > 0), None)
+
+
+def _pixel_values(config, batch_size, video=False):
+    """Images at the configuration's size; clips of (frames, channels, height, width) where the
+    configuration counts a clip's frames or the input is a video ("not enough values to unpack
+    (expected 5, got 4)" for images)."""
+    size = as_size(sub(config, "image_size") or sub(config, "crop_size"), 224)
+    channels = int(sub(config, "num_channels") or 3)
+    frames = _clip_frames(config) or (_FRAMES_OF_A_CLIP if video else None)
+    if frames:
+        return torch.rand(batch_size, frames, channels, size, size)
+    return torch.rand(batch_size, channels, size, size)
 
 
 # Main inputs this module makes, in the order a forward that does not take its class's declared
 # main input is tried for them (vision towers that inherit PreTrainedModel's `input_ids`).
-_MAIN_INPUTS = ("pixel_values", "input_features", "input_values", "input_ids")
+_MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_values", "input_ids")
 
 
 def _main_input(model):
@@ -39,25 +62,55 @@ def _main_input(model):
     return main
 
 
-def _audio_features(config, batch_size):
+def _audio_features(config, batch_size, main="input_features"):
     mel = sub(config, "num_mel_bins")
     positions = sub(config, "max_source_positions")
     if mel and positions:  # Whisper-like: the encoder takes 2 frames per position
-        features = {"input_features": torch.randn(batch_size, int(mel), 2 * int(positions))}
+        features = {main: torch.randn(batch_size, int(mel), 2 * int(positions))}
     else:
         per_frame = (sub(config, "input_feat_per_channel") or sub(config, "feature_size")
                      or 80) * (sub(config, "input_channels") or 1)
-        features = {"input_features": torch.randn(batch_size, 584, int(per_frame))}
+        features = {main: torch.randn(batch_size, FRAMES, int(per_frame))}
     if getattr(config, "is_encoder_decoder", False):
         features["decoder_input_ids"] = token_ids(config, batch_size, 8)
     return features
 
 
+def _codebooks(model, inputs, batch_size):
+    """inputs with token ids in the layout of a model whose tokens are audio codes of several
+    codebooks (`num_codebooks`), the first its forward takes on fake tensors: one row per
+    sample, one per sample and codebook (MusicGen's decoder: (batch * codebooks, length)), the
+    codebooks as an axis of their own, or beside a text stream (Kyutai's speech-to-text: a text
+    token and 32 codes a step). Codes are drawn within one codebook's vocabulary, which the
+    model offsets per codebook into its embedding (Kyutai: `codebook_vocab_size`)."""
+    books = sub(model.config, "num_codebooks")
+    if not isinstance(books, int) or isinstance(books, bool) or books < 2:
+        return inputs
+    ids = inputs["input_ids"]
+    codes = sub(model.config, "codebook_vocab_size")
+    if isinstance(codes, int) and 1 < codes:
+        ids = ids % codes
+    layouts = [inputs["input_ids"], torch.cat([ids] * books), ids[:, None].expand(-1, books, -1)]
+    layouts += [ids[..., None].expand(-1, -1, n) for n in (books, books + 1)]
+    for layout in layouts:
+        given = dict(inputs, input_ids=layout.contiguous())
+        try:
+            on_fake_tensors(model.forward, on_weights(model, given))
+            return given
+        except Exception as error:  # not this layout, unless fake tensors cannot follow it
+            if shape_depends_on_data(error):
+                return given
+    return inputs
+
+
 def _main_inputs(model, main, batch_size, max_seq_length):
     config = model.config
-    if main in ("input_ids", "pixel_values") and _dual_encoder(model):
+    images = _dual_encoder(model) if main in ("input_ids", "pixel_values",
+                                              "pixel_values_videos") else None
+    if images:
         inputs = text_inputs(config, batch_size, max_seq_length)
-        inputs["pixel_values"] = _pixel_values(config.vision_config, batch_size)
+        inputs[images] = _pixel_values(config.vision_config, batch_size,
+                                       video=images.endswith("videos"))
         return inputs
     if main == "input_ids" and audio_tower(model):
         audio = audio_inputs(model, batch_size, max_seq_length)
@@ -70,16 +123,17 @@ def _main_inputs(model, main, batch_size, max_seq_length):
                   "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)
-        return inputs
-    if main == "pixel_values":
-        return {"pixel_values": _pixel_values(config, batch_size)}
-    if main == "input_features":
-        return _audio_features(config, batch_size)
+        return _codebooks(model, inputs, batch_size)
+    if main in ("pixel_values", "pixel_values_videos"):
+        return {main: _pixel_values(config, batch_size, video=main.endswith("videos"))}
+    if main in FEATURES:
+        return audio_main_inputs(model, main, _audio_features(config, batch_size, main),
+                                 batch_size)
     series = series_inputs(model, batch_size, max_seq_length)
     if series is not None:
         return series
     if main == "input_values":
-        return {"input_values": torch.randn(batch_size, 16000)}
+        return audio_main_inputs(model, main, {main: torch.randn(batch_size, SAMPLES)}, batch_size)
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
 

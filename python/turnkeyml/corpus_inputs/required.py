@@ -106,6 +106,50 @@ def _boxes(batch_size, length, dtype):
     return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
 
 
+def _image_queries(model, given, batch_size):
+    """Text for a model that splices its Q-Former's query outputs into the text at image tokens
+    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
+    config = model.config
+    queries, token = get(config, "num_query_tokens"), get(config, "image_token_index")
+    token = token if token is not None else get(config, "image_token_id")
+    if not (isinstance(queries, int) and isinstance(token, int) and "pixel_values" in given
+            and accepts(model, "input_ids") and "input_ids" not in given):
+        return
+    text = get(config, "text_config") or config
+    ids = token_ids(text, batch_size, sequence_length(text, 16), [token])
+    ids = torch.cat([torch.full((batch_size, queries), token, dtype=ids.dtype), ids], 1)
+    given["input_ids"] = ids
+    given["attention_mask"] = torch.ones_like(ids)
+
+
+def _patchified(model, given, batch_size):
+    """Images as a model of native resolutions takes them: its patches flattened, one row each,
+    a square grid of them, with the grid per image and a mask over the patches (SigLIP 2's
+    NaFlex: `spatial_shapes`, "a and b must have same reduction dim, but got [672, 224] X [768,
+    768]" for whole images; as many patches as its `num_patches`), or with each patch's (x, y)
+    (Gemma 4's vision tower: `pixel_position_ids`; a side of whole pooling windows)."""
+    pixels = given.get("pixel_values")
+    positions = accepts(model, "pixel_position_ids")
+    if not ((accepts(model, "spatial_shapes") or positions)
+            and isinstance(pixels, torch.Tensor) and pixels.dim() == 4):
+        return
+    config = model.config
+    patch = _first_int(config, ("patch_size",), 16)
+    side = int(_first_int(config, ("num_patches",), _GRID_SIDE ** 2) ** 0.5)
+    pool = _first_int(config, ("pooling_kernel_size",), 1)
+    side = -(-side // pool) * pool
+    given["pixel_values"] = torch.randn(batch_size, side * side,
+                                        pixels.shape[1] * patch * patch)
+    if positions:
+        y, x = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+        given["pixel_position_ids"] = torch.stack([x, y], -1).reshape(1, -1, 2).repeat(
+            batch_size, 1, 1)
+        return
+    given["spatial_shapes"] = torch.tensor([[side, side]] * batch_size)
+    if accepts(model, "pixel_attention_mask"):
+        given["pixel_attention_mask"] = torch.ones(batch_size, side * side, dtype=torch.long)
+
+
 def with_required(model, given, batch_size):
     """`given` completed with the arguments the forward needs beside its main input."""
     needed = [n for n in required(model) if n not in given]
@@ -122,4 +166,6 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    _image_queries(model, given, batch_size)
+    _patchified(model, given, batch_size)
     return given

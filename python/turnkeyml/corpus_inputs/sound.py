@@ -1,0 +1,133 @@
+"""Audio as a model's main input, in the layout its forward takes. The corpus's first guess (log-
+mel frames of the configuration's size; 16,000 raw samples) fits the Whisper and wav2vec 2.0
+kinds; other encoders want other frame sizes (Parakeet's kind, LASR, Gemma 4: 128 mel bins held
+in a part of the configuration; Granite Speech 5: 4 stacked frames of 80), frames along the last
+axis, or a channel axis (codecs: EnCodec, Mimi, DAC: (batch, 1, samples)); some require a mask
+over the frames. Each candidate is tried on fake tensors, the guess first, and the first the
+forward takes is given."""
+
+import torch
+
+from .config import accepts, configs, get, on_fake_tensors, on_weights, shape_depends_on_data
+from .required import required
+
+# The frames of the corpus's log-mel features where the configuration does not fix them.
+FRAMES = 584
+
+# The raw samples of the corpus's waveforms: one second at 16 kHz.
+SAMPLES = 16000
+
+# The sizes of a feature frame under the names transformers' configurations give them.
+_FRAME_SIZES = ("num_mel_bins", "n_mels", "feature_size", "input_feat_per_channel", "input_dim",
+                "num_mel_filters", "input_feature_size", "model_in_dim",
+                "feature_projection_input_dim")
+
+# Main inputs of log-mel frames: Gemma 3n's audio encoder calls them `audio_mel`.
+FEATURES = ("input_features", "audio_mel")
+
+# Masks that mark the padded frames, not the valid ones (Gemma 3n's audio encoder is handed the
+# negation of its feature extractor's mask): no frame is padded.
+_PADDING_MASKS = ("audio_mel_mask",)
+
+# Masks over the frames a forward may require beside its audio.
+_MASKS = ("input_features_mask", "feature_attention_mask", "input_features_attention_mask",
+          "padding_mask", "audio_attention_mask", "attention_mask") + _PADDING_MASKS
+
+
+def _ints(values):
+    return [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+
+
+def _first_layer_sizes(model):
+    """What the model's first linear and 1-D convolution layers take per frame: the frame size of
+    an encoder whose features are stacked or widened before them (Granite Speech 5's
+    `input_linear` takes 4 frames of 80 mel bins)."""
+    sizes = []
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            sizes.append(module.in_features)
+        elif isinstance(module, torch.nn.Conv1d):
+            sizes.append(module.in_channels)
+        if len(sizes) == 2:
+            break
+    return sizes
+
+
+def _frame_sizes(model):
+    """Candidate sizes of a feature frame: the configuration's and its parts', the first layers',
+    then the two common mel sizes; each once."""
+    found = [get(holder, name) for holder in configs(model.config) for name in _FRAME_SIZES]
+    found += _first_layer_sizes(model) + [80, 128]
+    return list(dict.fromkeys(_ints(found)))
+
+
+def _frame_counts(model):
+    """Candidate numbers of frames: the corpus's, the configuration's fixed length (the Audio
+    Spectrogram Transformer's position table: `max_length` 1024), and the corpus's rounded up
+    to whole chunks where the encoder takes its frames in chunks (Qwen3-ASR: of 2 * `n_window`)."""
+    holders = list(configs(model.config))
+    counts = [FRAMES] + _ints(get(h, "max_length") for h in holders)
+    counts += [-(-FRAMES // (2 * n)) * 2 * n for n in _ints(get(h, "n_window") for h in holders)]
+    return list(dict.fromkeys(counts))
+
+
+def _candidates(model, main, guess, batch_size):
+    """The guess, then the other layouts of `main`: frames of each candidate size and count,
+    frames first or last (the Audio Spectrogram Transformer takes them as `input_values`); raw
+    samples with a channel axis, mono or of the configuration's channels."""
+    yield guess
+    if main == "input_values":
+        channels = _ints(get(h, "audio_channels") for h in configs(model.config))
+        for count in dict.fromkeys([1] + channels):
+            yield dict(guess, **{main: torch.randn(batch_size, count, SAMPLES)})
+    for frames in _frame_counts(model):
+        for size in _frame_sizes(model):
+            yield dict(guess, **{main: torch.randn(batch_size, frames, size)})
+            yield dict(guess, **{main: torch.randn(batch_size, size, frames)})
+
+
+def _frames(values, main):
+    """How many frames a mask over `values` has: its time axis (the longer of the last two)."""
+    if values.dim() == 2:
+        return values.shape[-1]
+    return max(values.shape[-2:])
+
+
+def _with_masks(model, inputs, main, batch_size):
+    """inputs with the masks over the frames the forward requires (no default), all ones."""
+    frames = _frames(inputs[main], main)
+    needed = [m for m in _MASKS if m in required(model) and m not in inputs]
+    return dict(inputs, **{m: torch.zeros(batch_size, frames, dtype=torch.bool)
+                           if m in _PADDING_MASKS else torch.ones(batch_size, frames, dtype=torch.long)
+                           for m in needed})
+
+
+def _verdict(model, inputs):
+    """True where the forward takes inputs on fake tensors (or gets as far as an operation whose
+    shape depends on the data, which only a real run follows); None where a tensor made on the
+    CPU inside the forward meets weights on the meta device (bench/transformers_dry_run's own
+    limit: only a real run says); False otherwise."""
+    try:
+        on_fake_tensors(model.forward, on_weights(model, inputs))
+        return True
+    except Exception as error:  # not this layout
+        if type(error).__name__ == "FakeTensorDeviceMismatchError":
+            return None
+        return shape_depends_on_data(error)
+
+
+def audio_main_inputs(model, main, guess, batch_size):
+    """The first of the candidate layouts of the audio input `main` (one of FEATURES, or
+    "input_values") that the forward takes, with the masks it requires; else the first that
+    only a real run can judge; else the guess (with its masks), so that the script fails in the
+    forward's own words."""
+    if not accepts(model, main):
+        return guess
+    tried = []
+    for inputs in _candidates(model, main, guess, batch_size):
+        inputs = _with_masks(model, dict(inputs), main, batch_size)
+        verdict = _verdict(model, inputs)
+        if verdict:
+            return inputs
+        tried.append((verdict is None, inputs))
+    return next((inputs for unjudged, inputs in tried if unjudged), tried[0][1])

@@ -1,0 +1,156 @@
+# labels: test_group::torch2 author::turnkey
+"""corpus_inputs for the classes the transformers dry run still failed after session 15
+(docs/corpus.md): each builds a real transformers class from a tiny configuration (random
+weights, no download) and runs its forward with the corpus's inputs. Run by the PyPI
+interpreter: `.deps/pypi/bin/python3 tests/python/test_corpus_inputs.py` (ctest:
+torch2.corpus_inputs)."""
+
+import importlib.machinery
+import os
+import unittest
+
+import torch
+
+from turnkeyml import corpus_inputs
+
+import transformers
+
+
+GENERATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models",
+                         "transformers", "generate")
+
+
+def forward(model, given):
+    with torch.no_grad():
+        return model(**given)
+
+
+class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
+    """Configurations and inputs of the layouts the corpus did not make before (session 16)."""
+
+    def test_rotary_sections_are_made_to_fit_the_rotary_width(self):
+        # Glm4vTextConfig() names no rotary sections; the model takes [8, 12, 12] (32
+        # frequencies) from its code, against 64 of a whole 128-wide head ("split_with_sizes
+        # expects split_sizes to sum exactly to 64"): the published checkpoints rotate half the
+        # head. A head too narrow for the sections (32 wide: 16 frequencies) gets them scaled.
+        for hidden, rope in ((256, {"partial_rotary_factor": 0.5, "mrope_section": [8, 12, 12]}),
+                             (64, {"mrope_section": [4, 6, 6]})):
+            config = transformers.Glm4vTextConfig(
+                vocab_size=100, hidden_size=hidden, intermediate_size=32, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=1)
+            config = corpus_inputs.fitted(config, transformers.Glm4vTextModel)
+            self.assertEqual({k: config.rope_parameters.get(k) for k in rope}, rope)
+            model = transformers.Glm4vTextModel(config).eval()
+            forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_class_of_a_part_of_a_composite_is_built_from_its_own_configuration(self):
+        # MusicgenModel is registered beside MusicgenConfig (text encoder, audio encoder,
+        # decoder) but takes the decoder's: "'MusicgenConfig' object has no attribute 'dropout'".
+        # Llama4ForCausalLM takes Llama4TextConfig, the composite's text part ("'Llama4Config'
+        # object has no attribute 'pad_token_id'"); InternLM3 takes LlamaConfig, no part of its
+        # registry's configuration, which it reads as it is.
+        generate = importlib.machinery.SourceFileLoader("generate", GENERATOR).load_module()
+        self.assertEqual(generate.own_configuration("MusicgenConfig", "MusicgenModel"),
+                         "MusicgenDecoderConfig")
+        self.assertEqual(generate.own_configuration("Llama4Config", "Llama4ForCausalLM"),
+                         "Llama4TextConfig")
+        self.assertEqual(generate.own_configuration("InternLM3Config", "InternLM3Model"),
+                         "InternLM3Config")
+        self.assertEqual(generate.own_configuration("BertConfig", "BertModel"), "BertConfig")
+
+    def test_audio_codes_of_several_codebooks_get_a_row_per_codebook(self):
+        # MusicGen's decoder takes (batch * codebooks, length) token ids: "shape '[-1, 4, 128]'
+        # is invalid for input of size 128" for one row per sample.
+        config = transformers.MusicgenDecoderConfig(
+            vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            ffn_dim=32, num_codebooks=4)
+        model = transformers.MusicgenModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["input_ids"].shape), [2 * 4, 8])
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 8, 16])
+
+    def test_audio_features_get_the_frame_size_the_encoder_takes(self):
+        # A Parakeet encoder of 128 mel bins (Canary's, Cohere ASR's) got frames of 80 ("a and
+        # b must have same reduction dim, but got [73, 2560] X [4096, 1024]"); the Audio
+        # Spectrogram Transformer takes its frames as `input_values`, as many as its position
+        # table (`max_length`).
+        config = transformers.ParakeetEncoderConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            subsampling_conv_channels=8, num_mel_bins=128)
+        model = transformers.ParakeetEncoder(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["input_features"].shape[-1], 128)
+        forward(model, given)
+        config = transformers.ASTConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            max_length=64, num_mel_bins=16, patch_size=16)
+        model = transformers.ASTModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_values"].shape), [1, 64, 16])
+        forward(model, given)
+
+    def test_a_codec_gets_samples_with_a_channel_axis(self):
+        # DAC, EnCodec, Mimi take (batch, channels, samples): "not enough values to unpack
+        # (expected 3, got 2)" for (batch, samples).
+        config = transformers.DacConfig(encoder_hidden_size=4, downsampling_ratios=[2, 2],
+                                        decoder_hidden_size=8, n_codebooks=2, codebook_size=16,
+                                        codebook_dim=4)
+        model = transformers.DacModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["input_values"].shape), [2, 1, 16000])
+        forward(model, given)
+
+    def test_query_former_outputs_get_image_tokens_in_the_text(self):
+        # Blip2Config() and InstructBlipConfig() leave image_token_index None: the forward
+        # compared the text to None ("'bool' object has no attribute 'unsqueeze'"). The token
+        # is given, and the text holds one per query before its words.
+        config = transformers.Blip2Config(
+            vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, image_size=32, patch_size=16),
+            qformer_config=dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=64, encoder_hidden_size=32),
+            text_config=dict(model_type="opt", vocab_size=100, hidden_size=32, ffn_dim=64,
+                             num_hidden_layers=1, num_attention_heads=2, word_embed_proj_dim=32),
+            num_query_tokens=4)
+        config = corpus_inputs.fitted(config, transformers.Blip2Model)
+        self.assertEqual(config.image_token_index, 99)
+        model = transformers.Blip2Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(int((given["input_ids"] == 99).sum()), 2 * 4)
+        forward(model, given)
+
+    def test_a_tower_of_native_resolutions_gets_patches_their_grid_and_mask(self):
+        # Siglip2VisionModel: "missing 2 required positional arguments: 'pixel_attention_mask'
+        # and 'spatial_shapes'"; its patches are rows of channels * patch * patch values.
+        config = transformers.Siglip2VisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_patches=16, patch_size=4)
+        model = transformers.Siglip2VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 16, 3 * 4 * 4])
+        self.assertEqual(given["spatial_shapes"].tolist(), [[4, 4]] * 2)
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 16, 32])
+        # Gemma 4's tower: "missing 1 required positional argument: 'pixel_position_ids'", the
+        # (x, y) of each patch, on a side of whole pooling windows (3 x 3: 18 patches).
+        config = transformers.Gemma4VisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64)
+        model = transformers.Gemma4VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_position_ids"].shape), [1, 18 * 18, 2])
+        forward(model, given)
+
+    def test_a_video_model_gets_clips_of_its_frames(self):
+        # VideoMAE, ViViT, TimeSformer, X-CLIP: "not enough values to unpack (expected 5, got
+        # 4)" for images; a clip is (frames, channels, height, width), num_frames of them.
+        config = transformers.VideoMAEConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            image_size=32, patch_size=16, num_frames=4, tubelet_size=2)
+        model = transformers.VideoMAEModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 4, 3, 32, 32])
+        forward(model, given)
+
+
+if __name__ == "__main__":
+    unittest.main()
