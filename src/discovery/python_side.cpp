@@ -43,7 +43,8 @@ uint64_t data_limit_mib() {
 // signal 11 (Segmentation fault)"; SIGKILL adds the likeliest sender, and a crash under a data
 // limit names the limit and how to tell whether it is why (it may be: native code that does not
 // check an allocation the limit refuses crashes so; measured: PyPI torch 2.15's ONNX export of a
-// 537 MB MLP under --memory-limit 2000M, signal 11, successful at 2600M). For people only: the signal travels as a number (end_signal(), DiscoveryResult::signal).
+// 537 MB MLP under --memory-limit 2000M, signal 11, successful at 2600M). For people only: the
+// signal travels as a number (end_signal(), DiscoveryResult::signal).
 std::string how_it_ended(int wait_status) {
   std::string how = describe_wait_status(wait_status);
   if (!WIFSIGNALED(wait_status)) return how;
