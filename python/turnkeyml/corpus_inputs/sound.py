@@ -86,7 +86,7 @@ def _candidates(model, main, guess, batch_size):
             yield dict(guess, **{main: torch.randn(batch_size, size, frames)})
 
 
-def _frames(values, main):
+def _frames(values):
     """How many frames a mask over `values` has: its time axis (the longer of the last two)."""
     if values.dim() == 2:
         return values.shape[-1]
@@ -95,7 +95,7 @@ def _frames(values, main):
 
 def _with_masks(model, inputs, main, batch_size):
     """inputs with the masks over the frames the forward requires (no default), all ones."""
-    frames = _frames(inputs[main], main)
+    frames = _frames(inputs[main])
     needed = [m for m in _MASKS if m in required(model) and m not in inputs]
     return dict(inputs, **{m: torch.zeros(batch_size, frames, dtype=torch.bool)
                            if m in _PADDING_MASKS else torch.ones(batch_size, frames, dtype=torch.long)
