@@ -151,6 +151,22 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [2, 4, 3, 32, 32])
         forward(model, given)
 
+    def test_text_ends_with_the_end_of_sequence_token_a_classifier_pools_on(self):
+        # BART, mBART, PLBart, MVP and BigBird-Pegasus sequence classifiers pool on the
+        # end-of-sequence token ("Each example must contain at least one <eos> token"), which
+        # random text almost never holds, and BART's `forced_eos_token_id` (the same id) was
+        # taken for a placeholder and kept out of the text. A data-dependent check: fake
+        # tensors, and so the dry run, cannot see it.
+        config = transformers.BartConfig(
+            vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1,
+            encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+            decoder_ffn_dim=32, max_position_embeddings=32, num_labels=3)
+        self.assertEqual((config.eos_token_id, config.forced_eos_token_id), (2, 2))
+        model = transformers.BartForSequenceClassification(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(given["input_ids"][:, -1].tolist(), [2, 2])
+        self.assertEqual(list(forward(model, given).logits.shape), [2, 3])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -45,7 +45,8 @@ def configs(config, depth=0):
 
 # Token ids with a meaning of their own, which random text must not hold.
 _ORDINARY_TOKENS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
-                    "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id")
+                    "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id",
+                    "forced_bos_token_id", "forced_eos_token_id")
 
 
 def token_fields(config):

@@ -8,7 +8,7 @@ from .config import (accepts, as_size, configs, get, on_fake_tensors, on_weights
 from .required import grid_inputs, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
-from .text import sequence_length, text_inputs, token_ids
+from .text import sequence_length, text, text_inputs, token_ids
 
 
 def _dual_encoder(model):
@@ -119,7 +119,7 @@ def _main_inputs(model, main, batch_size, max_seq_length):
     if main == "input_ids":
         length = sequence_length(config, max_seq_length)
         avoid = placeholder_tokens(config)
-        inputs = {"input_ids": token_ids(config, batch_size, length, avoid),
+        inputs = {"input_ids": text(config, batch_size, length, avoid),
                   "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)

@@ -1,5 +1,5 @@
 """Token ids and attention masks: random text within the configuration's vocabulary and
-positions, never holding a placeholder token."""
+positions, never holding a placeholder token, each row ending as a tokenizer ends it."""
 
 import torch
 
@@ -14,6 +14,31 @@ def token_ids(config, batch_size, length, avoid=()):
     return ids
 
 
+def _end_of_sequence(config, avoid):
+    """The configuration's end-of-sequence token id (the first of a list), or None where it
+    names none, one outside its vocabulary, or a placeholder."""
+    eos = sub(config, "eos_token_id")
+    if isinstance(eos, (list, tuple)):
+        eos = eos[0] if eos else None
+    vocab = sub(config, "vocab_size")
+    if (not isinstance(eos, int) or isinstance(eos, bool) or eos < 0 or eos in avoid
+            or (isinstance(vocab, int) and eos >= vocab)):
+        return None
+    return eos
+
+
+def text(config, batch_size, length, avoid=()):
+    """Random text whose rows end with the end-of-sequence token where the configuration names
+    one, as tokenizers write it: BART-like sequence classifiers pool on that token and refuse
+    text without it ("Each example must contain at least one <eos> token"), which a call on fake
+    tensors cannot see."""
+    ids = token_ids(config, batch_size, length, avoid)
+    eos = _end_of_sequence(config, avoid)
+    if eos is not None and length > 0:
+        ids[:, -1] = eos
+    return ids
+
+
 def sequence_length(config, max_seq_length):
     limit = sub(config, "max_position_embeddings")
     if isinstance(limit, int) and limit > 0:
@@ -22,7 +47,7 @@ def sequence_length(config, max_seq_length):
 
 
 def text_inputs(config, batch_size, max_seq_length):
-    text = getattr(config, "text_config", None) or config  # a dual encoder's text tower
-    length = sequence_length(text, max_seq_length)
-    return {"input_ids": token_ids(text, batch_size, length, placeholder_tokens(config)),
+    tower = getattr(config, "text_config", None) or config  # a dual encoder's text tower
+    length = sequence_length(tower, max_seq_length)
+    return {"input_ids": text(tower, batch_size, length, placeholder_tokens(config)),
             "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
