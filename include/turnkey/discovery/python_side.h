@@ -196,6 +196,9 @@ class ScriptSession {
   // The event pipe closed in the middle of `what`: reaps the child if it has exited and says
   // how it ended ("the Python side was killed by signal 9 (...) during export").
   std::string ended_during(const std::string& what);
+  // How the child we reaped ended, for people: "exited with code 1", "was killed by signal 11
+  // (...)" with what may have sent it (python_side_end.cpp).
+  std::string how_it_ended() const;
   void reap();  // waits for the child we started (once)
   bool reap_until(std::chrono::steady_clock::time_point deadline);
   void drain_events_until(std::chrono::steady_clock::time_point deadline);
