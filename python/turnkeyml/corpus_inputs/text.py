@@ -8,9 +8,13 @@ from .config import placeholder_tokens, sub
 
 def token_ids(config, batch_size, length, avoid=()):
     vocab = sub(config, "vocab_size") or 1000
-    ids = torch.randint(0, max(2, min(int(vocab), 32000)), (batch_size, length))
-    for token in avoid:  # a random placeholder would ask for an image or audio not given
-        ids[ids == token] = 0 if token != 0 else 1
+    high = max(2, min(int(vocab), 32000))
+    ids = torch.randint(0, high, (batch_size, length))
+    # A random placeholder would ask for an image or audio not given: the lowest id that is none
+    # takes its place.
+    instead = next((i for i in range(high) if i not in avoid), 0)
+    for token in avoid:
+        ids[ids == token] = instead
     return ids
 
 
@@ -31,11 +35,13 @@ def text(config, batch_size, length, avoid=()):
     """Random text whose rows end with the end-of-sequence token where the configuration names
     one, as tokenizers write it: BART-like sequence classifiers pool on that token and refuse
     text without it ("Each example must contain at least one <eos> token"), which a call on fake
-    tensors cannot see."""
-    ids = token_ids(config, batch_size, length, avoid)
+    tensors cannot see. The token ends the text and appears nowhere else in it: BART's also
+    refuses rows of different counts ("All examples must have the same number of <eos> tokens")."""
     eos = _end_of_sequence(config, avoid)
-    if eos is not None and length > 0:
-        ids[:, -1] = eos
+    if eos is None or length < 1:
+        return token_ids(config, batch_size, length, avoid)
+    ids = token_ids(config, batch_size, length, set(avoid) | {eos})
+    ids[:, -1] = eos
     return ids
 
 
