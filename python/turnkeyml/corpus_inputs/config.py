@@ -107,3 +107,32 @@ def on_weights(model, inputs):
 
     device = next(model.parameters(), torch.empty(0)).device
     return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+def taken(model, inputs):
+    """Whether model's forward takes the keyword arguments `inputs` on fake tensors: True where it
+    runs through, or as far as an operation whose shape depends on the data (it passed all
+    before; only a real run follows); None where a tensor made on the CPU inside the forward meets
+    weights on the meta device (bench/transformers_dry_run's own limit: only a real run says);
+    False where it refuses them."""
+    try:
+        on_fake_tensors(model.forward, on_weights(model, inputs))
+        return True
+    except Exception as error:  # not this layout, unless fake tensors cannot follow it
+        if type(error).__name__ == "FakeTensorDeviceMismatchError":
+            return None
+        return shape_depends_on_data(error)
+
+
+def first_taken(model, layouts):
+    """The first of `layouts` (keyword arguments of model's forward, tried in order) that the
+    forward takes on fake tensors, else the first only a real run can judge, else None: the
+    caller falls back to its own guess, so that the script fails in the forward's words."""
+    unjudged = None
+    for inputs in layouts:
+        verdict = taken(model, inputs)
+        if verdict:
+            return inputs
+        if verdict is None and unjudged is None:
+            unjudged = inputs
+    return unjudged

@@ -3,8 +3,7 @@
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
-from .config import (accepts, as_size, configs, get, on_fake_tensors, on_weights,
-                     placeholder_tokens, shape_depends_on_data, sub)
+from .config import accepts, as_size, configs, first_taken, get, placeholder_tokens, sub
 from .required import grid_inputs, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
@@ -92,15 +91,8 @@ def _codebooks(model, inputs, batch_size):
         ids = ids % codes
     layouts = [inputs["input_ids"], torch.cat([ids] * books), ids[:, None].expand(-1, books, -1)]
     layouts += [ids[..., None].expand(-1, -1, n) for n in (books, books + 1)]
-    for layout in layouts:
-        given = dict(inputs, input_ids=layout.contiguous())
-        try:
-            on_fake_tensors(model.forward, on_weights(model, given))
-            return given
-        except Exception as error:  # not this layout, unless fake tensors cannot follow it
-            if shape_depends_on_data(error):
-                return given
-    return inputs
+    return first_taken(model, (dict(inputs, input_ids=layout.contiguous())
+                               for layout in layouts)) or inputs
 
 
 def _main_inputs(model, main, batch_size, max_seq_length):

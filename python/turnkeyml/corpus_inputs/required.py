@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from .config import accepts, get, on_fake_tensors, on_weights, shape_depends_on_data, sub
+from .config import accepts, first_taken, get, sub
 from .text import sequence_length, token_ids
 
 
@@ -64,26 +64,17 @@ def _grid_layouts(model, batch_size, patches_name):
 
 
 def grid_inputs(model, batch_size):
-    """The first grid layout the tower's forward takes on fake tensors, else the first that
-    reaches an operation fake tensors cannot follow, else the first; None for a model that takes
-    no grid."""
+    """The first grid layout the tower's forward takes on fake tensors (config.first_taken), else
+    the first; None for a model that takes no grid."""
     if not any(accepts(model, n) and n in required(model) for n in ("grid_thw", "image_grid_thw")):
         return None
     names = [n for n in ("hidden_states", "pixel_values") if accepts(model, n)]
     if not names:
         return None
     layouts = list(_grid_layouts(model, batch_size, names[0]))
-    reached = []
-    for inputs in layouts:
-        try:
-            on_fake_tensors(model.forward, on_weights(model, inputs))
-            return inputs
-        except Exception as error:  # not this layout, or one that fake tensors cannot follow
-            # A layout that reaches a data-dependent operation has passed the patch embedding
-            # (the towers read the grid's values for their position tables): the tower takes it.
-            if shape_depends_on_data(error):
-                reached.append(inputs)
-    return (reached or layouts)[0]
+    # A layout that reaches a data-dependent operation has passed the patch embedding (the
+    # towers read the grid's values for their position tables): the tower takes it.
+    return first_taken(model, layouts) or layouts[0]
 
 
 def _query_former(model, batch_size, given):

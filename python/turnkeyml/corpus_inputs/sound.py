@@ -8,7 +8,7 @@ forward takes is given."""
 
 import torch
 
-from .config import accepts, configs, get, on_fake_tensors, on_weights, shape_depends_on_data
+from .config import accepts, configs, first_taken, get
 from .required import required
 
 # The frames of the corpus's log-mel features where the configuration does not fix them.
@@ -102,20 +102,6 @@ def _with_masks(model, inputs, main, batch_size):
                            for m in needed})
 
 
-def _verdict(model, inputs):
-    """True where the forward takes inputs on fake tensors (or gets as far as an operation whose
-    shape depends on the data, which only a real run follows); None where a tensor made on the
-    CPU inside the forward meets weights on the meta device (bench/transformers_dry_run's own
-    limit: only a real run says); False otherwise."""
-    try:
-        on_fake_tensors(model.forward, on_weights(model, inputs))
-        return True
-    except Exception as error:  # not this layout
-        if type(error).__name__ == "FakeTensorDeviceMismatchError":
-            return None
-        return shape_depends_on_data(error)
-
-
 def audio_main_inputs(model, main, guess, batch_size):
     """The first of the candidate layouts of the audio input `main` (one of FEATURES, or
     "input_values") that the forward takes, with the masks it requires; else the first that
@@ -123,11 +109,6 @@ def audio_main_inputs(model, main, guess, batch_size):
     forward's own words."""
     if not accepts(model, main):
         return guess
-    tried = []
-    for inputs in _candidates(model, main, guess, batch_size):
-        inputs = _with_masks(model, dict(inputs), main, batch_size)
-        verdict = _verdict(model, inputs)
-        if verdict:
-            return inputs
-        tried.append((verdict is None, inputs))
-    return next((inputs for unjudged, inputs in tried if unjudged), tried[0][1])
+    layouts = (_with_masks(model, dict(inputs), main, batch_size)
+               for inputs in _candidates(model, main, guess, batch_size))
+    return first_taken(model, layouts) or _with_masks(model, dict(guess), main, batch_size)
