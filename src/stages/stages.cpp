@@ -282,7 +282,14 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     if (show_tracebacks() && !r.traceback.empty()) {
       std::fprintf(stderr, "%s", r.traceback.c_str());
     }
-    const Error failure(ErrorKind::Export, r.error.empty() ? "export failed" : r.error);
+    std::string error = r.error.empty() ? "export failed" : r.error;
+    // Every exporter tried failed: each one's reason, the last one's first (the traceback's).
+    if (!r.exporter_fallback.empty()) {
+      error += fmt::format(" (the {} exporter; before it, {})", exporters.back(),
+                           r.exporter_fallback);
+      build.stats.set("exporter_fallback", r.exporter_fallback);
+    }
+    const Error failure(ErrorKind::Export, error);
     // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
     if (std::optional<Status> s = python_end_status(r.error_status, 0)) {
       throw StatusError(*s, failure);

@@ -237,6 +237,25 @@ TEST_F(Torch2, AutoFallsBackToTorchscriptAndSaysWhy) {
   EXPECT_EQ(dynamo.all().find("Traceback"), std::string::npos) << dynamo.all();
 }
 
+// A forward neither exporter can write: the build fails in one line that names both reasons,
+// the TorchScript exporter's (the last tried) first; the stats keep the dynamo exporter's.
+TEST_F(Torch2, WhenEveryExporterFailsTheLineNamesEachOnesReason) {
+  const fs::path script = kSource / "tests/data/torch2/no_exporter.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_EQ(r.all().find("Traceback"), std::string::npos) << r.all();
+  json s = stats_of(cache(), "no_exporter");
+  const std::string error = s.value("error", "");
+  EXPECT_TRUE(std::regex_search(
+      error, std::regex("^UnsupportedOperatorError: .*aten::linalg_eigh.* \\(the torchscript "
+                        "exporter; before it, dynamo exporter failed: GuardOnDataDependent")))
+      << error;
+  EXPECT_EQ(s.value("exporter_fallback", "").rfind("dynamo exporter failed: ", 0), 0) << s.dump();
+  EXPECT_NE(r.all().find("the torchscript exporter; before it, dynamo exporter failed"),
+            std::string::npos)
+      << r.all();
+}
+
 // A script that compiles and exports its model itself: one model, hashed as the plain module
 // (the same hash as a script that only calls it), never the tracers' fake calls.
 TEST_F(Torch2, ScriptsThatCompileOrExportThemselvesShowTheirModelOnce) {

@@ -172,8 +172,9 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
                      log, reply):
     """Tries `exporters` in order (auto: torch's default first, then the other); the first that
     writes the file wins. Each failure before the last is a line in the log and in the reply's
-    `exporter_fallback`; the last one's error is raised. A failed allocation is not retried:
-    the other exporter needs no less memory."""
+    `exporter_fallback` (also when the last fails: the core names every exporter's reason); the
+    last one's error is raised. A failed allocation is not retried: the other exporter needs no
+    less memory."""
     from .commands import is_out_of_memory, one_line
 
     failures = []
@@ -185,6 +186,8 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
                 _check_opset_written(path, opset)
         except Exception as error:  # noqa: BLE001 (the next exporter, or raised)
             if n + 1 == len(exporters) or is_out_of_memory(error):
+                if failures:
+                    reply["exporter_fallback"] = "; ".join(failures)
                 raise
             # torch.onnx wraps the cause (a data-dependent guard, an unsupported op) in an error
             # that only says which step failed: the cause is the reason.
