@@ -249,6 +249,29 @@ fs::path take_onnx(Outbox& outbox, const std::string& replied, ErrorKind kind) {
 
 bool export_uses_script_process(const Build& /*build*/, const json& /*options*/) { return true; }
 
+namespace {
+
+// A failed export as the build's error: its traceback goes to the log, and where every exporter
+// tried failed, the line names each one's reason, the last one's (`last`) first.
+[[noreturn]] void throw_export_failure(Build& build, const ExportResult& r, const std::string& last,
+                                       std::string& log) {
+  if (!r.traceback.empty()) log += r.traceback + "\n";
+  if (show_tracebacks() && !r.traceback.empty()) std::fprintf(stderr, "%s", r.traceback.c_str());
+  std::string error = r.error.empty() ? "export failed" : r.error;
+  if (!r.exporter_fallback.empty()) {
+    error += fmt::format(" (the {} exporter; before it, {})", last, r.exporter_fallback);
+    build.stats.set("exporter_fallback", r.exporter_fallback);
+  }
+  const Error failure(ErrorKind::Export, error);
+  // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
+  if (std::optional<Status> s = python_end_status(r.error_status, 0)) {
+    throw StatusError(*s, failure);
+  }
+  throw failure;
+}
+
+}  // namespace
+
 void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!build.session || !build.model) {
     throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
@@ -277,25 +300,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   }
   log += fmt::format("opset {}, exporters to try: {}\n", opset, fmt::join(exporters, ", "));
   if (!r.log.empty()) log += r.log + "\n";
-  if (!r.ok) {
-    if (!r.traceback.empty()) log += r.traceback + "\n";
-    if (show_tracebacks() && !r.traceback.empty()) {
-      std::fprintf(stderr, "%s", r.traceback.c_str());
-    }
-    std::string error = r.error.empty() ? "export failed" : r.error;
-    // Every exporter tried failed: each one's reason, the last one's first (the traceback's).
-    if (!r.exporter_fallback.empty()) {
-      error += fmt::format(" (the {} exporter; before it, {})", exporters.back(),
-                           r.exporter_fallback);
-      build.stats.set("exporter_fallback", r.exporter_fallback);
-    }
-    const Error failure(ErrorKind::Export, error);
-    // A status the Python side gave the error (a MemoryError: out_of_memory) is the build's.
-    if (std::optional<Status> s = python_end_status(r.error_status, 0)) {
-      throw StatusError(*s, failure);
-    }
-    throw failure;
-  }
+  if (!r.ok) throw_export_failure(build, r, exporters.back(), log);
   build.onnx_path = take_onnx(outbox, r.onnx_path.string(), ErrorKind::Export);
   log += fmt::format("exported {} in {:.3f} s\n", build.onnx_path.string(), r.export_s);
   build.input_pbs.clear();
