@@ -124,11 +124,25 @@ def add(ledger, out):
                                                  + stages.get("benchmark run", 0)),
                         "wall_s": "%.1f" % wall, "commit": commit, "date": date,
                         "error": error[:200]})
+    # A run folder added again (a run resumed by another turnkey) holds the scripts added before:
+    # where a script's lines are the same outcomes of the same text, the ledger keeps its own,
+    # with the commit and date that made them.
+    old = read(ledger)
+    new_by, old_by = _by_script(new), _by_script(old)
+    same = {s for s, lines in new_by.items()
+            if [_outcome(r) for r in lines] == [_outcome(r) for r in old_by.get(s, [])]}
+    new = [r for r in new if r["script"] not in same]
     replaced = {r["script"] for r in new}
-    kept = [r for r in read(ledger) if r["script"] not in replaced]
+    kept = [r for r in old if r["script"] not in replaced]
     write(ledger, kept + new)
-    print("corpus_ledger: %d lines of %d scripts from %s; the ledger has %d scripts" % (
-        len(new), len(replaced), out, len({r["script"] for r in kept + new})))
+    print("corpus_ledger: %d lines of %d scripts from %s (%d scripts as the ledger had them); "
+          "the ledger has %d scripts" % (len(new), len(replaced), out, len(same),
+                                         len({r["script"] for r in kept + new})))
+
+
+def _outcome(row):
+    return tuple(row.get(k, "") for k in ("script_sha", "build", "status", "stage", "verdict",
+                                           "compared"))
 
 
 def _by_script(rows):
