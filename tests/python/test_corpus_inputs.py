@@ -167,6 +167,23 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(given["input_ids"][:, -1].tolist(), [2, 2])
         self.assertEqual(list(forward(model, given).logits.shape), [2, 3])
 
+    def test_a_main_input_of_its_own_name_gets_the_first_layout_the_forward_takes(self):
+        # Perceiver names its main input `inputs`, whose layout its preprocessor decides: token
+        # ids for the masked LM, embeddings of d_model for the bare model ("takes 'inputs' as its
+        # main input, which models/transformers does not make").
+        config = transformers.PerceiverConfig(
+            num_latents=4, d_latents=16, d_model=24, num_blocks=1, num_self_attends_per_block=1,
+            num_self_attention_heads=1, num_cross_attention_heads=1, vocab_size=40,
+            max_position_embeddings=32)
+        masked = transformers.PerceiverForMaskedLM(config).eval()
+        given = corpus_inputs.transformers_inputs(masked, 2, 8)
+        self.assertEqual((given["inputs"].dtype, list(given["inputs"].shape)), (torch.long, [2, 8]))
+        forward(masked, given)
+        bare = transformers.PerceiverModel(config).eval()
+        given = corpus_inputs.transformers_inputs(bare, 2, 8)
+        self.assertEqual(list(given["inputs"].shape), [2, 8, 24])
+        forward(bare, given)
+
 
 if __name__ == "__main__":
     unittest.main()

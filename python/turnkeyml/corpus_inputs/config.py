@@ -15,9 +15,11 @@ def get(holder, name):
 
 
 def sub(config, name):
-    """`name` from the configuration or one of its sub-configurations (vision_config, ...)."""
+    """`name` from the configuration or one of its sub-configurations (vision_config, ...; a
+    model beside its vocoder: FastSpeech 2 with HiFi-GAN's `model_config`)."""
     for holder in (config, getattr(config, "vision_config", None),
-                   getattr(config, "encoder", None), getattr(config, "text_config", None)):
+                   getattr(config, "encoder", None), getattr(config, "text_config", None),
+                   getattr(config, "model_config", None)):
         value = get(holder, name) if holder is not None else None
         if value is not None:
             return value

@@ -8,6 +8,7 @@ from .required import grid_inputs, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
 from .text import sequence_length, text, text_inputs, token_ids
+from .unnamed import first_required, unnamed_main_inputs
 
 
 def _dual_encoder(model):
@@ -55,9 +56,13 @@ _MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_valu
 
 
 def _main_input(model):
+    """The class's declared main input; where its forward does not take it, the first of the
+    corpus's main inputs it takes, else its first parameter without a default (VibeVoice's
+    tokenizers declare `input_values` and take `hidden_states`)."""
     main = getattr(model, "main_input_name", "input_ids")
     if isinstance(main, str) and not accepts(model, main):
-        return next((name for name in _MAIN_INPUTS if accepts(model, name)), main)
+        return next((name for name in _MAIN_INPUTS if accepts(model, name)),
+                    first_required(model) or main)
     return main
 
 
@@ -126,6 +131,10 @@ def _main_inputs(model, main, batch_size, max_seq_length):
         return series
     if main == "input_values":
         return audio_main_inputs(model, main, {main: torch.randn(batch_size, SAMPLES)}, batch_size)
+    unnamed = unnamed_main_inputs(model, main, _pixel_values(config, batch_size), batch_size,
+                                  max_seq_length) if accepts(model, main) else None
+    if unnamed is not None:
+        return unnamed
     raise ValueError("%s takes %r as its main input, which models/transformers does not make"
                      % (type(model).__name__, main))
 

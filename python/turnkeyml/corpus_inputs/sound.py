@@ -38,7 +38,7 @@ def _ints(values):
     return [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v > 0]
 
 
-def _first_layer_sizes(model):
+def first_layer_sizes(model):
     """What the model's first linear and 1-D convolution layers take per frame: the frame size of
     an encoder whose features are stacked or widened before them (Granite Speech 5's
     `input_linear` takes 4 frames of 80 mel bins)."""
@@ -57,7 +57,7 @@ def _frame_sizes(model):
     """Candidate sizes of a feature frame: the configuration's and its parts', the first layers',
     then the two common mel sizes; each once."""
     found = [get(holder, name) for holder in configs(model.config) for name in _FRAME_SIZES]
-    found += _first_layer_sizes(model) + [80, 128]
+    found += first_layer_sizes(model) + [80, 128]
     return list(dict.fromkeys(_ints(found)))
 
 
