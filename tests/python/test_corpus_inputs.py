@@ -184,6 +184,39 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["inputs"].shape), [2, 8, 24])
         forward(bare, given)
 
+    def test_x_mod_gets_a_default_language(self):
+        # "Input language unknown. Please call `XmodPreTrainedModel.set_default_language()`":
+        # the first of the configuration's languages.
+        config = transformers.XmodConfig(
+            vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            intermediate_size=32, max_position_embeddings=40, languages=["de_DE", "en_XX"])
+        config = corpus_inputs.fitted(config, transformers.XmodModel)
+        self.assertEqual(config.default_language, "de_DE")
+        model = transformers.XmodModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_hybrid_cut_to_one_layer_keeps_one_that_attends(self):
+        # GraniteMoE-Hybrid's defaults attend in their last layer only; cut to its first layer
+        # it had none, and transformers 5's cache needs one ("`get_seq_length` can only be
+        # called on Attention layers"). RecurrentGemma's kinds repeat every 3 layers
+        # (`block_types`): a cut keeps a whole cycle.
+        config = transformers.GraniteMoeHybridConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=32, num_hidden_layers=4,
+            num_attention_heads=2, num_key_value_heads=1, num_local_experts=2,
+            num_experts_per_tok=1, mamba_n_heads=2, mamba_d_head=32, mamba_d_state=8,
+            mamba_n_groups=1, mamba_expand=2, mamba_chunk_size=8)
+        config.layer_types = ["linear_attention"] * 3 + ["full_attention"]
+        config = corpus_inputs.fitted(config, transformers.GraniteMoeHybridModel,
+                                      max_parameters=1)
+        self.assertEqual(config.layer_types, ["full_attention"])
+        model = transformers.GraniteMoeHybridModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        gemma = corpus_inputs.fitted(transformers.RecurrentGemmaConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=6,
+            num_attention_heads=2, lru_width=32, attention_window_size=8),
+            transformers.RecurrentGemmaModel, max_parameters=1)
+        self.assertEqual(gemma.num_hidden_layers, 3)
+
 
 if __name__ == "__main__":
     unittest.main()

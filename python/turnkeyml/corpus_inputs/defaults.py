@@ -47,6 +47,14 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
+    # X-MOD's adapters are per language, and its forward refuses to guess one ("Input language
+    # unknown. Please call `XmodPreTrainedModel.set_default_language()`"): the published
+    # checkpoints leave default_language unset too, their users set it; the first of the
+    # configuration's languages here.
+    languages = get(holder, "languages")
+    if ("default_language" in vars(holder) and get(holder, "default_language") is None
+            and isinstance(languages, (list, tuple)) and languages):
+        yield "default_language", languages[0]
     # LFM2-MoE reads layer_types[i] for every layer but leaves it None; LFM2's own configuration
     # makes every layer full attention when none are named, which is the rule taken here.
     if ("layer_types" in vars(holder) and get(holder, "layer_types") is None

@@ -53,6 +53,9 @@ def _layers_kept(holder, layers, per_kind=1):
     """The layers to keep, as indices into the per-layer lists: the first layer (or `per_kind`
     layers) of each kind (a hybrid model whose attention layers are every fourth keeps a linear-
     attention and a full-attention layer, not four), then the first others up to `layers`."""
+    cycle = _one_cycle(holder, layers)
+    if cycle is not None:
+        return cycle
     for name in _LAYER_LISTS:
         values = get(holder, name)
         if isinstance(values, (list, tuple)) and len(set(map(repr, values))) > 1:
@@ -67,6 +70,37 @@ def _layers_kept(holder, layers, per_kind=1):
     if isinstance(indices, (list, tuple)) and indices:
         return list(range(max(layers, 2)))
     return list(range(layers))
+
+
+def _one_cycle(holder, layers):
+    """The first `layers` layers, at least one whole cycle of a model whose layer kinds repeat
+    (RecurrentGemma's `block_types`: two recurrent layers, then attention; its per-layer kinds
+    are derived from the cycle); None for other models."""
+    cycle = get(holder, "block_types")
+    if isinstance(cycle, (list, tuple)) and len(set(map(repr, cycle))) > 1:
+        return list(range(max(layers, len(cycle))))
+    return None
+
+
+# Layer kinds that attend: transformers 5's cache needs one ("`get_seq_length` can only be
+# called on Attention layers, and the current Cache seem to only contain LinearAttention layers").
+_ATTENDING = ("full_attention", "attention", "sliding_attention")
+
+
+def _first_layers(holder, layers):
+    """The first `layers` layers, where kinds are not kept; an attending layer in place of the last
+    of them where none of them attends and a later one does (GraniteMoE-Hybrid's defaults
+    attend in their last layer only)."""
+    kept = _one_cycle(holder, layers) or list(range(layers))
+    for name in _LAYER_LISTS:
+        values = get(holder, name)
+        if isinstance(values, (list, tuple)) and len(values) > layers and kept:
+            if not any(values[i] in _ATTENDING for i in kept):
+                later = next((i for i, v in enumerate(values) if v in _ATTENDING), None)
+                if later is not None:
+                    kept[-1] = later
+            break
+    return kept
 
 
 def _keep_layers(holder, kept, changed):
@@ -114,7 +148,7 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
                 _cap(holder, name, vocab - 1, [])
             _renumber_special_tokens(config, vocab)
         _keep_layers(holder, _layers_kept(holder, layers, keep_kinds) if keep_kinds else
-                     list(range(layers)), changed)
+                     _first_layers(holder, layers), changed)
         for name in _EXPERTS:
             if _cap(holder, name, experts, changed):
                 for per_token in _EXPERTS_PER_TOKEN:
