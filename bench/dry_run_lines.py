@@ -10,8 +10,10 @@ from turnkeyml.corpus_inputs.config import shape_depends_on_data
 _READS_VALUES = "tolist() shouldn't be called on a tensor with unallocated storage"
 
 # A tensor the forward makes on the CPU (torch.arange without a device) met the weights on the
-# meta device: the dry run's own limit, only a real run says. Session 17 ran the 7 scripts that
-# met it (XLNet, ImageGPT, Deformable DETR, FastSpeech 2, Mask2Former) for real: all 7 end.
+# meta device: the dry run's own limit, only a real run says. Session 17 ran the 11 scripts
+# that met it (XLNet's 5, ImageGPT's 2, Deformable DETR, FastSpeech 2's 2, Mask2Former) for
+# real: all 11 end their forward (FastSpeech 2 with HiFi-GAN once corpus_inputs read its
+# model_config's vocabulary).
 _DRY_RUNS_OWN = ("FakeTensorDeviceMismatchError",)
 
 

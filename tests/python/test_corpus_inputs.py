@@ -217,6 +217,17 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             transformers.RecurrentGemmaModel, max_parameters=1)
         self.assertEqual(gemma.num_hidden_layers, 3)
 
+    def test_a_region_feature_model_gets_its_regions_beside_its_text(self):
+        # LXMERT reads an image as a detector's regions: "`visual_feats` cannot be `None`".
+        config = transformers.LxmertConfig(
+            vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=32,
+            l_layers=1, x_layers=1, r_layers=1, visual_feat_dim=12, visual_pos_dim=4)
+        model = transformers.LxmertModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual([list(given[k].shape) for k in ("visual_feats", "visual_pos")],
+                         [[2, 36, 12], [2, 36, 4]])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -157,6 +157,22 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    _region_features(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
     return given
+
+
+# The regions of an image a region-feature model reads (LXMERT: a detector's 36 boxes an image).
+_REGIONS = 36
+
+
+def _region_features(model, given, batch_size):
+    """LXMERT's image as a detector gives it: features and a box per region (`visual_feats`,
+    `visual_pos`: "`visual_feats` cannot be `None`"), beside its text."""
+    features, corners = (sub(model.config, n) for n in ("visual_feat_dim", "visual_pos_dim"))
+    if not (accepts(model, "visual_feats") and isinstance(features, int)
+            and isinstance(corners, int)) or "visual_feats" in given:
+        return
+    given["visual_feats"] = torch.randn(batch_size, _REGIONS, features)
+    given["visual_pos"] = torch.rand(batch_size, _REGIONS, corners)
