@@ -146,10 +146,12 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
                          setup.runtime_version);
   b.status_detail = result_block_lines(build.stats.fields(), judged.line, m.flags);
   if (judged.mismatch) {
-    throw Error(
-        ErrorKind::NumericMismatch,
-        fmt::format("{} outputs differ from {}: {}", runtime_name, reference_outputs_name(build),
-                    judged.line));
+    // The exporter said its graph may compute other values: the likelier culprit, named.
+    const std::string warned = build.stats.text("exporter_warning", "");
+    throw Error(ErrorKind::NumericMismatch,
+                fmt::format("{} outputs differ from {}: {}{}", runtime_name,
+                            reference_outputs_name(build), judged.line,
+                            warned.empty() ? "" : " (the exporter warned: " + warned + ")"));
   }
 }
 

@@ -152,6 +152,7 @@ const std::vector<StatsField>& field_table() {
     {"exporter",               Text,    R, "",      "exporter",          7, "the exporter that wrote the ONNX file: torchscript or dynamo (--exporter auto tries torch's default first; the field since 1, its column since 7; a result setting since 7); tf2onnx for a Keras model"},
     {"exporter_version",       Text,    B, "",      "exporter_version",  7, "what the exporter was: torch's version, and onnxscript's for the dynamo exporter; tf2onnx's, TensorFlow's and Keras's for a Keras model"},
     {"exporter_fallback",      Text,    B, "",      "exporter_fallback", 7, "why the exporters tried before the last failed (--exporter auto), whether the last wrote the file or failed too; empty when the first succeeded"},
+    {"exporter_warning",       Text,    B, "",      nullptr,             9, "the exporter's own warning that its graph computes other values than PyTorch for some inputs (torch.onnx: advanced indexing with negative indices), when it gave one; a numeric mismatch's line names it"},
     {"flag_codes",             TextList, R, "",     "flag_codes",        8, "the codes of measurement_flags, in order (docs/measurement.md: threads_exceed_cores, machine_busy, noisy, machine_slowed, ...)"},
     // Issue 30: the openvino runtime's compiled model (docs/measurement.md); no column.
     {"openvino_hint",          Text,    R, "",      nullptr,             8, "openvino: the performance hint it compiled with: LATENCY (one request) or THROUGHPUT (--concurrency > 1, or --rt-args hint=)"},

@@ -330,6 +330,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   build.stats.set("exporter", exporter);
   build.stats.set("exporter_version", r.exporter_version);
   build.stats.set("exporter_fallback", r.exporter_fallback);
+  build.stats.set("exporter_warning", r.exporter_warning);
   // The block says what made the ONNX file, and why not the exporter tried first.
   std::string made_by = fmt::format("{} ({}), opset {}", exporter, r.exporter_version, r.opset);
   if (!r.exporter_fallback.empty()) made_by += "; after: " + r.exporter_fallback;

@@ -269,6 +269,30 @@ TEST_F(Runtimes, AnAlteredExportIsANumericMismatchAndNotAResult) {
   EXPECT_DOUBLE_EQ(s["correctness"]["tolerance_min_cosine"].get<double>(), 0);
 }
 
+// A mismatch the exporter warned of: the TorchScript exporter's advanced indexing with negative
+// indices (what broke Longformer in the transformers corpus). The line names the warning, the
+// stats keep it.
+TEST_F(Runtimes, AMismatchTheExporterWarnedOfNamesTheWarning) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "negative_indices.py";
+  RunResult r = run_turnkey(
+      {script.string(), "--exporter", "torchscript", "--iterations", "5"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(Status:\s+Numeric mismatch \(benchmark\): ort outputs differ from )"
+                        R"(PyTorch's: outside tolerance: .*\(the exporter warned: UserWarning: )"
+                        R"(Exporting aten::index operator of advanced indexing)")))
+      << r.out;
+  json s = stats_of("negative_indices");
+  EXPECT_NE(s.value("exporter_warning", "").find("will produce incorrect results"),
+            std::string::npos)
+      << s.dump();
+  // A faithful export carries no warning (the field is empty).
+  const fs::path quiet = kSource / "tests" / "data" / "scripts" / "altered_export.py";
+  RunResult q = run_turnkey({quiet.string(), "--iterations", "5"}, cache());
+  EXPECT_EQ(q.out.find("the exporter warned"), std::string::npos) << q.out;
+  EXPECT_EQ(stats_of("altered_export").value("exporter_warning", ""), "");
+}
+
 TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "transformer_fastpath.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "10"}, cache());

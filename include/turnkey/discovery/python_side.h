@@ -91,6 +91,8 @@ struct ExportResult {
   std::string exporter;          // the exporter that wrote the file: torchscript or dynamo
   std::string exporter_version;  // "torch 2.15.0, onnxscript 0.7.2"
   std::string exporter_fallback;  // why the exporters tried before it failed; empty if none
+  // The exporter's own warning that its graph computes other values for some inputs; or "".
+  std::string exporter_warning;
   // turnkey's own symbolic functions the graph used (python/turnkeyml/discovery/exporter_fixes.py)
   std::vector<std::string> exporter_fixes;
   // Only when the outputs carry no signal (empty, all zero, constant): see IntermediateTensor.

@@ -168,6 +168,13 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
     _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
 
 
+# What torch.onnx's TorchScript exporter warns where its graph computes other values than PyTorch
+# for some inputs ("Exporting aten::index operator of advanced indexing ... If indices include
+# negative values, the exported graph will produce incorrect results"): a mismatch's line names
+# the warning (docs/measurement.md, "Correctness").
+_WARNS_OF_WRONG_RESULTS = ("will produce incorrect results",)
+
+
 def _export_attempts(exporters, module, target, feed, path, opset, input_names, output_names,
                      log, reply):
     """Tries `exporters` in order (auto: torch's default first, then the other); the first that
@@ -366,6 +373,10 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",)):
         _move_out(private, os.path.basename(path))
     finally:
         reply["log"] = "\n".join(log)  # complete only once _captured_output has exited
+        warned = next((line for line in log if any(p in line for p in _WARNS_OF_WRONG_RESULTS)),
+                      None)
+        if warned:
+            reply["exporter_warning"] = warned
         shutil.rmtree(private, ignore_errors=True)
 
     # The dynamo exporter runs no checker, but the core's model facts run ONNX 1.23's checker
