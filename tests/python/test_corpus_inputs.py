@@ -228,6 +228,17 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
                          [[2, 36, 12], [2, 36, 4]])
         forward(model, given)
 
+    def test_rotary_parameters_read_per_layer_kind_get_the_default_for_each(self):
+        # Cohere Compass reads rope_parameters[kind] and its defaults leave them empty
+        # ("KeyError: 'full_attention'").
+        config = transformers.CohereCompassTextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, num_key_value_heads=1)
+        config = corpus_inputs.fitted(config, transformers.CohereCompassTextModel)
+        self.assertEqual(set(config.rope_parameters), set(config.layer_types))
+        model = transformers.CohereCompassTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -47,6 +47,14 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
+    # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
+    # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary
+    # embedding for each kind, at the configuration's rope_theta or transformers' 10000.
+    rope, kinds = vars(holder).get("rope_parameters"), vars(holder).get("layer_types")
+    if rope == {} and isinstance(kinds, list) and kinds:
+        theta = get(holder, "rope_theta") or 10000.0
+        yield "rope_parameters", {kind: {"rope_type": "default", "rope_theta": theta}
+                                  for kind in dict.fromkeys(kinds)}
     # X-MOD's adapters are per language, and its forward refuses to guess one ("Input language
     # unknown. Please call `XmodPreTrainedModel.set_default_language()`"): the published
     # checkpoints leave default_language unset too, their users set it; the first of the
