@@ -56,13 +56,9 @@ _MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_valu
 
 
 def _main_input(model):
-    """The class's declared main input; where its forward does not take it, the first of the
-    corpus's main inputs it takes, else its first parameter without a default (VibeVoice's
-    tokenizers declare `input_values` and take `hidden_states`)."""
     main = getattr(model, "main_input_name", "input_ids")
     if isinstance(main, str) and not accepts(model, main):
-        return next((name for name in _MAIN_INPUTS if accepts(model, name)),
-                    first_required(model) or main)
+        return next((name for name in _MAIN_INPUTS if accepts(model, name)), main)
     return main
 
 
@@ -141,9 +137,20 @@ def _main_inputs(model, main, batch_size, max_seq_length):
 
 def transformers_inputs(model, batch_size, max_seq_length):
     """The keyword arguments of one forward of `model` (a transformers PreTrainedModel): its main
-    input, then the other arguments its forward needs (required.with_required)."""
+    input, then the other arguments its forward needs (required.with_required); a forward that
+    still lacks its first parameter gets it as its main input (unnamed)."""
     grid = grid_inputs(model, batch_size)
     if grid is not None:  # a vision tower fed patches and their grid (Qwen2-VL's kind)
         return grid
-    inputs = _main_inputs(model, _main_input(model), batch_size, max_seq_length)
-    return with_required(model, inputs, batch_size)
+    inputs = with_required(model, _main_inputs(model, _main_input(model), batch_size,
+                                               max_seq_length), batch_size)
+    # A forward whose first parameter is none of the names its class declares, the modalities
+    # use or with_required makes (VibeVoice's tokenizers declare `input_values` and take
+    # `hidden_states`) takes it as its main input.
+    first = first_required(model)
+    if first is not None and first not in inputs:
+        unnamed = unnamed_main_inputs(model, first, _pixel_values(model.config, batch_size),
+                                      batch_size, max_seq_length)
+        if unnamed is not None:
+            return with_required(model, unnamed, batch_size)
+    return inputs
