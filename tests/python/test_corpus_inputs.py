@@ -239,6 +239,16 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.CohereCompassTextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_a_model_that_refuses_text_alone_gets_an_image_beside_it(self):
+        # ViLT: "You have to specify either pixel_values or image_embeds".
+        config = transformers.ViltConfig(
+            vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            intermediate_size=32, image_size=32, patch_size=16, max_position_embeddings=16)
+        model = transformers.ViltModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 32, 32])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

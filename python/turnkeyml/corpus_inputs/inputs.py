@@ -135,6 +135,21 @@ def _main_inputs(model, main, batch_size, max_seq_length):
                      % (type(model).__name__, main))
 
 
+def _image_beside_text(model, inputs, batch_size):
+    """inputs, with an image where the forward takes text and an image beside it and refuses the
+    text alone (ViLT: "You have to specify either pixel_values or image_embeds"; Kosmos-2):
+    tried on fake tensors, the text alone first. Models that splice the image in at image tokens
+    (an `image_token_id`) are left as they are: their text holds no such token."""
+    config = model.config
+    if ("input_ids" not in inputs or "pixel_values" in inputs
+            or not accepts(model, "pixel_values")
+            or any(get(h, k) is not None for h in configs(config)
+                   for k in ("image_token_id", "image_token_index"))):
+        return inputs
+    images = _pixel_values(getattr(config, "vision_config", None) or config, batch_size)
+    return first_taken(model, [inputs, dict(inputs, pixel_values=images)]) or inputs
+
+
 def transformers_inputs(model, batch_size, max_seq_length):
     """The keyword arguments of one forward of `model` (a transformers PreTrainedModel): its main
     input, then the other arguments its forward needs (required.with_required); a forward that
@@ -147,6 +162,7 @@ def transformers_inputs(model, batch_size, max_seq_length):
     # A forward whose first parameter is none of the names its class declares, the modalities
     # use or with_required makes (VibeVoice's tokenizers declare `input_values` and take
     # `hidden_states`) takes it as its main input.
+    inputs = _image_beside_text(model, inputs, batch_size)
     first = first_required(model)
     if first is not None and first not in inputs:
         unnamed = unnamed_main_inputs(model, first, _pixel_values(model.config, batch_size),
