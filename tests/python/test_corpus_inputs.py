@@ -249,6 +249,19 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [1, 3, 32, 32])
         forward(model, given)
 
+    def test_kosmos_2_gets_its_images_place_in_the_text(self):
+        # "'NoneType' object has no attribute 'to'" without image_embeds_position_mask.
+        config = transformers.Kosmos2Config(
+            text_config={"vocab_size": 64, "embed_dim": 16, "layers": 1, "attention_heads": 2,
+                         "ffn_dim": 32, "max_position_embeddings": 32},
+            vision_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+                           "num_attention_heads": 2, "image_size": 32, "patch_size": 16},
+            latent_query_num=4)
+        model = transformers.Kosmos2Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["image_embeds_position_mask"].tolist(), [[0, 1, 1, 1, 1, 0, 0, 0]])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

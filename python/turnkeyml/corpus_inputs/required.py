@@ -158,9 +158,25 @@ def with_required(model, given, batch_size):
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
     _region_features(model, given, batch_size)
+    _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
     return given
+
+
+def _image_positions(model, given, batch_size):
+    """Kosmos-2's text with its image's place marked: `latent_query_num` positions after the
+    first token take the image's embeddings (its processor's layout); without the mask the forward
+    fails ("'NoneType' object has no attribute 'to'")."""
+    queries = sub(model.config, "latent_query_num")
+    ids = given.get("input_ids")
+    if (not accepts(model, "image_embeds_position_mask") or "pixel_values" not in given
+            or ids is None or not isinstance(queries, int) or ids.shape[1] <= queries
+            or "image_embeds_position_mask" in given):
+        return
+    mask = torch.zeros(batch_size, ids.shape[1], dtype=torch.long)
+    mask[:, 1:1 + queries] = 1
+    given["image_embeds_position_mask"] = mask
 
 
 # The regions of an image a region-feature model reads (LXMERT: a detector's 36 boxes an image).
