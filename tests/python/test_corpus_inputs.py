@@ -262,6 +262,16 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(given["image_embeds_position_mask"].tolist(), [[0, 1, 1, 1, 1, 0, 0, 0]])
         forward(model, given)
 
+    def test_xlstm_is_cut_in_its_blocks_too(self):
+        # xLSTM builds num_blocks blocks; num_hidden_layers cut alone left a model as large as
+        # before, whose cache had one layer ("KeyError 1").
+        # The defaults (6.66 B parameters) cut on the meta device: 0.41 B.
+        config = corpus_inputs.fitted(transformers.xLSTMConfig(), transformers.xLSTMModel)
+        self.assertEqual((config.num_blocks, config.num_hidden_layers), (1, 1))
+        with torch.device("meta"):
+            model = transformers.xLSTMModel(config)
+        self.assertLess(sum(p.numel() for p in model.parameters()), corpus_inputs.MAX_PARAMETERS)
+
 
 if __name__ == "__main__":
     unittest.main()

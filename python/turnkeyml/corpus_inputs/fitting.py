@@ -24,8 +24,10 @@ _OVER_BUDGET_TO_KEEP_KINDS = 1.6
 
 
 # How many layers a configuration has, under the names transformers' configurations use.
+# xLSTM builds num_blocks blocks beside a num_hidden_layers of the same value (cut alone: a model
+# of 6.6 B parameters, whose cache has one layer: "KeyError 1").
 _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
-                 "decoder_layers", "num_decoder_layers")
+                 "decoder_layers", "num_decoder_layers", "num_blocks")
 
 
 # Per-layer lists that must keep one entry per layer.
