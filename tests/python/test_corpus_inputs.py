@@ -272,6 +272,17 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             model = transformers.xLSTMModel(config)
         self.assertLess(sum(p.numel() for p in model.parameters()), corpus_inputs.MAX_PARAMETERS)
 
+    def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
+        # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
+        # input_features_mask, which its forward does not require.
+        config = transformers.AudioFlamingo3EncoderConfig(
+            num_mel_bins=16, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            intermediate_size=32, max_source_positions=20)
+        model = transformers.AudioFlamingo3Encoder(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_features_mask"].shape), [1, 40])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

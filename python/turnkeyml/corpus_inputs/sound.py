@@ -93,10 +93,12 @@ def _frames(values):
     return max(values.shape[-2:])
 
 
-def _with_masks(model, inputs, main, batch_size):
-    """inputs with the masks over the frames the forward requires (no default), all ones."""
+def _with_masks(model, inputs, main, batch_size, every=False):
+    """inputs with the masks over the frames the forward requires (no default), all ones; with
+    `every`, each mask it takes."""
     frames = _frames(inputs[main])
-    needed = [m for m in _MASKS if m in required(model) and m not in inputs]
+    needed = [m for m in _MASKS if (m in required(model) or every and accepts(model, m))
+              and m not in inputs]
     return dict(inputs, **{m: torch.zeros(batch_size, frames, dtype=torch.bool)
                            if m in _PADDING_MASKS else torch.ones(batch_size, frames, dtype=torch.long)
                            for m in needed})
@@ -109,6 +111,15 @@ def audio_main_inputs(model, main, guess, batch_size):
     forward's own words."""
     if not accepts(model, main):
         return guess
-    layouts = (_with_masks(model, dict(inputs), main, batch_size)
-               for inputs in _candidates(model, main, guess, batch_size))
-    return first_taken(model, layouts) or _with_masks(model, dict(guess), main, batch_size)
+    return (first_taken(model, _layouts(model, main, guess, batch_size))
+            or _with_masks(model, dict(guess), main, batch_size))
+
+
+def _layouts(model, main, guess, batch_size):
+    """The candidates with the masks the forward requires; the guess also with every mask it
+    takes, as a forward may read one it has a default for (AudioFlamingo 3's encoder:
+    "'NoneType' object has no attribute 'sum'" without `input_features_mask`)."""
+    for n, inputs in enumerate(_candidates(model, main, guess, batch_size)):
+        yield _with_masks(model, dict(inputs), main, batch_size)
+        if n == 0:
+            yield _with_masks(model, dict(inputs), main, batch_size, every=True)
