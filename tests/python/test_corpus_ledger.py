@@ -1,0 +1,71 @@
+"""bench/corpus_ledger.py, the record a corpus run of days keeps in git (docs/corpus_libraries.md):
+which scripts a run leaves out, how a run's folder is added (a folder added again keeps the
+ledger's lines of unchanged outcomes, with the commit that made them), and the rate it prints.
+Run by any Python 3: `python3 tests/python/test_corpus_ledger.py` (ctest:
+turnkey_corpus_ledger_tests)."""
+
+import importlib.machinery
+import io
+import os
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+LEDGER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                         "corpus_ledger.py")
+ledger_tool = importlib.machinery.SourceFileLoader("corpus_ledger", LEDGER_PY).load_module()
+
+
+class CorpusLedger(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        root = os.path.join(self.dir.name, "models", "transformers")
+        os.makedirs(root)
+        self.scripts = []
+        for name in ("a_model", "b_model", "c_model"):
+            path = os.path.join(root, name + ".py")
+            with open(path, "w") as f:
+                f.write("# %s\n" % name)
+            self.scripts.append(path)
+        self.out = os.path.join(self.dir.name, "run")
+        os.makedirs(os.path.join(self.out, "cache"))
+        self.ledger = os.path.join(self.dir.name, "ledger.tsv")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_folder(self, commit, outcomes):
+        with open(os.path.join(self.out, "commit"), "w") as f:
+            f.write(commit + "\n")
+        with open(os.path.join(self.out, "outcomes.tsv"), "w") as f:
+            for script, status in outcomes:
+                f.write("\t".join([script, os.path.basename(script)[:-3] + "_1234abcd", status,
+                                   "benchmark", "", "within_tolerance", "outputs"]) + "\n")
+
+    def add(self):
+        with redirect_stdout(io.StringIO()):
+            ledger_tool.add(self.ledger, self.out)
+        return {r["script"]: r for r in ledger_tool.read(self.ledger)}
+
+    def test_a_folder_added_again_keeps_the_lines_of_unchanged_outcomes(self):
+        a, b, c = self.scripts
+        self.run_folder("1111111111111111", [(a, "successful"), (b, "failed")])
+        first = self.add()
+        self.assertEqual({r["commit"] for r in first.values()}, {"111111111111"})
+        self.assertEqual(ledger_tool.left(self.ledger, self.scripts), [c])
+        # Resumed by a newer turnkey: b ran again and succeeded, c is new, a is as it was.
+        self.run_folder("2222222222222222", [(a, "successful"), (b, "successful"),
+                                             (c, "cancelled")])
+        second = self.add()
+        self.assertEqual(second["models/transformers/a_model.py"]["commit"], "111111111111")
+        self.assertEqual(second["models/transformers/b_model.py"]["commit"], "222222222222")
+        self.assertEqual(second["models/transformers/b_model.py"]["status"], "successful")
+        self.assertNotIn("models/transformers/c_model.py", second)  # unfinished: not added
+        # A script whose text changed is run again.
+        with open(a, "a") as f:
+            f.write("# changed\n")
+        self.assertEqual(ledger_tool.left(self.ledger, self.scripts), [a, c])
+
+
+if __name__ == "__main__":
+    unittest.main()
