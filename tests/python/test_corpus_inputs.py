@@ -283,6 +283,19 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["input_features_mask"].shape), [1, 40])
         forward(model, given)
 
+    def test_experts_the_defaults_leave_unset_get_the_published_sizes(self):
+        # dots.llm1's defaults leave its routed experts None ("empty() takes 1 positional
+        # argument but 3 were given"); its published config.json has 128, 6 a token, 2 shared.
+        config = transformers.Dots1Config(
+            vocab_size=64, hidden_size=32, intermediate_size=64, moe_intermediate_size=16,
+            num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+            first_k_dense_replace=0)
+        config = corpus_inputs.fitted(config, transformers.Dots1Model)
+        self.assertEqual((config.n_routed_experts, config.num_experts_per_tok,
+                          config.n_shared_experts), (128, 6, 2))
+        model = transformers.Dots1Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
 
 if __name__ == "__main__":
     unittest.main()

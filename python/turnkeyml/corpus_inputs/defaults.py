@@ -20,6 +20,16 @@ _PREDICTION_LENGTH = 24
 _TOKENIZER = (("vocab_size", 33), ("pad_token_id", 1), ("mask_token_id", 32))
 
 
+# Mixture-of-experts sizes the class defaults leave None and the published checkpoints give
+# (their config.json): dots.llm1 (rednote-hilab/dots.llm1.base: 128 routed experts, 6 a token, 2
+# shared; "empty() takes 1 positional argument but 3 were given"), DeepSeek-V2 and V2-Lite (6 a
+# token; "topk(): argument 'k' must be int, not NoneType").
+_PUBLISHED_EXPERTS = {
+    "dots1": (("n_routed_experts", 128), ("num_experts_per_tok", 6), ("n_shared_experts", 2)),
+    "deepseek_v2": (("num_experts_per_tok", 6),),
+}
+
+
 def _missing(holder):
     """(field, value) of each value `holder` leaves unset that its model needs."""
     layers = get(holder, "num_hidden_layers")
@@ -47,6 +57,9 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
+    for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
+        if name in vars(holder) and vars(holder)[name] is None:
+            yield name, value
     # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
     # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary
     # embedding for each kind, at the configuration's rope_theta or transformers' 10000.
