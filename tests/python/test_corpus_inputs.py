@@ -296,6 +296,13 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.Dots1Model(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_hrm_is_cut_in_its_blocks_per_stack(self):
+        # num_hidden_layers counts HRM's cache slots (blocks x H_cycles x (L_cycles + 1)); cut
+        # alone, it left the blocks as they were and too few slots ("list index out of range").
+        config = corpus_inputs.fitted(transformers.HrmTextConfig(), transformers.HrmTextModel)
+        self.assertEqual((config.num_layers_per_stack, config.num_hidden_layers),
+                         (2, 2 * config.H_cycles * (config.L_cycles + 1)))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -108,6 +108,8 @@ def _first_layers(holder, layers):
 def _keep_layers(holder, kept, changed):
     """Cuts the layer counts of holder to len(kept) and its per-layer lists to the kept layers."""
     n = len(kept)
+    if _cut_stacks(holder, n, changed):
+        return
     cut = False
     for name in _LAYER_COUNTS:
         cut = _cap(holder, name, n, changed) or cut
@@ -126,6 +128,19 @@ def _keep_layers(holder, kept, changed):
             and not any(i % period == offset for i in range(n))):
         holder.attn_layer_period, holder.attn_layer_offset = n, n - 1
         changed.append("attention at layer %d" % (n - 1))
+
+
+def _cut_stacks(holder, n, changed):
+    """HRM's blocks per stack, where num_hidden_layers counts cache slots derived from them (blocks
+    x H_cycles x (L_cycles + 1)): both cut together (num_hidden_layers cut alone left 16 blocks a
+    stack and a cache of 2 slots: "list index out of range"). False for other models."""
+    per_stack, slots = get(holder, "num_layers_per_stack"), get(holder, "num_hidden_layers")
+    if not (isinstance(per_stack, int) and isinstance(slots, int) and per_stack > n > 0
+            and slots % per_stack == 0):
+        return False
+    holder.num_layers_per_stack, holder.num_hidden_layers = n, n * (slots // per_stack)
+    changed.append("num_layers_per_stack %d -> %d" % (per_stack, n))
+    return True
 
 
 def _cap(holder, name, limit, changed):
