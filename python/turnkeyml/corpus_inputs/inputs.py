@@ -137,7 +137,7 @@ def _main_inputs(model, main, batch_size, max_seq_length):
 
 def _image_beside_text(model, inputs, batch_size):
     """inputs, with an image where the forward takes text and an image beside it and refuses the
-    text alone (ViLT: "You have to specify either pixel_values or image_embeds"; Kosmos-2):
+    text alone (ViLT: "You have to specify either pixel_values or image_embeds"):
     tried on fake tensors, the text alone first. Models that splice the image in at image tokens
     (an `image_token_id`) are left as they are: their text holds no such token."""
     config = model.config
@@ -159,10 +159,10 @@ def transformers_inputs(model, batch_size, max_seq_length):
         return grid
     inputs = with_required(model, _main_inputs(model, _main_input(model), batch_size,
                                                max_seq_length), batch_size)
+    inputs = _image_beside_text(model, inputs, batch_size)
     # A forward whose first parameter is none of the names its class declares, the modalities
     # use or with_required makes (VibeVoice's tokenizers declare `input_values` and take
     # `hidden_states`) takes it as its main input.
-    inputs = _image_beside_text(model, inputs, batch_size)
     first = first_required(model)
     if first is not None and first not in inputs:
         unnamed = unnamed_main_inputs(model, first, _pixel_values(model.config, batch_size),
