@@ -53,12 +53,16 @@ def first_layer_sizes(model):
     return sizes
 
 
+def sizes(model, names, then=()):
+    """Candidate sizes of a vector per step, each once: the values of `names` in the
+    configuration and its parts, what the first layers take, then `then`."""
+    found = [get(holder, name) for holder in configs(model.config) for name in names]
+    return list(dict.fromkeys(_ints(found + first_layer_sizes(model) + list(then))))
+
+
 def _frame_sizes(model):
-    """Candidate sizes of a feature frame: the configuration's and its parts', the first layers',
-    then the two common mel sizes; each once."""
-    found = [get(holder, name) for holder in configs(model.config) for name in _FRAME_SIZES]
-    found += first_layer_sizes(model) + [80, 128]
-    return list(dict.fromkeys(_ints(found)))
+    """Candidate sizes of a feature frame, then the two common mel sizes."""
+    return sizes(model, _FRAME_SIZES, then=(80, 128))
 
 
 def _frame_counts(model):

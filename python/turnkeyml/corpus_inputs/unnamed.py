@@ -8,31 +8,14 @@ import inspect
 
 import torch
 
-from .config import configs, first_taken, get
-from .sound import SAMPLES, first_layer_sizes
+from .config import first_taken
+from .required import required
+from .sound import SAMPLES, sizes
 from .text import sequence_length, text
 
 # The widths of a vector per step under the names transformers' configurations give them.
 _WIDTHS = ("d_model", "hidden_size", "d_latents", "latent_dim", "vae_dim", "codebook_dim",
            "embed_dim", "hidden_dim", "input_dim", "dimension")
-
-
-def first_required(model):
-    """The name of the forward's first parameter without a default, or None: the main input of a
-    forward that takes none of the names its class declares or the modalities use."""
-    try:
-        parameters = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    return next((p.name for p in parameters if p.default is inspect.Parameter.empty
-                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)), None)
-
-
-def _widths(model):
-    found = [get(holder, name) for holder in configs(model.config) for name in _WIDTHS]
-    found += first_layer_sizes(model)
-    return list(dict.fromkeys(w for w in found
-                              if isinstance(w, int) and not isinstance(w, bool) and w > 0))
 
 
 def _layouts(model, main, images, batch_size, max_seq_length):
@@ -45,9 +28,15 @@ def _layouts(model, main, images, batch_size, max_seq_length):
     yield {main: images}
     if images.dim() == 5:  # a clip where the configuration counts frames (Perceiver's 16)
         yield {main: images[:, 0]}
-    for width in _widths(model):
+    for width in sizes(model, _WIDTHS):
         yield {main: torch.randn(batch_size, length, width)}
         yield {main: torch.randn(batch_size, width, length)}
+
+
+def first_required(model):
+    """The forward's first parameter without a default, or None: the main input of a forward that
+    takes none of the names its class declares or the modalities use."""
+    return next(iter(required(model)), None)
 
 
 def unnamed_main_inputs(model, main, images, batch_size, max_seq_length):
