@@ -2,6 +2,7 @@
 // tensors instead (build_stages.h, docs/measurement.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -15,17 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Signal { Empty, Zero, Constant, Varies };
+// In order of the signal they carry: Subnormal is zero once flushed (from_host), nonzero before.
+enum class Signal { Empty, Zero, Subnormal, Constant, Varies };
 
 Signal signal_of(const HostTensor& t) {
-  // A sequence or optional: the signal of the tensors in it.
+  // A sequence or optional: the most signal any tensor in it carries.
   if (!t.is_tensor()) {
     Signal s = Signal::Empty;
-    for (const HostTensor& e : t.elements) {
-      const Signal e_signal = signal_of(e);
-      if (e_signal == Signal::Varies) return e_signal;
-      if (s == Signal::Empty || e_signal == Signal::Constant) s = e_signal;
-    }
+    for (const HostTensor& e : t.elements) s = std::max(s, signal_of(e));
     return s;
   }
   // One element is what a reduction, an index or a loss computes: comparing it checks that
@@ -52,7 +50,8 @@ Signal signal_of(const HostTensor& t) {
       }
     }
     if (!seen) return Signal::Empty;  // nothing finite: nothing to compare
-    return first == 0 ? Signal::Zero : Signal::Constant;
+    if (first != 0) return Signal::Constant;
+    return o.flushed > 0 ? Signal::Subnormal : Signal::Zero;
   }
   const size_t n = o.elem_bytes ? o.bytes.size() / o.elem_bytes : 0;
   if (n == 0) return Signal::Empty;
@@ -70,14 +69,19 @@ int onnx_elem_type(DType dtype) { return dtype_onnx_type(dtype); }
 }  // namespace
 
 std::string no_signal_reason(const std::vector<HostTensor>& reference) {
-  bool all_empty = true, all_zero = true;
+  bool all_empty = true, all_zero = true, subnormal = false;
   for (const HostTensor& t : reference) {
     const Signal s = signal_of(t);
     if (s == Signal::Varies) return "";
     all_empty = all_empty && s == Signal::Empty;
-    all_zero = all_zero && s == Signal::Zero;
+    all_zero = all_zero && (s == Signal::Zero || s == Signal::Subnormal);
+    subnormal = subnormal || s == Signal::Subnormal;
   }
   if (reference.empty() || all_empty) return "every output is empty";
+  if (all_zero && subnormal) {
+    return "every output is zero or subnormal, below its type's smallest normal number, where "
+           "runtimes may flush values to zero";
+  }
   if (all_zero) return "every output is all zeros";
   return "every output is empty or constant";
 }

@@ -223,6 +223,23 @@ class ZeroHeadTwice(torch.nn.Module):
         return self.head(self.act(self.b(self.act(self.a(x)))))
 
 
+class Half(torch.nn.Module):
+    def forward(self, x):
+        return x * 0.5
+
+
+class Shrinking(torch.nn.Module):
+    """A Linear, then its values scaled to ~1e-30 and halved 40 times: outputs ~1e-42."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.halves = torch.nn.Sequential(*[Half() for _ in range(40)])
+
+    def forward(self, x):
+        return self.halves(self.fc(x) * 1e-30)
+
+
 class Intermediates(unittest.TestCase):
     """Outputs that carry no signal: the export names an intermediate tensor that does (issue 18)."""
 
@@ -237,6 +254,25 @@ class Intermediates(unittest.TestCase):
         self.assertFalse(intermediates.has_signal([torch.tensor([float("nan"), 1.0])]))
         self.assertTrue(intermediates.has_signal([torch.zeros(2), torch.tensor([1, 2])]))
         self.assertTrue(intermediates.has_signal([torch.tensor([float("inf"), 1.0, 2.0])]))
+        # Subnormal float32 numbers read as zero, as the core's comparison reads them.
+        self.assertFalse(intermediates.has_signal([torch.tensor([2.5e-39, -1e-40, 0.0])]))
+        tiny = torch.finfo(torch.float32).tiny
+        self.assertTrue(intermediates.has_signal([torch.tensor([tiny, 0.0])]))
+
+    def test_the_intermediate_is_clear_of_subnormals_however_many_calls_back(self):
+        # A randomly initialised MobileViT's values shrink to ~1e-39 over its last 60 leaf calls:
+        # here 40 calls after the last input whose largest value is clear of the subnormals'
+        # rounding (at least tiny / eps, ~1e-31), further back than the 32 calls always kept.
+        model = Shrinking().eval()
+        reply = {}
+        export.export(entry_of(model, torch.rand(2, 8) + 1), os.path.join(self.dir, "model.onnx"),
+                      17, self.dir, reply)
+        found = reply["intermediates"]
+        self.assertEqual(len(found), 1)
+        self.assertRegex(found[0]["module"], r"^halves\.[0-9]$")
+        saved = onnx.numpy_helper.to_array(onnx.load_tensor(found[0]["path"]))
+        finfo = torch.finfo(torch.float32)
+        self.assertGreaterEqual(float(numpy.abs(saved).max()), finfo.tiny / finfo.eps)
 
     def test_the_head_input_is_taken_from_the_last_call_of_a_module_called_twice(self):
         model = ZeroHeadTwice().eval()
@@ -287,6 +323,20 @@ class Intermediates(unittest.TestCase):
         self.assertEqual(intermediates._scope_tensor(graph, "head"), "r")
         self.assertIsNone(intermediates._scope_tensor(graph, "head",
                                                       intermediates._live_values(graph)))
+
+    def test_a_call_fused_into_the_node_before_it_is_never_the_intermediate(self):
+        # onnxscript's FuseBatchNormIntoConv gives the fused Conv the BatchNorm's scope: the
+        # Conv's input (shape [1, 2]) is not the BatchNorm's input (shape [1, 3]).
+        graph = onnx.helper.make_graph(
+            [onnx.helper.make_node("Relu", ["x"], ["r"], name="/body/Relu"),
+             onnx.helper.make_node("Gemm", ["r", "w"], ["y"], name="/norm/Gemm")], "g",
+            [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2])],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3])],
+            [onnx.numpy_helper.from_array(numpy.ones((2, 3), numpy.float32), "w")],
+            value_info=[onnx.helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, [1, 2])])
+        shapes = intermediates._graph_shapes(graph)
+        self.assertEqual(intermediates._scope_tensor(graph, "norm", None, [1, 2], shapes), "r")
+        self.assertIsNone(intermediates._scope_tensor(graph, "norm", None, [1, 3], shapes))
 
     def test_a_graph_input_is_never_the_intermediate(self):
         graph = onnx.helper.make_graph(

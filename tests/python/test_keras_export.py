@@ -110,6 +110,9 @@ class Layouts(unittest.TestCase):
     def test_signal(self):
         self.assertFalse(kmid.has_signal([np.full((2, 3), 0.1), np.zeros(0), [np.nan, np.nan]]))
         self.assertTrue(kmid.has_signal([np.full(3, 0.1), np.array([0.0, np.nan, 1.0])]))
+        # Subnormal float32 numbers read as zero, as the core's comparison reads them.
+        self.assertFalse(kmid.has_signal([np.array([2.5e-39, -1e-40, 0.0], np.float32)]))
+        self.assertTrue(kmid.has_signal([np.array([np.finfo(np.float32).tiny, 0], np.float32)]))
 
 
 class Intermediates(unittest.TestCase):

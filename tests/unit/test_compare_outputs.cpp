@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -283,6 +284,30 @@ TEST(NoSignal, OneElementStringsAndSequences) {
   EXPECT_EQ(no_signal_reason({seq}), "every output is all zeros");
   seq.elements[1] = floats({1, 2}, {2});
   EXPECT_EQ(no_signal_reason({seq}), "");
+}
+
+// Subnormal float32 numbers keep fewer bits at each step and a runtime may flush them to zero: a
+// randomly initialised MobileViT's outputs (~2.5e-39) differed from ONNX Runtime's by 6e-41,
+// 2.4% of their largest, and were reported as a mismatch. They read as zero on both sides and
+// carry no signal; a normal value beside them is still compared and still signal.
+TEST(NoSignal, SubnormalOutputsReadAsZeroAndCarryNone) {
+  const float tiny = std::numeric_limits<float>::min();  // the smallest normal float32
+  const std::vector<float> ref = {2.5e-39f, -1.2e-39f, 0, 7e-42f};
+  const std::vector<float> runtime = {2.44e-39f, 0, 0, 0};
+  Comparison c = compare_outputs({floats(ref, {4})}, {floats(runtime, {4})}, {1e-3, 0.9999});
+  EXPECT_TRUE(c.within);
+  EXPECT_EQ(c.outputs[0].max_abs_error, 0);
+  EXPECT_EQ(no_signal_reason({floats(ref, {4})}),
+            "every output is zero or subnormal, below its type's smallest normal number, where "
+            "runtimes may flush values to zero");
+  EXPECT_EQ(no_signal_reason({floats(ref, {4}), floats({0, 0}, {2})}),
+            "every output is zero or subnormal, below its type's smallest normal number, where "
+            "runtimes may flush values to zero");
+  // The smallest normal number is signal, and a normal value is compared as before.
+  EXPECT_EQ(no_signal_reason({floats({tiny, 0}, {2})}), "");
+  EXPECT_FALSE(compare_outputs({floats({1, 2.5e-39f}, {2})}, {floats({1.5f, 0}, {2})},
+                               {1e-3, 0.9999})
+                   .within);
 }
 
 // Strings compare exactly; sequences tensor by tensor once their lengths agree; an optional with

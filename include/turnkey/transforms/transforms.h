@@ -233,7 +233,8 @@ std::string describe_ties(const Comparison& comparison);
 
 // "" when some tensor of `reference` has elements that differ (comparing it checks something),
 // else why not, for a verdict line: "every output is empty", "every output is all zeros",
-// "every output is empty or constant". Non-finite values are not signal.
+// "every output is zero or subnormal, ...", "every output is empty or constant". Non-finite and
+// subnormal values (float32, bfloat16, float64) are not signal.
 std::string no_signal_reason(const std::vector<HostTensor>& reference);
 
 // Writes to `output` a copy of the ONNX model at `model` whose main graph also outputs the

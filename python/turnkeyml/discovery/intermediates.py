@@ -20,13 +20,21 @@ import torch
 
 from . import inputs
 
-# Leaf calls remembered from the end of the forward: candidates, newest first. Enough to look past
-# a detector's heads (one call per feature map) to the layers before them.
+# Leaf calls remembered from the end of the forward: candidates, newest first. At least _WINDOW
+# calls, enough to look past a detector's heads (one call per feature map) to the layers before
+# them; more while their copies fit in _WINDOW_BYTES, to look past the last stages of a
+# randomly initialised MobileViT, whose values shrink to subnormal numbers over its last 60 calls.
 _WINDOW = 32
+_WINDOW_BYTES = 64 << 20
+
+
+# Types whose subnormal numbers the core's comparison reads as zero (compare_internal.h).
+_FLUSHED = (torch.float32, torch.bfloat16, torch.float64)
 
 
 def has_signal(tensors):
-    """True when some tensor has elements that are not all the same finite value."""
+    """True when some tensor has elements that are not all the same finite value, subnormal
+    numbers read as zero as the core's comparison reads them."""
     for t in tensors:
         if not isinstance(t, torch.Tensor) or t.numel() == 0:
             continue
@@ -35,23 +43,45 @@ def has_signal(tensors):
             values = values[torch.isfinite(values)] if not values.is_complex() else values
             if values.numel() == 0:
                 continue
+            if values.dtype in _FLUSHED:
+                tiny = torch.finfo(values.dtype).tiny
+                values = torch.where(values.abs() < tiny, torch.zeros_like(values), values)
         flat = values.reshape(-1)
         if bool((flat != flat[0]).any()):
             return True
     return False
 
 
+def _clear_of_subnormals(t):
+    """True unless `t` is a float tensor whose largest finite magnitude is so small that reading
+    its subnormal elements as zero (as the core's comparison does) moves them by more than one
+    unit in the last place of it: a randomly initialised MobileViT's last layers run at ~1e-37."""
+    if not t.is_floating_point() or t.dtype not in _FLUSHED:
+        return True
+    finite = t[torch.isfinite(t)]
+    info = torch.finfo(t.dtype)
+    return finite.numel() > 0 and float(finite.abs().max()) >= info.tiny / info.eps
+
+
 def _leaf_inputs(module, args, kwargs):
-    """(path, first input tensor) of the last _WINDOW leaf-module calls of one forward, oldest
-    first, each input copied when the call began (an in-place ReLU overwrites its input)."""
+    """(path, first input tensor) of the last leaf-module calls of one forward (see _WINDOW),
+    oldest first, each input copied when the call began (an in-place ReLU overwrites its
+    input)."""
     names = {id(m): name for name, m in module.named_modules() if name}
-    window = collections.deque(maxlen=_WINDOW)
+    window = collections.deque()
+    kept_bytes = [0]
     handles = []
 
     def pre_hook(sub, call_args):
         tensors = inputs.tensors_of(call_args)
-        if tensors:
-            window.append((names[id(sub)], tensors[0].detach().clone()))
+        if not tensors:
+            return
+        copy = tensors[0].detach().clone()
+        window.append((names[id(sub)], copy))
+        kept_bytes[0] += copy.numel() * copy.element_size()
+        while len(window) > _WINDOW and kept_bytes[0] > _WINDOW_BYTES:
+            _, dropped = window.popleft()
+            kept_bytes[0] -= dropped.numel() * dropped.element_size()
 
     for sub in module.modules():
         if sub is not module and id(sub) in names and not any(True for _ in sub.children()):
@@ -143,11 +173,23 @@ def _torchscript_calls(graph, path):
     return calls
 
 
-def _scope_tensor(graph, path, live=None):
+def _graph_shapes(graph):
+    """{value name: its static shape} for the values the graph's value_info gives in full."""
+    shapes = {}
+    for info in graph.value_info:
+        dims = info.type.tensor_type.shape.dim
+        if info.type.HasField("tensor_type") and all(d.HasField("dim_value") for d in dims):
+            shapes[info.name] = [d.dim_value for d in dims]
+    return shapes
+
+
+def _scope_tensor(graph, path, live=None, shape=None, shapes=None):
     """The ONNX tensor holding the input of the last call of module `path`: the first input of
     that call's nodes that neither an initializer, a Constant nor another node of the call
-    makes, and that is not a graph input. None when there is no such value, or when it feeds no
-    graph output (`live`)."""
+    makes, and that is not a graph input. None when there is no such value, when it feeds no
+    graph output (`live`), or when the graph gives it a shape other than `shape`: a rewrite
+    that fused the call into the node before it (onnxscript's FuseBatchNormIntoConv gives the
+    Conv the BatchNorm's scope) leaves the call's input nowhere in the graph."""
     calls = _dynamo_calls(graph, path)
     if calls is None:
         calls = _torchscript_calls(graph, path)
@@ -162,7 +204,10 @@ def _scope_tensor(graph, path, live=None):
         for name in node.input:
             if name and name not in initializers and name not in constants \
                     and name not in made_inside:
-                return name if live is None or name in live else None
+                if live is not None and name not in live:
+                    return None
+                known = (shapes or {}).get(name)
+                return None if shape is not None and known not in (None, shape) else name
     return None
 
 
@@ -170,11 +215,11 @@ def capture(module, fresh, graph, io_dir, save_tensor):
     """Saves io_dir/intermediate_0.pb for the newest leaf call whose input varies and whose
     tensor the graph names; returns [{module, tensor, path}] (empty when none qualifies)."""
     args, kwargs = fresh()
-    live = _live_values(graph)
+    live, shapes = _live_values(graph), _graph_shapes(graph)
     for path, value in reversed(_leaf_inputs(module, args, kwargs)):
-        if not has_signal([value]):
+        if not has_signal([value]) or not _clear_of_subnormals(value):
             continue
-        tensor = _scope_tensor(graph, path, live)
+        tensor = _scope_tensor(graph, path, live, list(value.shape), shapes)
         if tensor is None:
             continue
         pb = os.path.join(io_dir, "intermediate_0.pb")

@@ -26,7 +26,8 @@ from . import keras_model as km
 
 
 def has_signal(arrays):
-    """True when some array has finite elements that are not all the same value."""
+    """True when some array has finite elements that are not all the same value, subnormal
+    float32 and float64 numbers read as zero as the core's comparison reads them."""
     for array in arrays:
         values = np.asarray(array)
         if values.size == 0:
@@ -35,6 +36,8 @@ def has_signal(arrays):
             values = values[np.isfinite(values)]
             if values.size == 0:
                 continue
+            if values.dtype in (np.float32, np.float64):
+                values = np.where(np.abs(values) < np.finfo(values.dtype).tiny, 0, values)
         flat = values.reshape(-1)
         if bool((flat != flat[0]).any()):
             return True
