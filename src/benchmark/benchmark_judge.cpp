@@ -3,7 +3,9 @@
 // (docs/measurement.md). PyTorch outputs that carry no signal (empty, all zero, constant) prove
 // nothing when they match: the verdict then rests on an intermediate tensor the export captured,
 // or is inconclusive. A model that draws random numbers is inconclusive whatever its outputs; a
-// mismatch the runtime's own project lists as its deviation is named so, latency kept.
+// mismatch the runtime's own project lists as its deviation is named so, latency kept. A mismatch
+// of a model that amplifies float32 rounding beyond the tolerance (PyTorch's own float32 outputs
+// are that far from its float64 ones) is judged against the float64 outputs instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +37,57 @@ std::string errors_text(const transforms::Comparison& c, const transforms::Toler
   return fmt::format(
       "max abs error {:.3g}, max rel error {:.3g}, cosine {:.6f} (tolerance {:g} / {:g})",
       worst_abs, c.worst_rel_error, c.worst_cosine, tol.max_rel_error, tol.min_cosine);
+}
+
+// A mismatch judged against PyTorch's float64 outputs (docs/measurement.md, "Models that amplify
+// float32 rounding"): how far PyTorch's own float32 outputs are from them sets the tolerance.
+struct Float64Check {
+  bool made = false;
+  transforms::Comparison own;      // PyTorch's float32 outputs against its float64 ones
+  transforms::Comparison runtime;  // the runtime's, against the float64 ones
+  transforms::Tolerance tolerance;  // for `runtime`: the given one, or twice PyTorch's own error
+  bool amplifies = false;   // `own` is outside the given tolerance
+  bool computable = false;  // ... yet still resembles them (cosine >= kMinFloat32Cosine)
+  bool within = false;      // amplifies, computable, and the runtime within `tolerance`
+};
+
+// Below this cosine, PyTorch's own float32 outputs no longer resemble its float64 ones: float32
+// cannot compute the model, and no runtime's outputs can be judged.
+constexpr double kMinFloat32Cosine = 0.99;
+
+Float64Check check_float64(const Build& build, const std::vector<HostTensor>& reference,
+                           const std::vector<HostTensor>& outputs,
+                           const transforms::Tolerance& tol) {
+  Float64Check f;
+  if (build.float64_pbs.size() != reference.size()) return f;
+  try {
+    const std::vector<HostTensor> f64 = read_outputs(build.float64_pbs);
+    f.own = transforms::compare_outputs(f64, reference, tol);
+    f.amplifies = !f.own.within;
+    f.computable = f.own.worst_cosine >= kMinFloat32Cosine;
+    f.tolerance = tol;
+    if (f.amplifies) {
+      f.tolerance.max_rel_error = std::max(tol.max_rel_error, 2 * f.own.worst_rel_error);
+      f.tolerance.min_cosine = std::min(tol.min_cosine, 1 - 2 * (1 - f.own.worst_cosine));
+    }
+    f.runtime = transforms::compare_outputs(f64, outputs, f.tolerance);
+    f.within = f.amplifies && f.computable && f.runtime.within && !f.runtime.inconclusive;
+    f.made = true;
+  } catch (const Error&) {
+    f = Float64Check{};  // unreadable or incomparable: a check not made, the verdict as before
+  }
+  return f;
+}
+
+json float64_record(const Float64Check& f) {
+  auto errors = [](const transforms::Comparison& c) {
+    return json{{"max_rel_error", c.worst_rel_error}, {"cosine", c.worst_cosine}};
+  };
+  return {{"pytorch_float32", errors(f.own)},
+          {"runtime", errors(f.runtime)},
+          {"amplifies_float32_rounding", f.amplifies},
+          {"tolerance_max_rel_error", f.tolerance.max_rel_error},
+          {"tolerance_min_cosine", f.tolerance.min_cosine}};
 }
 
 // The intermediate tensors of the export, run by the benchmark's own runtime on a copy of the
@@ -136,6 +189,7 @@ struct Compared {
   bool within = false;
   std::string ties, random_ops, no_signal;
   const RuntimeDeviation* deviation = nullptr;
+  Float64Check f64;
   IntermediateCheck mid;
   bool mid_within = false;
 };
@@ -182,6 +236,9 @@ Compared compare_with_reference(Build& build, const std::vector<HostTensor>& out
         setup.runtime_name, build.source_input.empty() ? build.onnx_path : build.source_input,
         build.facts ? build.facts->op_histogram : std::map<std::string, int64_t>{});
   }
+  if (!r.within && r.compare_error.empty() && r.random_ops.empty() && !r.deviation && !r.data) {
+    r.f64 = check_float64(build, r.reference, outputs, setup.tolerance);
+  }
   // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
   // expected outputs the user supplied are data, whatever their values.
   if (r.within && !r.data && r.random_ops.empty()) {
@@ -195,7 +252,10 @@ Compared compare_with_reference(Build& build, const std::vector<HostTensor>& out
 const char* verdict_of(const Compared& r) {
   if (!r.random_ops.empty()) return "inconclusive";
   if (r.deviation) return "known_deviation";
-  if (!r.within) return "outside_tolerance";
+  if (!r.within) {
+    if (r.f64.within) return "within_tolerance_of_float64";
+    return r.f64.amplifies && !r.f64.computable ? "inconclusive" : "outside_tolerance";
+  }
   if (!r.no_signal.empty()) {
     return r.mid_within ? "within_tolerance_on_intermediates" : "inconclusive";
   }
@@ -210,11 +270,13 @@ json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
       {"tolerance_max_rel_error", tol.max_rel_error},
       {"tolerance_min_cosine", tol.min_cosine},
       {"outputs", r.per_output},
-      {"within", r.within && r.random_ops.empty() && (r.no_signal.empty() || r.mid_within)},
+      {"within", (r.within || r.f64.within) && r.random_ops.empty() &&
+                     (r.no_signal.empty() || r.mid_within)},
       {"signal", r.no_signal.empty()},
-      {"compared", r.no_signal.empty() ? "outputs"
-                   : r.mid.made        ? "intermediate tensors"
-                                       : "nothing with signal"},
+      {"compared", r.f64.within          ? "outputs, against float64"
+                   : r.no_signal.empty() ? "outputs"
+                   : r.mid.made          ? "intermediate tensors"
+                                         : "nothing with signal"},
       {"verdict", verdict_of(r)}};
   if (!r.compare_error.empty()) correctness["error"] = r.compare_error;
   if (!r.random_ops.empty()) correctness["nondeterministic_operators"] = r.random_ops;
@@ -226,12 +288,43 @@ json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
                                       {"source", r.deviation->source}};
   }
   if (!r.ties.empty()) correctness["ties"] = r.ties;
+  if (r.f64.made) correctness["float64"] = float64_record(r.f64);
   if (!r.no_signal.empty()) {
     correctness["no_signal"] = r.no_signal;
     if (r.mid.made) correctness["intermediates"] = r.mid.record;
     if (!r.mid.made) correctness["intermediates_not_checked"] = r.mid.why_not;
   }
   return correctness;
+}
+
+// A mismatch's line, with what PyTorch's float64 outputs say of it when they were made.
+Judgement worded_mismatch(const Compared& r, const std::string& errors,
+                          const transforms::Tolerance& tol) {
+  const Float64Check& f = r.f64;
+  if (!f.made) return {"outside tolerance: " + errors, true};
+  const std::string own = fmt::format("PyTorch's own float32 outputs against its float64 ones: {}",
+                                      errors_text(f.own, tol));
+  if (!f.amplifies) {
+    return {fmt::format("outside tolerance: {} ({}: not float32 rounding)", errors, own), true};
+  }
+  if (!f.computable) {
+    return {fmt::format("inconclusive: float32 arithmetic cannot compute this model's outputs "
+                        "({}); the runtime's against PyTorch's: {}",
+                        own, errors),
+            false};
+  }
+  const std::string runtime = fmt::format("the runtime's: {}", errors_text(f.runtime, f.tolerance));
+  if (f.within) {
+    return {fmt::format("within tolerance of PyTorch's float64 outputs, the model amplifying "
+                        "float32 rounding beyond the tolerance ({}); {}, the tolerance twice "
+                        "PyTorch's own error",
+                        own, runtime),
+            false};
+  }
+  return {fmt::format("outside tolerance: {} (the model amplifies float32 rounding: {}; {}, "
+                      "more than twice PyTorch's own error)",
+                      errors, own, runtime),
+          true};
 }
 
 // The verdict's line: its word first (the README and docs/measurement.md name it), then the
@@ -277,7 +370,7 @@ Judgement worded(const Compared& r, const transforms::Tolerance& tol) {
                         errors),
             false};
   }
-  if (!r.within) return {"outside tolerance: " + errors, true};
+  if (!r.within) return worded_mismatch(r, errors, tol);
   const std::string against = r.data ? " (against --input-data's outputs)" : "";
   return {r.ties.empty() ? "within tolerance: " + errors + against
                          : "within tolerance up to ties: " + errors + "; " + r.ties + against,

@@ -79,7 +79,7 @@ const std::vector<StatsField>& field_table() {
     {"input_source",           Text,    R, "",      nullptr,             2, "captured from the script, test_data_set_0 beside the model, or generated (seeded)"},
     {"percentile_method",      Text,    R, "",      nullptr,             2, "how percentiles are computed"},
     {"throughput_definition",  Text,    R, "",      nullptr,             2, "how throughput_ips is computed"},
-    {"correctness",            Object,  R, "",      "correctness",       3, "outputs against PyTorch's (or --input-data's): within_tolerance, within_tolerance_up_to_ties, within_tolerance_on_intermediates (the outputs carry no signal; an intermediate tensor matched), inconclusive, known_deviation (a mismatch the runtime's or ONNX's maintainers document), outside_tolerance or not_checked", "Correctness", 6, "verdict"},
+    {"correctness",            Object,  R, "",      "correctness",       3, "outputs against PyTorch's (or --input-data's): within_tolerance, within_tolerance_up_to_ties, within_tolerance_on_intermediates (the outputs carry no signal; an intermediate tensor matched), within_tolerance_of_float64 (the model amplifies float32 rounding; the runtime is as close to PyTorch's float64 outputs as PyTorch's float32 ones are; since 10), inconclusive, known_deviation (a mismatch the runtime's or ONNX's maintainers document), outside_tolerance or not_checked", "Correctness", 6, "verdict"},
     // Build fields (no column): what the tools made of the model; recorded since schema 1-3,
     // named by the table since 4.
     {"executed",               Integer, B, "",      nullptr,             1, "how many times the script called the model with this input signature"},

@@ -117,7 +117,12 @@ const std::vector<ToolSpec>& tool_specs() {
          "2.9, else torchscript; the other when it fails, with the reason recorded), torchscript "
          "(dynamo=False) or dynamo (torch >= 2.5 with onnxscript)",
          nullptr,
-         {.choices = exporters}}},
+         {.choices = exporters}},
+        {"--no-float64-reference", "no_float64_reference", T::Flag,
+         "skip PyTorch's float64 run of the call (one more forward at about twice a float32 "
+         "one's cost: 8-15% of an export), which tells a model that amplifies float32 rounding "
+         "from a runtime's mismatch (docs/measurement.md)",
+         false}},
        A::PyTorchModel,
        A::OnnxModel,
        true},

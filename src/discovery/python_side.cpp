@@ -294,14 +294,16 @@ DiscoveryResult ScriptSession::discover() {
 
 ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int opset,
                                          const fs::path& io_dir,
-                                         const std::vector<std::string>& exporters) {
+                                         const std::vector<std::string>& exporters,
+                                         bool float64_reference) {
   // The reply has passed the schema (protocol_schema.cpp): each field present has its type.
   const json e = request({{"type", "export"},
                           {"id", id},
                           {"path", onnx_path.string()},
                           {"opset", opset},
                           {"io_dir", io_dir.string()},
-                          {"exporters", exporters}},
+                          {"exporters", exporters},
+                          {"float64", float64_reference}},
                          "exported", ErrorKind::Export);
   ExportResult r;
   r.ok = e["ok"].get<bool>();
@@ -320,6 +322,9 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
   r.exporter_warning = str("exporter_warning");
   for (const auto& p : e.value("inputs", json::array())) r.inputs.push_back(p.get<std::string>());
   for (const auto& p : e.value("outputs", json::array())) r.outputs.push_back(p.get<std::string>());
+  for (const auto& p : e.value("float64_outputs", json::array())) {
+    r.float64_outputs.push_back(p.get<std::string>());
+  }
   for (const auto& f : e.value("exporter_fixes", json::array())) {
     r.exporter_fixes.push_back(f.get<std::string>());
   }

@@ -178,6 +178,14 @@ void record_outputs(const Build& build, ToolStep& step) {
     artifacts.push_back(artifact_record(p));
   }
   step.outputs = {{"onnx_path", build.onnx_path.string()}, {"inputs", in}, {"outputs", out}};
+  if (!build.float64_pbs.empty()) {
+    json f64 = json::array();
+    for (const auto& p : build.float64_pbs) {
+      f64.push_back(p.string());
+      artifacts.push_back(artifact_record(p));
+    }
+    step.outputs["float64_outputs"] = f64;
+  }
   if (!build.intermediates.empty()) {
     json mids = json::array();
     for (const IntermediateTensor& i : build.intermediates) {
@@ -208,6 +216,7 @@ void restore_outputs(Build& build, const json& entry) {
   };
   paths("inputs", build.input_pbs);
   paths("outputs", build.output_pbs);
+  paths("float64_outputs", build.float64_pbs);
   if (o.contains("intermediates")) build.intermediates.clear();
   for (const json& i : o.value("intermediates", json::array())) {
     if (i.is_object() && i.value("tensor", "") != "" && i.value("path", "") != "") {

@@ -33,6 +33,7 @@ struct Build {
   std::optional<onnx_model::ModelFacts> facts;  // of onnx_path, when loaded
   std::vector<std::filesystem::path> input_pbs, output_pbs;  // captured from the script
   std::vector<IntermediateTensor> intermediates;             // when the outputs carry no signal
+  std::vector<std::filesystem::path> float64_pbs;  // PyTorch's outputs in float64, when made
   std::filesystem::path source_input;  // the ONNX file given by the user (load-onnx)
   std::string input_shapes;            // --input-shapes of load-onnx
   std::vector<HostTensor> inputs;      // prepared for the runtime

@@ -140,6 +140,7 @@ void prepare_inputs(Build& build) {
     build.inputs = std::move(data.inputs);
     build.expected_outputs = std::move(data.expected_outputs);
     build.output_pbs.clear();  // PyTorch's outputs were for the captured inputs, not these
+    build.float64_pbs.clear();
     build.ones_note.clear();
     build.stats.set("input_source", "--input-data: " + data.description);
     return;
@@ -270,6 +271,20 @@ namespace {
   throw failure;
 }
 
+// PyTorch's float64 outputs, all or none: as a malformed reply entry, a file that cannot be
+// taken is a check not made, never a failed export.
+void take_float64_outputs(Build& build, const ExportResult& r, Outbox& outbox, std::string& log) {
+  build.float64_pbs.clear();
+  try {
+    for (const fs::path& p : r.float64_outputs) {
+      build.float64_pbs.push_back(outbox.take(p, ErrorKind::Export));
+    }
+  } catch (const Error& e) {
+    build.float64_pbs.clear();
+    log += fmt::format("float64 reference outputs left out: {}\n", e.what());
+  }
+}
+
 }  // namespace
 
 void tool_export_pytorch(Build& build, const json& options, std::string& log) {
@@ -290,7 +305,8 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   ExportResult r;
   try {
     r = build.session->export_model(build.model->id, outbox.file(target), opset,
-                                    outbox.folder(io_dir), exporters);
+                                    outbox.folder(io_dir), exporters,
+                                    !options.value("no_float64_reference", false));
   } catch (const Error& e) {
     // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
     if (const int signal = build.session->end_signal(); signal > 0) {
@@ -307,6 +323,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   build.output_pbs.clear();
   for (const fs::path& p : r.inputs) build.input_pbs.push_back(outbox.take(p, ErrorKind::Export));
   for (const fs::path& p : r.outputs) build.output_pbs.push_back(outbox.take(p, ErrorKind::Export));
+  take_float64_outputs(build, r, outbox, log);
   build.intermediates.clear();
   for (IntermediateTensor i : r.intermediates) {
     // As a malformed entry of the reply, a file that cannot be taken is a check not made.

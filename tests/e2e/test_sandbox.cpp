@@ -264,7 +264,7 @@ calls = {"n": 0}
 kept = []
 save = export._write_atomic
 def hostile_write(path, data):
-    if not path.endswith("output_0.pb"):
+    if os.path.basename(path) != "output_0.pb":
         return save(path, data)
     calls["n"] += 1
     n = calls["n"]
@@ -282,8 +282,8 @@ def hostile_write(path, data):
         save(path, data)
 export._write_atomic = hostile_write
 run = export.export
-def hostile_export(entry, path, opset, io_dir, reply, exporter="torchscript"):
-    run(entry, path, opset, io_dir, reply, exporter)
+def hostile_export(entry, path, opset, io_dir, reply, *args, **kwargs):
+    run(entry, path, opset, io_dir, reply, *args, **kwargs)
     if calls["n"] == 5:
         reply["outputs"] = [victim_stats]
     return reply

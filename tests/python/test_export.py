@@ -17,7 +17,7 @@ import onnx.numpy_helper
 import torch
 
 from turnkeyml.discovery import export, inputs, intermediates
-from turnkeyml.discovery.hooks import Entry, first_call_reference
+from turnkeyml.discovery.hooks import Entry, first_call_reference, state_marks
 
 
 class ExportAware(torch.nn.Module):
@@ -86,15 +86,42 @@ def eager(entry):
         return inputs.tensors_of(entry.module(*entry.captured_args, **entry.captured_kwargs))
 
 
+class Mixed(torch.nn.Module):
+    """Float32 weights, a float16 buffer and an integer one: each must come back as it was."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.register_buffer("half_scale", torch.full((4,), 0.5, dtype=torch.float16))
+        self.register_buffer("steps", torch.tensor([3]))
+
+    def forward(self, x):
+        return self.fc(x) * self.half_scale.to(x.dtype) + self.steps.to(x.dtype)
+
+
+class Float32Only(torch.nn.Module):
+    """Keeps a float32 tensor outside its parameters and buffers: a float64 run fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.hidden = torch.ones(4, 8)
+
+    def forward(self, x):
+        return self.fc(x) + torch.mm(x, self.hidden.t())
+
+
 class Export(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="tk-export-test-")
         self.addCleanup(shutil.rmtree, self.dir, True)
         torch.manual_seed(0)
 
-    def export(self, entry):
+    def export(self, entry, float64=False):
+        """Without the float64 run unless asked: the tests below count the other forwards."""
         reply = {}
-        export.export(entry, os.path.join(self.dir, "model.onnx"), 17, self.dir, reply)
+        export.export(entry, os.path.join(self.dir, "model.onnx"), 17, self.dir, reply,
+                      float64=float64)
         return reply
 
     def saved_outputs(self, reply):
@@ -165,6 +192,30 @@ class Export(unittest.TestCase):
         self.assertIn("traced again with grad on: Exporting the operator "
                       "'aten::_native_multi_head_attention'", reply["log"])
         numpy.testing.assert_array_equal(self.saved_outputs(reply)[0], eager(entry)[0].numpy())
+
+    def test_the_float64_run_saves_its_outputs_and_gives_the_model_back_bit_for_bit(self):
+        model = Mixed().eval()
+        entry = entry_of(model, torch.randn(2, 8))
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        marks = state_marks(model)
+        reply = self.export(entry, float64=True)
+        self.assertEqual(len(reply["float64_outputs"]), 1)
+        self.assertRegex(reply["log"], r"float64 reference outputs in [0-9.]+ s")
+        saved = onnx.numpy_helper.to_array(onnx.load_tensor(reply["float64_outputs"][0]))
+        self.assertEqual(saved.dtype, numpy.float64)
+        numpy.testing.assert_allclose(saved, self.saved_outputs(reply)[0], rtol=1e-5, atol=1e-6)
+        after = model.state_dict()
+        for name, value in before.items():
+            self.assertEqual(after[name].dtype, value.dtype, name)
+            self.assertTrue(torch.equal(after[name], value), name)
+        self.assertEqual(state_marks(model), marks)  # the first call's outputs stay usable
+        self.assertFalse(model.training)
+
+    def test_a_failed_float64_run_is_a_check_not_made(self):
+        reply = self.export(entry_of(Float32Only().eval(), torch.randn(2, 8)), float64=True)
+        self.assertEqual(reply["float64_outputs"], [])
+        self.assertIn("float64 reference left out: RuntimeError", reply["log"])
+        self.assertTrue(os.path.exists(reply["onnx_path"]))
 
     def test_a_model_without_tensors_says_so(self):
         with self.assertRaisesRegex(ValueError, "^the model returned no tensors$"):

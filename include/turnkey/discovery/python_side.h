@@ -97,6 +97,9 @@ struct ExportResult {
   std::vector<std::string> exporter_fixes;
   // Only when the outputs carry no signal (empty, all zero, constant): see IntermediateTensor.
   std::vector<IntermediateTensor> intermediates;
+  // Only when they do: PyTorch's outputs of the call run in float64 (.pb files, output order),
+  // for the check to tell a model that amplifies float32 rounding; empty when not made.
+  std::vector<std::filesystem::path> float64_outputs;
 };
 
 struct ScriptOptions {
@@ -144,9 +147,11 @@ class ScriptSession {
   // Only after discover() returned ready. Throws Error(Export) when the Python side is gone.
   // `exporters`: "torchscript" and/or "dynamo", in the order to try (the first that writes the
   // file wins; --exporter auto gives both).
+  // `float64_reference`: also PyTorch's outputs of a float64 run (ExportResult::float64_outputs).
   ExportResult export_model(int id, const std::filesystem::path& onnx_path, int opset,
                             const std::filesystem::path& io_dir,
-                            const std::vector<std::string>& exporters = {"torchscript"});
+                            const std::vector<std::string>& exporters = {"torchscript"},
+                            bool float64_reference = true);
   // Any other command of docs/protocol.md (bench_prepare, bench_run, bench_outputs, trace):
   // sends `command` (v is added) and returns the reply of type `reply_type`. Throws
   // Error(kind) when the Python side is gone or does not understand the command; a reply with

@@ -70,11 +70,12 @@ class Outbox {
   explicit Outbox(Staging* staging);
   // The path to send for the file `dest`.
   std::filesystem::path file(const std::filesystem::path& dest);
-  // The folder to send for `dest_dir`, where the reply names files input_N.pb, output_N.pb or
-  // intermediate_N.pb.
+  // The folder to send for `dest_dir`, where the reply names files input_N.pb, output_N.pb,
+  // intermediate_N.pb or float64_output_N.pb.
   std::filesystem::path folder(const std::filesystem::path& dest_dir);
   // The path the reply named, moved into place (with a Staging): its place in the build. Only a
-  // path file() gave or an input_N.pb / output_N.pb / intermediate_N.pb in a folder() one, each
+  // path file() gave or an input_N.pb / output_N.pb / intermediate_N.pb / float64_output_N.pb
+  // in a folder() one, each
   // once; Error(kind) naming what is wrong otherwise.
   std::filesystem::path take(const std::string& replied, ErrorKind kind);
   // Names of the entries beside the staged file that take() moved to `dest` (what a command

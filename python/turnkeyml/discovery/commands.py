@@ -114,7 +114,8 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                                    command["io_dir"], reply)
             return
         module("export").export(entry, command["path"], int(command["opset"]),
-                                command["io_dir"], reply, _beside_tensorflow(exporters, reply))
+                                command["io_dir"], reply, _beside_tensorflow(exporters, reply),
+                                float64=command.get("float64", True) is not False)
 
     def release():
         """Ends the prepared session: on nvidia its module goes back where the script had it,
