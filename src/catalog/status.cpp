@@ -141,6 +141,7 @@ Status status_of_failure(Status tool_failure, const std::exception& error) {
   if (dynamic_cast<const std::bad_alloc*>(&error)) return Status::OutOfMemory;
   if (const auto* e = dynamic_cast<const Error*>(&error)) {
     if (e->kind() == ErrorKind::NumericMismatch) return Status::NumericMismatch;
+    if (e->kind() == ErrorKind::OutOfMemory) return Status::OutOfMemory;
     if (e->kind() == ErrorKind::Timeout) return Status::Timeout;
   }
   return tool_failure;

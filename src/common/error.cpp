@@ -13,6 +13,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::Timeout: return "timeout";
     case ErrorKind::Internal: return "internal";
     case ErrorKind::NumericMismatch: return "numeric mismatch";
+    case ErrorKind::OutOfMemory: return "out of memory";
   }
   return "internal";
 }

@@ -512,6 +512,26 @@ TEST_F(Runtimes, BadMeasurementOptionsFailTheBuildWithOneLine) {
   }
 }
 
+// ONNX Runtime reports an allocation it could not make as its own error (its arena's "Failed to
+// allocate memory", or the std::bad_alloc it caught): the build is out_of_memory, as a
+// std::bad_alloc of turnkey's own is, not a runtime failure (a 6 GB MoE model in the corpus was).
+TEST_F(Runtimes, AnAllocationTheRuntimeCannotMakeIsOutOfMemory) {
+  const fs::path model = dir.path() / "huge.onnx";
+  huge_expand(model);
+  RunResult r = run_turnkey({model.string(), "--iterations", "5"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("Failed to allocate memory"), std::string::npos) << r.out;
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    if (e.path().filename().string().rfind("huge_", 0) != 0) continue;
+    found = true;
+    const json state =
+        json_from_yaml(slurp(e.path() / (e.path().filename().string() + "_state.yaml")));
+    EXPECT_EQ(state.value("status", ""), "out_of_memory") << state.dump();
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(Runtimes, PinAndThreadsAreHonouredAndRecorded) {
   const fs::path model = dir.path() / "linear.onnx";
   linear_relu(model);

@@ -58,6 +58,10 @@ void conv_bn_resize_net(const std::filesystem::path& path);
 // -> Relu -> y [1,4].
 void if_subgraph_net(const std::filesystem::path& path);
 
+// A model whose one Expand asks ONNX Runtime for 4 TiB at run time (its input [1] to the shape
+// [2^20, 2^20] an initializer holds): loads, then runs out of memory on any machine.
+void huge_expand(const std::filesystem::path& path);
+
 void write_bytes(const std::filesystem::path& path, std::string_view bytes);
 // Copies the first floor(size * fraction) bytes of src to dst.
 void truncated_copy(const std::filesystem::path& src, const std::filesystem::path& dst,

@@ -81,13 +81,16 @@ std::array<int, kStatusGroups.size()> count_by_group(const std::vector<std::stri
 
 // A failure that knows its status where it happens (the benchmark's load and run phases, a
 // damaged build dir, a Python side that reported a MemoryError or was killed by a signal, ...).
-// The engine records `status()` for the build, and `signal()` (> 0) with a crash.
+// The engine records `status()` for the build, and `signal()` (> 0) with a crash. A cause of
+// kind OutOfMemory stays out_of_memory whatever phase it happened in.
 class StatusError : public Error {
  public:
   StatusError(Status status, ErrorKind kind, const std::string& message, int signal = 0)
       : Error(kind, message), status_(status), signal_(signal) {}
   StatusError(Status status, const Error& cause, int signal = 0)
-      : Error(cause), status_(status), signal_(signal) {}
+      : Error(cause),
+        status_(cause.kind() == ErrorKind::OutOfMemory ? Status::OutOfMemory : status),
+        signal_(signal) {}
   Status status() const { return status_; }
   int signal() const { return signal_; }
 
@@ -97,8 +100,8 @@ class StatusError : public Error {
 };
 
 
-// The status of `error` thrown by a tool: a StatusError's own; NumericMismatch and Timeout from
-// the error's kind; OutOfMemory for std::bad_alloc; else `tool_failure` (the tool's row,
+// The status of `error` thrown by a tool: a StatusError's own; NumericMismatch, Timeout and
+// OutOfMemory from the error's kind; OutOfMemory for std::bad_alloc; else `tool_failure` (the tool's row,
 // tools.h failure_status_of_tool). Never from the error's message.
 Status status_of_failure(Status tool_failure, const std::exception& error);
 // The signal a StatusError carries (a crash), else 0.

@@ -19,7 +19,8 @@ enum class ErrorKind {
   Cache,
   Timeout,
   Internal,
-  NumericMismatch
+  NumericMismatch,
+  OutOfMemory  // a library's allocation failed, in its own words (status out_of_memory)
 };
 
 const char* error_kind_name(ErrorKind kind);

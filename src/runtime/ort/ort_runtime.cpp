@@ -34,6 +34,17 @@ GraphOptimizationLevel parse_opt_level(const std::string& level) {
                           level));
 }
 
+// An ONNX Runtime failure as turnkey's error, `context` before its first line. Memory exhaustion
+// is ErrorKind::OutOfMemory (status out_of_memory), in ONNX Runtime's words: the std::bad_alloc it
+// catches and reports as its message, or its arena's "Failed to allocate memory for requested
+// buffer" (a 6 GB MoE model under an 8 GB --memory-limit was a runtime failure before).
+Error ort_error(const Ort::Exception& e, const std::string& context) {
+  const std::string line = first_line(e.what());
+  const bool memory = line.find("std::bad_alloc") != std::string::npos ||
+                      line.find("Failed to allocate memory") != std::string::npos;
+  return Error(memory ? ErrorKind::OutOfMemory : ErrorKind::Runtime, context + line);
+}
+
 int parse_int_arg(const std::string& key, const std::string& value, int min, int max) {
   try {
     size_t used = 0;
@@ -130,7 +141,7 @@ class OrtSession final : public Session {
                                    input_values_.size(), output_name_ptrs_.data(),
                                    output_name_ptrs_.size());
     } catch (const Ort::Exception& e) {
-      throw Error(ErrorKind::Runtime, first_line(e.what()));
+      throw ort_error(e, "");
     }
   }
 
@@ -141,7 +152,7 @@ class OrtSession final : public Session {
       Ort::AllocatorWithDefaultOptions alloc;
       written = session_.EndProfilingAllocated(alloc).get();
     } catch (const Ort::Exception& e) {
-      throw Error(ErrorKind::Runtime, "ending the profile: " + first_line(e.what()));
+      throw ort_error(e, "ending the profile: ");
     }
     std::error_code ec;
     std::filesystem::rename(written, raw_file, ec);
@@ -183,7 +194,7 @@ class OrtCaller final : public Session {
                               owner_.input_values_.data(), owner_.input_values_.size(),
                               owner_.output_name_ptrs_.data(), owner_.output_name_ptrs_.size());
     } catch (const Ort::Exception& e) {
-      throw Error(ErrorKind::Runtime, first_line(e.what()));
+      throw ort_error(e, "");
     }
   }
   std::vector<HostTensor> outputs() override {
@@ -253,9 +264,7 @@ class OrtRuntime final : public Runtime {
     try {
       return std::make_unique<OrtSession>(onnx_path, inputs, options);
     } catch (const Ort::Exception& e) {
-      throw Error(ErrorKind::Runtime,
-                  fmt::format("ONNX Runtime could not load the model: {}",
-                              first_line(e.what())));
+      throw ort_error(e, "ONNX Runtime could not load the model: ");
     }
   }
 };
