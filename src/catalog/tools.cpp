@@ -119,7 +119,7 @@ const std::vector<ToolSpec>& tool_specs() {
          nullptr,
          {.choices = exporters}},
         {"--no-float64-reference", "no_float64_reference", T::Flag,
-         "skip PyTorch's float64 run of the call (one more forward at about twice a float32 "
+         "Skip PyTorch's float64 run of the call (one more forward at about twice a float32 "
          "one's cost: 8-15% of an export), which tells a model that amplifies float32 rounding "
          "from a runtime's mismatch (docs/measurement.md)",
          false}},

@@ -327,6 +327,12 @@ TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("Numeric mismatch"), std::string::npos) << r.out;
+
+  // Without the float64 run (its cost is one more forward), the same model is a mismatch.
+  r = run_turnkey({script.string(), "--iterations", "5", "--no-float64-reference"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_EQ(stats_of_model("drifting")["correctness"]["verdict"], "outside_tolerance");
+  EXPECT_FALSE(stats_of_model("drifting")["correctness"].contains("float64"));
 }
 
 TEST_F(Runtimes, EvalTransformerEncoderExportsDespiteItsFastPath) {
