@@ -12,7 +12,9 @@ the exporter's default in turnkey: 17 for torchscript, 18 for dynamo.
 Runs SCRIPT with turnkey's discovery hook (as `turnkey SCRIPT` would), takes its largest
 top-level model, then alternates, N rounds each:
   turnkey  turnkeyml.discovery.export.export(entry, ...)  (reference forward, trace, ONNX file
-           read back, input/output .pb files: everything the export-pytorch stage asks Python for)
+           read back, input/output .pb files, the float64 reference run: everything the
+           export-pytorch stage asks Python for)
+  turnkey no f64  the same without the float64 reference run (--no-float64-reference)
   plain    torch.onnx.export(model, inputs, opset_version=N, input_names, do_constant_folding=True)
            as a user would call it (grad mode left as it is: on)
 and prints each side's wall and CPU seconds, medians and turnkey / plain. Also says whether the two ONNX
@@ -101,6 +103,9 @@ def main():
     sides = {
         "turnkey": lambda path: export.export(entry, path, options.opset, work, {},
                                               [options.exporter]),
+        # What the float64 reference run adds (docs/measurement.md): the same export without it.
+        "turnkey no f64": lambda path: export.export(entry, path, options.opset, work, {},
+                                                     [options.exporter], float64=False),
         "plain": lambda path: plain_export(entry, path, options.opset,
                                            exporter=options.exporter),
     }
@@ -140,6 +145,10 @@ def main():
               % (name, wall["turnkey"] / wall["plain"], wall["turnkey"], wall["plain"],
                  cpu["turnkey"] / cpu["plain"], cpu["turnkey"], cpu["plain"], options.rounds,
                  "yes" if same else "no"))
+        if "turnkey no f64" not in failed:
+            print("%-12s in one process: turnkey / turnkey without the float64 run = %.3f wall, "
+                  "%.3f CPU" % (name, wall["turnkey"] / wall["turnkey no f64"],
+                                cpu["turnkey"] / cpu["turnkey no f64"]))
         if "plain no_grad" in times and "plain no_grad" not in failed:
             print("%-12s in one process: plain no_grad / plain = %.3f wall, %.3f CPU"
                   % (name, wall["plain no_grad"] / wall["plain"],
