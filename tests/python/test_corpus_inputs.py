@@ -272,6 +272,24 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             model = transformers.xLSTMModel(config)
         self.assertLess(sum(p.numel() for p in model.parameters()), corpus_inputs.MAX_PARAMETERS)
 
+    def test_layer_indices_derived_from_the_kinds_are_cut_with_them(self):
+        # Zamba2 derives `hybrid_layer_ids` (where its layers are "hybrid") from its kinds when
+        # it is made; the kinds cut to [linear, hybrid] left it naming layer 2, and the shared
+        # block looked up the cut model's layer 1 ("KeyError: 1").
+        config = transformers.Zamba2Config(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_attention_heads=2,
+            num_key_value_heads=2, n_mamba_heads=2, mamba_d_state=8, mamba_headdim=32,
+            chunk_size=8, adapter_rank=4, use_shared_attention_adapter=True,
+            layers_block_type=["mamba", "mamba", "hybrid", "mamba", "hybrid"],
+            num_hidden_layers=5)
+        with torch.device("meta"):
+            size = sum(p.numel() for p in transformers.Zamba2Model(config).parameters())
+        config = corpus_inputs.fitted(config, transformers.Zamba2Model, max_parameters=size - 1)
+        self.assertEqual((config.layers_block_type, config.hybrid_layer_ids),
+                         (["linear_attention", "hybrid"], [1]))
+        model = transformers.Zamba2Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.
