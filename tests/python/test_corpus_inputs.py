@@ -290,6 +290,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.Zamba2Model(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_an_encoder_decoder_over_hidden_states_gets_them_for_both_halves(self):
+        # SpeechT5's bare model has no prenets: its encoder and decoder take hidden states
+        # ("Given normalized_shape=[768] ... but got input of size [1, 16000]" for samples).
+        config = transformers.SpeechT5Config(
+            hidden_size=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+            decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64)
+        model = transformers.SpeechT5Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["input_values"].shape[-1], 32)
+        self.assertEqual(given["decoder_input_values"].shape[-1], 32)
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

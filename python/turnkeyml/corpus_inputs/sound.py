@@ -123,7 +123,13 @@ def _layouts(model, main, guess, batch_size):
     """The candidates with the masks the forward requires; the guess also with every mask it
     takes, as a forward may read one it has a default for (AudioFlamingo 3's encoder:
     "'NoneType' object has no attribute 'sum'" without `input_features_mask`)."""
+    decoder = "decoder_" + main
     for n, inputs in enumerate(_candidates(model, main, guess, batch_size)):
+        if accepts(model, decoder) and decoder not in guess:
+            # An encoder-decoder over values (SpeechT5's bare model: hidden states in and out,
+            # no prenets) feeds its decoder values of its encoder's layout; without them the
+            # decoder gets None.
+            inputs = dict(inputs, **{decoder: torch.randn_like(inputs[main])})
         yield _with_masks(model, dict(inputs), main, batch_size)
         if n == 0:
             yield _with_masks(model, dict(inputs), main, batch_size, every=True)
