@@ -302,6 +302,20 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(given["decoder_input_values"].shape[-1], 32)
         forward(model, given)
 
+    def test_a_sliding_mask_no_layer_reads_gets_a_window(self):
+        # Step 3.7's text model builds its sliding-window mask though no layer of its defaults
+        # slides, and they leave the window unset ("Could not find a `sliding_window` argument
+        # in the config"): the whole context is given.
+        config = transformers.Step3p7TextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, n_routed_experts=2,
+            num_experts_per_tok=1, moe_intermediate_size=16, share_expert_dim=16,
+            max_position_embeddings=64)
+        config = corpus_inputs.fitted(config, transformers.Step3p7TextModel)
+        self.assertEqual(config.sliding_window, 64)
+        model = transformers.Step3p7TextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

@@ -30,6 +30,13 @@ _PUBLISHED_EXPERTS = {
 }
 
 
+# Model types whose forward builds a sliding-window mask whether or not a layer slides, while
+# their defaults leave the window unset and no layer sliding (Step 3.7's text model: "Could not
+# find a `sliding_window` argument in the config"). No layer reads that mask, so the window does
+# not change the model: the whole context (max_position_embeddings), what an unset window means.
+_MASK_BUILT_UNREAD = ("step3p5",)
+
+
 def _missing(holder):
     """(field, value) of each value `holder` leaves unset that its model needs."""
     layers = get(holder, "num_hidden_layers")
@@ -57,6 +64,11 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
+    kinds = get(holder, "layer_types") or ()
+    if (get(holder, "model_type") in _MASK_BUILT_UNREAD and "sliding_window" in vars(holder)
+            and get(holder, "sliding_window") is None
+            and "sliding_attention" not in kinds):
+        yield "sliding_window", get(holder, "max_position_embeddings")
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value
