@@ -316,6 +316,17 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.Step3p7TextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_rotary_sections_the_defaults_leave_out_get_the_published_ones(self):
+        # HunYuanVL's text model reads multimodal rotary sections its defaults leave out
+        # ("object of type 'NoneType' has no len()"); HunyuanOCR's are four of 16 (a 128 head).
+        config = transformers.HunYuanVLTextConfig(
+            vocab_size=64, hidden_size=256, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1)
+        config = corpus_inputs.fitted(config, transformers.HunYuanVLTextModel)
+        self.assertEqual(config.rope_parameters["mrope_section"], [16, 16, 16, 16])
+        model = transformers.HunYuanVLTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

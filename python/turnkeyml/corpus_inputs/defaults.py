@@ -30,6 +30,13 @@ _PUBLISHED_EXPERTS = {
 }
 
 
+# Multimodal rotary sections the class defaults leave out and the published checkpoints give
+# (HunYuanVL's text model reads them in its rotary embedding: "object of type 'NoneType' has no
+# len()"): tencent/HunyuanOCR's config.json, xdrope_section [16, 16, 16, 16] of a 128-wide head,
+# the width of the defaults' heads too (4096 / 32).
+_PUBLISHED_ROTARY_SECTIONS = {"hunyuan_vl_text": [16, 16, 16, 16]}
+
+
 # Model types whose forward builds a sliding-window mask whether or not a layer slides, while
 # their defaults leave the window unset and no layer sliding (Step 3.7's text model: "Could not
 # find a `sliding_window` argument in the config"). No layer reads that mask, so the window does
@@ -64,6 +71,10 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
+    sections, rope = _PUBLISHED_ROTARY_SECTIONS.get(get(holder, "model_type")), get(
+        holder, "rope_parameters")
+    if sections and isinstance(rope, dict) and rope.get("mrope_section") is None:
+        yield "rope_parameters", dict(rope, mrope_section=sections)
     kinds = get(holder, "layer_types") or ()
     if (get(holder, "model_type") in _MASK_BUILT_UNREAD and "sliding_window" in vars(holder)
             and get(holder, "sliding_window") is None
