@@ -327,6 +327,20 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         model = transformers.HunYuanVLTextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_an_image_encoded_at_several_scales_holds_a_patch_at_the_smallest(self):
+        # DepthPro encodes its image at scales 0.25, 0.5 and 1 in patches of patch_size: "Image
+        # size 224x224 is too small to be scaled" for the default size; here 64 / 0.25.
+        dinov2 = dict(model_type="dinov2", image_size=64, patch_size=16, hidden_size=16,
+                      num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+        config = transformers.DepthProConfig(
+            patch_size=64, fusion_hidden_size=16, intermediate_hook_ids=[1, 0],
+            intermediate_feature_dims=[16, 16], scaled_images_feature_dims=[16, 16, 16],
+            image_model_config=dinov2, patch_model_config=dinov2, fov_model_config=dinov2)
+        model = transformers.DepthProModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 256, 256])
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.
