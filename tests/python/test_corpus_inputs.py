@@ -341,6 +341,21 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [1, 3, 256, 256])
         forward(model, given)
 
+    def test_a_model_of_several_main_inputs_gets_each(self):
+        # OneFormer declares two main inputs, an image and its task: "takes ['pixel_values',
+        # 'task_inputs'] as its main input, which models/transformers does not make".
+        config = transformers.OneFormerConfig(
+            backbone_config=dict(model_type="swin", image_size=64, embed_dim=8, depths=[1] * 4,
+                                 num_heads=[1] * 4, out_features=["stage1", "stage2", "stage3",
+                                                                   "stage4"]),
+            num_queries=4, conv_dim=32, mask_dim=32, hidden_dim=32, encoder_feedforward_dim=32,
+            dim_feedforward=32, encoder_layers=1, decoder_layers=2, num_attention_heads=2,
+            text_encoder_width=32, text_encoder_num_layers=1, task_seq_len=8)
+        model = transformers.OneFormerModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["task_inputs"].shape), [1, 8])
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

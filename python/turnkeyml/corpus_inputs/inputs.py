@@ -71,6 +71,10 @@ _MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_valu
 
 def _main_input(model):
     main = getattr(model, "main_input_name", "input_ids")
+    if isinstance(main, (list, tuple)) and main:
+        # Several main inputs (OneFormer: an image and its task): the first is made by its
+        # modality, the others as arguments beside it (required.with_required).
+        main = main[0]
     if isinstance(main, str) and not accepts(model, main):
         return next((name for name in _MAIN_INPUTS if accepts(model, name)), main)
     return main

@@ -157,6 +157,12 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    if "task_inputs" in needed:
+        # OneFormer's task ("the task is semantic"): its tokenizer's ids, padded to
+        # task_seq_len, within its text encoder's vocabulary.
+        vocab = _first_int(model.config, ("text_encoder_vocab_size",), 1000)
+        length = _first_int(model.config, ("task_seq_len",), 77)
+        given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
     _region_features(model, given, batch_size)
     _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
