@@ -356,6 +356,22 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["task_inputs"].shape), [1, 8])
         forward(model, given)
 
+    def test_a_model_that_requires_text_beside_its_image_gets_it(self):
+        # Grounding DINO finds in its image what its text names: "missing 1 required positional
+        # argument: 'input_ids'".
+        config = transformers.GroundingDinoConfig(
+            backbone_config=dict(model_type="swin", image_size=64, embed_dim=8, depths=[1] * 4,
+                                 num_heads=[1] * 4, out_features=["stage2", "stage3", "stage4"]),
+            text_config=dict(model_type="bert", vocab_size=64, hidden_size=16,
+                             num_hidden_layers=1, num_attention_heads=2, intermediate_size=32),
+            num_queries=4, encoder_layers=1, decoder_layers=1, d_model=32, encoder_ffn_dim=32,
+            decoder_ffn_dim=32, encoder_attention_heads=2, decoder_attention_heads=2,
+            max_text_len=16)
+        model = transformers.GroundingDinoModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertLess(int(given["input_ids"].max()), 64)
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

@@ -7,7 +7,7 @@ import inspect
 import torch
 
 from .config import accepts, first_taken, get, sub
-from .text import sequence_length, token_ids
+from .text import sequence_length, text_inputs, token_ids
 
 
 def required(model):
@@ -157,6 +157,11 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    if "input_ids" in needed:
+        # Text a model of another main input requires beside it (Grounding DINO: the phrases
+        # naming what to find in its image), from its text tower's configuration.
+        for name, value in text_inputs(model.config, batch_size, 16).items():
+            given.setdefault(name, value)
     if "task_inputs" in needed:
         # OneFormer's task ("the task is semantic"): its tokenizer's ids, padded to
         # task_seq_len, within its text encoder's vocabulary.
