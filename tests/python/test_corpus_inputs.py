@@ -372,6 +372,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertLess(int(given["input_ids"].max()), 64)
         forward(model, given)
 
+    def test_edgetam_gets_the_backbone_and_image_size_its_parts_name(self):
+        # EdgeTAM's defaults misspell their backbone's key ("archirecture": "repvit_m1"): timm
+        # built a ResNet-50, whose 1024 channels its neck refused ("expected input[1, 1024, 14,
+        # 14] to have 384 channels"). Its image size (and SAM 2's) is named in its prompt
+        # encoder's part only: "shape '[1, -1, 256, 256]' is invalid" at 224.
+        config = corpus_inputs.fitted(transformers.EdgeTamConfig(), transformers.EdgeTamModel)
+        self.assertEqual(config.vision_config.backbone_config.architecture, "repvit_m1")
+        model = transformers.EdgeTamModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 1024, 1024])
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

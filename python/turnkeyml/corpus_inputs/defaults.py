@@ -80,6 +80,13 @@ def _missing(holder):
             and get(holder, "sliding_window") is None
             and "sliding_attention" not in kinds):
         yield "sliding_window", get(holder, "max_position_embeddings")
+    # EdgeTAM's defaults name their timm backbone under a misspelt key ("archirecture":
+    # "repvit_m1", transformers 5.23): timm builds its default ResNet-50 instead, whose features
+    # (256 to 2048 channels) the neck made for RepViT's (48 to 384) refuses ("expected input[1,
+    # 1024, 14, 14] to have 384 channels"). The architecture they name is given.
+    misspelt = vars(holder).get("archirecture")
+    if isinstance(misspelt, str) and get(holder, "architecture") != misspelt:
+        yield "architecture", misspelt
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value

@@ -44,8 +44,12 @@ def _image_size(config):
     """The side of the configuration's images: its image (or crop) size, else 224; where it
     encodes the image at several scales in patches of a fixed size (DepthPro: patches of 384 at
     scales 0.25, 0.5 and 1: "Image size 224x224 is too small to be scaled"), the side whose
-    smallest scale is one whole patch (1536, its image processor's size)."""
-    size = as_size(sub(config, "image_size") or sub(config, "crop_size"), 224)
+    smallest scale is one whole patch (1536, its image processor's size). SAM 2 and EdgeTAM
+    name their image size in their prompt encoder's part only (1024: "shape '[1, -1, 256, 256]'
+    is invalid" for 224)."""
+    prompts = get(config, "prompt_encoder_config")
+    size = as_size(sub(config, "image_size") or sub(config, "crop_size")
+                   or get(prompts, "image_size"), 224)
     ratios, patch = sub(config, "scaled_images_ratios"), sub(config, "patch_size")
     if isinstance(ratios, (list, tuple)) and ratios and isinstance(patch, int) and min(ratios) > 0:
         size = max(size, math.ceil(patch / min(ratios)))
