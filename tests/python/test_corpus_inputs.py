@@ -384,6 +384,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [1, 3, 1024, 1024])
         forward(model, given)
 
+    def test_pp_ocr_detectors_get_their_released_backbones_and_necks(self):
+        # PP-OCRv6's detectors' defaults build PP-LCNetV4's recognition backbone; the medium's
+        # neck is unset ("'NoneType' object is not subscriptable"), the small's has placeholder
+        # channels ("expected input[1, 384, 14, 56] to have 12 channels").
+        for config, cls, widths in (
+                (transformers.PPOCRV6SmallDetConfig(), transformers.PPOCRV6SmallDetModel, 384),
+                (transformers.PPOCRV6MediumDetConfig(), transformers.PPOCRV6MediumDetModel, 896)):
+            config = corpus_inputs.fitted(config, cls)
+            self.assertEqual(config.backbone_config.stage_out_channels[-1], widths)
+            model = cls(config).eval()
+            forward(model, {"pixel_values": torch.rand(1, 3, 64, 64)})
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

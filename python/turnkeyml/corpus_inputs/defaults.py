@@ -87,6 +87,7 @@ def _missing(holder):
     misspelt = vars(holder).get("archirecture")
     if isinstance(misspelt, str) and get(holder, "architecture") != misspelt:
         yield "architecture", misspelt
+    yield from _pp_ocr_detector(holder)
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value
@@ -114,6 +115,58 @@ def _missing(holder):
         yield "layer_types", ["full_attention"] * layers
 
 
+# PP-OCRv6's text detectors as released (their config.json, which PaddleX's configuration
+# classes mirror): PP-LCNetV4 backbones of their own (stem, stage widths), all four stages out.
+# The class defaults build PP-LCNetV4's recognition backbone instead (strides [2, 1], 96 to 384
+# channels) and leave the medium's neck unset ("'NoneType' object is not subscriptable") or give
+# the small's neck placeholder channels ("expected input[1, 384, 14, 56] to have 12 channels").
+_PP_OCR_DETECTORS = {"pp_ocrv6_small_det": ((3, 24, 48), (48, 96, 192, 384)),
+                     "pp_ocrv6_medium_det": ((3, 64, 128), (128, 256, 512, 896))}
+
+
+def _lcnet_blocks(widths):
+    """PP-LCNetV4's detection stages: (kernel, in, out, stride, squeeze-excitation) per block; each
+    stage after the first halves the resolution in its first block, squeeze-excitation in every
+    other block after it (2, 3, 5 and 3 blocks)."""
+    blocks = [[[3, widths[0], widths[0], 1, True], [3, widths[0], widths[0], 1, False]]]
+    for before, width, pairs in zip(widths, widths[1:], (1, 2, 1)):
+        blocks.append([[3, before, width, 2, False]]
+                      + [[3, width, width, 1, i % 2 == 0] for i in range(2 * pairs)])
+    return blocks
+
+
+def _intraclass_blocks():
+    """The medium detector's intra-class blocks: 1x1 convolutions in and out, and vertical,
+    horizontal and square convolutions of 7, 5 and 3 (long, mid, short), each padded to keep
+    the size: (kernel, stride, padding)."""
+    config = {"reduce_channel": [1, 1, 0], "return_channel": [1, 1, 0]}
+    for ratio, k in (("longratio", 7), ("midratio", 5), ("shortratio", 3)):
+        config["vertical_long_to_small_conv_" + ratio] = [[k, 1], [1, 1], [k // 2, 0]]
+        config["horizontal_small_to_long_conv_" + ratio] = [[1, k], [1, 1], [0, k // 2]]
+        config["symmetric_conv_long_" + ratio] = [[k, k], [1, 1], [k // 2, k // 2]]
+    return config
+
+
+def _pp_ocr_detector(holder):
+    """(field, value) of a PP-OCRv6 detector whose backbone is not its released one."""
+    released = _PP_OCR_DETECTORS.get(get(holder, "model_type"))
+    backbone = get(holder, "backbone_config")
+    if released is None or backbone is None:
+        return
+    stem, widths = released
+    if list(get(backbone, "stage_out_channels") or ()) == list(widths):
+        return
+    yield "backbone_config", type(backbone)(
+        stem_channels=list(stem), stem_type="large", block_configs=_lcnet_blocks(widths),
+        out_features=["stage%d" % i for i in range(1, len(widths) + 1)])
+    if "layer_list_out_channels" in vars(holder):
+        yield "layer_list_out_channels", list(widths)
+    for name, value in (("intraclass_block_config", _intraclass_blocks()),
+                        ("scale_factor_list", [1, 2, 4, 8]), ("kernel_list", [3, 2, 2])):
+        if name in vars(holder) and vars(holder)[name] is None:
+            yield name, value
+
+
 def _query_image_token(config):
     """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP: `num_query_tokens`)
     leaves the token its queries' embeddings are spliced in at unset: its forward compares the
@@ -136,6 +189,8 @@ def completed(config):
     if (not any(True for holder in configs(config) for _ in _missing(holder))
             and _query_image_token(config) is None):
         return config
+    from transformers import PretrainedConfig  # only the transformers scripts come here
+
     config = copy.deepcopy(config)
     given = []
     token = _query_image_token(config)
@@ -145,7 +200,8 @@ def completed(config):
     for holder in configs(config):
         for name, value in list(_missing(holder)):
             setattr(holder, name, value)
-            given.append("%s=%r" % (name, value))
+            given.append("%s=%s" % (name, type(value).__name__ + "(...)" if isinstance(
+                value, PretrainedConfig) else repr(value)))
     print("corpus_inputs: %s leaves unset what its model needs: given %s"
           % (type(config).__name__, ", ".join(given)))
     return config
