@@ -396,6 +396,20 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             model = cls(config).eval()
             forward(model, {"pixel_values": torch.rand(1, 3, 64, 64)})
 
+    def test_a_codec_of_samples_and_features_gets_both(self):
+        # NeuCodec encodes samples acoustically and log-mel features semantically: "missing 1
+        # required positional argument: 'input_features'"; a frame per code (320 samples).
+        config = transformers.NeuCodecConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_key_value_heads=2, head_dim=16, quantization_dim=64,
+            semantic_model_config=dict(model_type="wav2vec2-bert", hidden_size=32,
+                                       num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=64, output_hidden_size=32))
+        model = transformers.NeuCodecModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_features"].shape), [1, 50, 160])
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.
