@@ -410,6 +410,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["input_features"].shape), [1, 50, 160])
         forward(model, given)
 
+    def test_udop_gets_normalized_boxes(self):
+        # UDOP indexes its 2-D tables by coordinates in 0..1 times their size, and averages them:
+        # "mean(): could not infer output dtype ... Got: torch.int64" for LayoutLM's indices.
+        config = transformers.UdopConfig(
+            vocab_size=64, d_model=32, d_kv=16, d_ff=64, num_layers=1, num_decoder_layers=1,
+            num_heads=2, image_size=32, patch_size=16)
+        model = transformers.UdopModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertTrue(given["bbox"].is_floating_point())
+        self.assertLessEqual(float(given["bbox"].max()), 1.0)
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

@@ -97,6 +97,20 @@ def _boxes(batch_size, length, dtype):
     return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
 
 
+def _document_boxes(model, given, batch_size):
+    """Document models (LayoutLM, BROS: "You have to specify bbox"): a box per token, as indices
+    of their 2-D position tables where they have them, else as coordinates. UDOP's tables are
+    indexed by coordinates normalized to 0..1 times their size (integer boxes: "mean(): could
+    not infer output dtype ... Got: torch.int64"): those where the forward refuses indices, on
+    fake tensors."""
+    boxes = _boxes(batch_size, given["input_ids"].shape[1], torch.float)
+    if not sub(model.config, "max_2d_position_embeddings"):
+        given["bbox"] = boxes
+        return
+    indices, normalized = dict(given, bbox=boxes.long()), dict(given, bbox=boxes / 1000)
+    given["bbox"] = (first_taken(model, [indices, normalized]) or indices)["bbox"]
+
+
 def _image_queries(model, given, batch_size):
     """Text for a model that splices its Q-Former's query outputs into the text at image tokens
     (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
@@ -147,11 +161,7 @@ def with_required(model, given, batch_size):
     if "query_embeds" in needed:
         _query_former(model, batch_size, given)
     if accepts(model, "bbox") and "bbox" not in given and "input_ids" in given:
-        # Document models (LayoutLM, BROS: "You have to specify bbox"): a box per token, as
-        # indices of its 2-D position tables where it has them, else as coordinates.
-        tables = sub(model.config, "max_2d_position_embeddings")
-        given["bbox"] = _boxes(batch_size, given["input_ids"].shape[1],
-                               torch.long if tables else torch.float)
+        _document_boxes(model, given, batch_size)
     if "qformer_input_ids" in needed:  # InstructBLIP: the instruction its Q-Former reads
         qformer = get(model.config, "qformer_config") or model.config
         length = sequence_length(qformer, 16)
