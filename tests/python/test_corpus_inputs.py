@@ -422,6 +422,50 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertLessEqual(float(given["bbox"].max()), 1.0)
         forward(model, given)
 
+    def test_deepseek_ocr_2_gets_its_published_mlp_kinds_and_experts(self):
+        # Its defaults leave mlp_layer_types None ("'NoneType' object is not subscriptable": not
+        # even counted on the meta device, so built whole, out of memory) and experts 1407 wide,
+        # rows torch's CPU grouped_mm refuses ("strides should be multiple of 16 bytes").
+        config = transformers.DeepseekOcr2TextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, n_routed_experts=8, n_shared_experts=1)
+        config = corpus_inputs.fitted(config, transformers.DeepseekOcr2TextModel)
+        self.assertEqual((config.mlp_layer_types, config.num_experts_per_tok,
+                          config.moe_intermediate_size), (["dense", "sparse"], 6, 896))
+        model = transformers.DeepseekOcr2TextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_emu3_gets_a_vocabulary_map(self):
+        # Emu3 reads its image tokens' map when built, None in its defaults ("'NoneType' object
+        # has no attribute 'get'"; not counted on the meta device either: out of memory).
+        config = transformers.Emu3Config(
+            vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32,
+                           channel_multiplier=[1, 1], num_res_blocks=1, attn_resolutions=[],
+                           hidden_size=32),
+            text_config=dict(vocab_size=64, hidden_size=32, intermediate_size=64,
+                             num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                             pad_token_id=0, bos_token_id=1, eos_token_id=2))
+        config = corpus_inputs.fitted(config, transformers.Emu3Model)
+        self.assertEqual(config.vocabulary_map, {})
+        model = transformers.Emu3Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_gemma_3n_shares_its_cache_only_where_its_cut_still_can(self):
+        # The last num_kv_shared_layers layers reuse an earlier layer's cache of their kind; 15
+        # of 2 layers: "The set of layer types producing a cache is different than the set of
+        # layer types using them", so fitted could not cut its 6.8 B (out of memory).
+        config = transformers.Gemma3nTextConfig(
+            vocab_size=64, vocab_size_per_layer_input=64, hidden_size=32,
+            hidden_size_per_layer_input=8, intermediate_size=64, num_hidden_layers=6,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, laurel_rank=4,
+            layer_types=["sliding_attention", "full_attention"] * 3, num_kv_shared_layers=2,
+            activation_sparsity_pattern=[0.0] * 6)
+        config = corpus_inputs.fitted(config, transformers.Gemma3nTextModel, max_parameters=1)
+        self.assertEqual(config.num_kv_shared_layers, 0)
+        self.assertEqual(len(config.activation_sparsity_pattern), config.num_hidden_layers)
+        model = transformers.Gemma3nTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

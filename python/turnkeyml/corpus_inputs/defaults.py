@@ -27,7 +27,22 @@ _TOKENIZER = (("vocab_size", 33), ("pad_token_id", 1), ("mask_token_id", 32))
 _PUBLISHED_EXPERTS = {
     "dots1": (("n_routed_experts", 128), ("num_experts_per_tok", 6), ("n_shared_experts", 2)),
     "deepseek_v2": (("num_experts_per_tok", 6),),
+    "deepseek_ocr2_text": (("num_experts_per_tok", 6),),  # deepseek-community/DeepSeek-OCR-2
 }
+
+
+# Values the class defaults do set, to what no published checkpoint of theirs has and this
+# machine cannot run, (field, the defaults' value, the published one): DeepSeek-OCR 2's experts
+# 1407 wide (DeepSeek-V2-Lite's), rows torch's CPU grouped_mm refuses ("strides should be
+# multiple of 16 bytes"); its config.json has 896.
+_PUBLISHED_OVER_DEFAULTS = {"deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
+
+
+# Per-layer MLP kinds the class defaults leave None and their model reads per layer ("'NoneType'
+# object is not subscriptable", which also kept fitted from counting the model: it was built
+# whole, 8 GB and more); DeepSeek-OCR 2's published text model: its first layer dense, the others
+# sparse.
+_PUBLISHED_MLP_KINDS = {"deepseek_ocr2_text": ("dense", "sparse")}
 
 
 # Multimodal rotary sections the class defaults leave out and the published checkpoints give
@@ -88,8 +103,22 @@ def _missing(holder):
     if isinstance(misspelt, str) and get(holder, "architecture") != misspelt:
         yield "architecture", misspelt
     yield from _pp_ocr_detector(holder)
+    first, rest = _PUBLISHED_MLP_KINDS.get(get(holder, "model_type"), (None, None))
+    if first and "mlp_layer_types" in vars(holder) and vars(holder)["mlp_layer_types"] is None \
+            and isinstance(layers, int):
+        yield "mlp_layer_types", [first] + [rest] * (layers - 1)
+    # Emu3 maps its image tokens to its vocabulary through a map its defaults leave None, which
+    # it reads when built ("'NoneType' object has no attribute 'get'"; fitted could not count
+    # the model either, built whole: out of memory). The published map is its tokenizer's; the
+    # corpus's text holds no image token, so an empty map builds the same text model.
+    if "vocabulary_map" in vars(holder) and vars(holder)["vocabulary_map"] is None \
+            and get(holder, "model_type") == "emu3":
+        yield "vocabulary_map", {}
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
+            yield name, value
+    for name, default, value in _PUBLISHED_OVER_DEFAULTS.get(get(holder, "model_type"), ()):
+        if vars(holder).get(name) == default:
             yield name, value
     # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
     # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary

@@ -32,7 +32,7 @@ _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "enco
 
 # Per-layer lists that must keep one entry per layer.
 _LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_layers",
-                "layer_rope_theta")
+                "layer_rope_theta", "activation_sparsity_pattern")
 
 
 # Routed experts of a mixture-of-experts layer, and how many each token takes.
@@ -122,6 +122,7 @@ def _keep_layers(holder, kept, changed):
             setattr(holder, list_name, type(values)(values[i] for i in kept if i < len(values)))
     for name, list_name, kind in derived:
         setattr(holder, name, [i for i, v in enumerate(get(holder, list_name)) if v == kind])
+    _share_within(holder, n, changed)
     indices = get(holder, "attn_layer_indices")
     if isinstance(indices, (list, tuple)) and indices and all(i >= n for i in indices):
         setattr(holder, "attn_layer_indices", [n - 1])  # the last kept layer attends
@@ -131,6 +132,22 @@ def _keep_layers(holder, kept, changed):
             and not any(i % period == offset for i in range(n))):
         holder.attn_layer_period, holder.attn_layer_offset = n, n - 1
         changed.append("attention at layer %d" % (n - 1))
+
+
+def _share_within(holder, n, changed):
+    """Gemma 3n's and Gemma 4's last `num_kv_shared_layers` layers reuse the cache of an earlier
+    layer of their kind: cut to n layers, as many of the last as still leave a layer of every
+    kind before them (15 of 2 layers: "The set of layer types producing a cache is different
+    than the set of layer types using them")."""
+    shared, kinds = get(holder, "num_kv_shared_layers"), get(holder, "layer_types")
+    if not (isinstance(shared, int) and shared > 0 and isinstance(kinds, (list, tuple))):
+        return
+    fits = min(shared, n - 1)
+    while fits > 0 and set(kinds[:n - fits]) != set(kinds[:n]):
+        fits -= 1
+    if fits != shared:
+        holder.num_kv_shared_layers = fits
+        changed.append("num_kv_shared_layers %d -> %d" % (shared, fits))
 
 
 def _derived_indices(holder):
