@@ -167,11 +167,6 @@ def with_required(model, given, batch_size):
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
-    if "input_ids" in needed:
-        # Text a model of another main input requires beside it (Grounding DINO: the phrases
-        # naming what to find in its image), from its text tower's configuration.
-        for name, value in text_inputs(model.config, batch_size, 16).items():
-            given.setdefault(name, value)
     if "task_inputs" in needed:
         # OneFormer's task ("the task is semantic"): its tokenizer's ids, padded to
         # task_seq_len, within its text encoder's vocabulary.
@@ -182,6 +177,12 @@ def with_required(model, given, batch_size):
     _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
+    if "input_ids" in needed and "input_ids" not in given:
+        # Text a model of another main input requires beside it, where no rule above made it
+        # (Grounding DINO: the phrases naming what to find in its image), from its text
+        # tower's configuration.
+        for name, value in text_inputs(model.config, batch_size, 16).items():
+            given.setdefault(name, value)
     return given
 
 
