@@ -103,6 +103,18 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.DeepseekOcr2TextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_deepseek_v2_experts_get_the_published_width(self):
+        # DeepSeek-V2's defaults' experts are 1407 wide (V2-Lite's are 1408), rows torch's CPU
+        # grouped_mm refuses: "strides should be multiple of 16 bytes".
+        config = transformers.DeepseekV2Config(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, n_routed_experts=8, kv_lora_rank=16, q_lora_rank=None,
+            qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8)
+        config = corpus_inputs.fitted(config, transformers.DeepseekV2Model)
+        self.assertEqual(config.moe_intermediate_size, 1408)
+        model = transformers.DeepseekV2Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
     def test_emu3_gets_a_vocabulary_map(self):
         # Emu3 reads its image tokens' map when built, None in its defaults ("'NoneType' object
         # has no attribute 'get'"; not counted on the meta device either: out of memory).

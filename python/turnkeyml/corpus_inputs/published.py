@@ -18,10 +18,12 @@ _PUBLISHED_EXPERTS = {
 
 
 # Values the class defaults do set, to what no published checkpoint of theirs has and this
-# machine cannot run, (field, the defaults' value, the published one): DeepSeek-OCR 2's experts
-# 1407 wide (DeepSeek-V2-Lite's), rows torch's CPU grouped_mm refuses ("strides should be
-# multiple of 16 bytes"); its config.json has 896.
-_PUBLISHED_OVER_DEFAULTS = {"deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
+# machine cannot run, (field, the defaults' value, the published one): experts 1407 wide
+# (DeepSeek-V2's and DeepSeek-OCR 2's defaults; DeepSeek-V2-Lite's are 1408), rows torch's CPU
+# grouped_mm refuses ("strides should be multiple of 16 bytes"); DeepSeek-V2-Lite's and
+# DeepSeek-OCR 2's config.json have 1408 and 896.
+_PUBLISHED_OVER_DEFAULTS = {"deepseek_v2": (("moe_intermediate_size", 1407, 1408),),
+                            "deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
 
 
 # Per-layer MLP kinds the class defaults leave None and their model reads per layer ("'NoneType'
