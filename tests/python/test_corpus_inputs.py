@@ -272,6 +272,89 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
             model = transformers.xLSTMModel(config)
         self.assertLess(sum(p.numel() for p in model.parameters()), corpus_inputs.MAX_PARAMETERS)
 
+    def test_an_encoder_decoder_over_hidden_states_gets_them_for_both_halves(self):
+        # SpeechT5's bare model has no prenets: its encoder and decoder take hidden states
+        # ("Given normalized_shape=[768] ... but got input of size [1, 16000]" for samples).
+        config = transformers.SpeechT5Config(
+            hidden_size=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+            decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64)
+        model = transformers.SpeechT5Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["input_values"].shape[-1], 32)
+        self.assertEqual(given["decoder_input_values"].shape[-1], 32)
+        forward(model, given)
+
+    def test_an_image_encoded_at_several_scales_holds_a_patch_at_the_smallest(self):
+        # DepthPro encodes its image at scales 0.25, 0.5 and 1 in patches of patch_size: "Image
+        # size 224x224 is too small to be scaled" for the default size; here 64 / 0.25.
+        dinov2 = dict(model_type="dinov2", image_size=64, patch_size=16, hidden_size=16,
+                      num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+        config = transformers.DepthProConfig(
+            patch_size=64, fusion_hidden_size=16, intermediate_hook_ids=[1, 0],
+            intermediate_feature_dims=[16, 16], scaled_images_feature_dims=[16, 16, 16],
+            image_model_config=dinov2, patch_model_config=dinov2, fov_model_config=dinov2)
+        model = transformers.DepthProModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 256, 256])
+        forward(model, given)
+
+    def test_a_model_of_several_main_inputs_gets_each(self):
+        # OneFormer declares two main inputs, an image and its task: "takes ['pixel_values',
+        # 'task_inputs'] as its main input, which models/transformers does not make".
+        config = transformers.OneFormerConfig(
+            backbone_config=dict(model_type="swin", image_size=64, embed_dim=8, depths=[1] * 4,
+                                 num_heads=[1] * 4, out_features=["stage1", "stage2", "stage3",
+                                                                   "stage4"]),
+            num_queries=4, conv_dim=32, mask_dim=32, hidden_dim=32, encoder_feedforward_dim=32,
+            dim_feedforward=32, encoder_layers=1, decoder_layers=2, num_attention_heads=2,
+            text_encoder_width=32, text_encoder_num_layers=1, task_seq_len=8)
+        model = transformers.OneFormerModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["task_inputs"].shape), [1, 8])
+        forward(model, given)
+
+    def test_a_model_that_requires_text_beside_its_image_gets_it(self):
+        # Grounding DINO finds in its image what its text names: "missing 1 required positional
+        # argument: 'input_ids'".
+        config = transformers.GroundingDinoConfig(
+            backbone_config=dict(model_type="swin", image_size=64, embed_dim=8, depths=[1] * 4,
+                                 num_heads=[1] * 4, out_features=["stage2", "stage3", "stage4"]),
+            text_config=dict(model_type="bert", vocab_size=64, hidden_size=16,
+                             num_hidden_layers=1, num_attention_heads=2, intermediate_size=32),
+            num_queries=4, encoder_layers=1, decoder_layers=1, d_model=32, encoder_ffn_dim=32,
+            decoder_ffn_dim=32, encoder_attention_heads=2, decoder_attention_heads=2,
+            max_text_len=16)
+        model = transformers.GroundingDinoModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertLess(int(given["input_ids"].max()), 64)
+        forward(model, given)
+
+    def test_a_codec_of_samples_and_features_gets_both(self):
+        # NeuCodec encodes samples acoustically and log-mel features semantically: "missing 1
+        # required positional argument: 'input_features'"; a frame per code (320 samples).
+        config = transformers.NeuCodecConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_key_value_heads=2, head_dim=16, quantization_dim=64,
+            semantic_model_config=dict(model_type="wav2vec2-bert", hidden_size=32,
+                                       num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=64, output_hidden_size=32))
+        model = transformers.NeuCodecModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_features"].shape), [1, 50, 160])
+        forward(model, given)
+
+    def test_udop_gets_normalized_boxes(self):
+        # UDOP indexes its 2-D tables by coordinates in 0..1 times their size, and averages them:
+        # "mean(): could not infer output dtype ... Got: torch.int64" for LayoutLM's indices.
+        config = transformers.UdopConfig(
+            vocab_size=64, d_model=32, d_kv=16, d_ff=64, num_layers=1, num_decoder_layers=1,
+            num_heads=2, image_size=32, patch_size=16)
+        model = transformers.UdopModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertTrue(given["bbox"].is_floating_point())
+        self.assertLessEqual(float(given["bbox"].max()), 1.0)
+        forward(model, given)
+
     def test_an_audio_encoder_gets_a_mask_it_reads_though_it_has_a_default(self):
         # AudioFlamingo 3's encoder: "'NoneType' object has no attribute 'sum'" without
         # input_features_mask, which its forward does not require.

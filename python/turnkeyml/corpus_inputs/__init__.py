@@ -16,9 +16,10 @@ The package's rooms: `inputs` (the dispatch by modality, images, dual encoders),
 ids), `audio` (audio beside text), `series` (time series and trajectories), `required` (forward
 arguments beside the main input: patches with their grid, Q-Former queries, boxes), `fitting`
 (configurations cut to this machine's budget), `defaults` (values the class defaults leave
-unset), `rotary` (multimodal rotary sections made to fit their width), `sound` (audio as the main
-input, in the layout the forward takes), `unnamed` (a main input under a name of its own, in the
-first of the corpus's layouts the forward takes) and `config` (reading configurations and forwards), which the others share.
+unset), `published` (those of them the published checkpoints give), `rotary` (multimodal rotary
+sections made to fit their width), `sound` (audio as the main input, in the layout the forward
+takes), `unnamed` (a main input under a name of its own, in the first of the corpus's layouts
+the forward takes) and `config` (reading configurations and forwards), which the others share.
 """
 
 from .fitting import MAX_PARAMETERS, fitted

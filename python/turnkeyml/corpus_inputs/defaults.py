@@ -5,6 +5,7 @@ builds an embedding of `None` rows). The corpus builds from defaults, so it give
 import copy
 
 from .config import configs, get
+from .published import published
 
 
 # The forecast horizon a time series configuration leaves unset (Time Series Transformer,
@@ -20,14 +21,11 @@ _PREDICTION_LENGTH = 24
 _TOKENIZER = (("vocab_size", 33), ("pad_token_id", 1), ("mask_token_id", 32))
 
 
-# Mixture-of-experts sizes the class defaults leave None and the published checkpoints give
-# (their config.json): dots.llm1 (rednote-hilab/dots.llm1.base: 128 routed experts, 6 a token, 2
-# shared; "empty() takes 1 positional argument but 3 were given"), DeepSeek-V2 and V2-Lite (6 a
-# token; "topk(): argument 'k' must be int, not NoneType").
-_PUBLISHED_EXPERTS = {
-    "dots1": (("n_routed_experts", 128), ("num_experts_per_tok", 6), ("n_shared_experts", 2)),
-    "deepseek_v2": (("num_experts_per_tok", 6),),
-}
+# Model types whose forward builds a sliding-window mask whether or not a layer slides, while
+# their defaults leave the window unset and no layer sliding (Step 3.7's text model: "Could not
+# find a `sliding_window` argument in the config"). No layer reads that mask, so the window does
+# not change the model: the whole context (max_position_embeddings), what an unset window means.
+_MASK_BUILT_UNREAD = ("step3p5",)
 
 
 def _missing(holder):
@@ -57,9 +55,19 @@ def _missing(holder):
     kinds = vars(holder).get("layer_types")  # a stored list, not one derived (Bamba's)
     if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"}:
         yield "layer_types", kinds[:-1] + ["full_attention"]
-    for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
-        if name in vars(holder) and vars(holder)[name] is None:
-            yield name, value
+    kinds = get(holder, "layer_types") or ()
+    if (get(holder, "model_type") in _MASK_BUILT_UNREAD and "sliding_window" in vars(holder)
+            and get(holder, "sliding_window") is None
+            and "sliding_attention" not in kinds):
+        yield "sliding_window", get(holder, "max_position_embeddings")
+    yield from published(holder)
+    # Emu3 maps its image tokens to its vocabulary through a map its defaults leave None, which
+    # it reads when built ("'NoneType' object has no attribute 'get'"; fitted could not count
+    # the model either, built whole: out of memory). The published map is its tokenizer's; the
+    # corpus's text holds no image token, so an empty map builds the same text model.
+    if "vocabulary_map" in vars(holder) and vars(holder)["vocabulary_map"] is None \
+            and get(holder, "model_type") == "emu3":
+        yield "vocabulary_map", {}
     # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
     # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary
     # embedding for each kind, at the configuration's rope_theta or transformers' 10000.
@@ -106,6 +114,8 @@ def completed(config):
     if (not any(True for holder in configs(config) for _ in _missing(holder))
             and _query_image_token(config) is None):
         return config
+    from transformers import PretrainedConfig  # only the transformers scripts come here
+
     config = copy.deepcopy(config)
     given = []
     token = _query_image_token(config)
@@ -115,7 +125,8 @@ def completed(config):
     for holder in configs(config):
         for name, value in list(_missing(holder)):
             setattr(holder, name, value)
-            given.append("%s=%r" % (name, value))
+            given.append("%s=%s" % (name, type(value).__name__ + "(...)" if isinstance(
+                value, PretrainedConfig) else repr(value)))
     print("corpus_inputs: %s leaves unset what its model needs: given %s"
           % (type(config).__name__, ", ".join(given)))
     return config

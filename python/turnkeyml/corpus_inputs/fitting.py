@@ -32,7 +32,7 @@ _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "enco
 
 # Per-layer lists that must keep one entry per layer.
 _LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_layers",
-                "layer_rope_theta")
+                "layer_rope_theta", "activation_sparsity_pattern")
 
 
 # Routed experts of a mixture-of-experts layer, and how many each token takes.
@@ -115,10 +115,14 @@ def _keep_layers(holder, kept, changed):
         cut = _cap(holder, name, n, changed) or cut
     if not cut:
         return
+    derived = _derived_indices(holder)
     for list_name in _LAYER_LISTS:
         values = get(holder, list_name)
         if isinstance(values, (list, tuple)) and len(values) > n:
             setattr(holder, list_name, type(values)(values[i] for i in kept if i < len(values)))
+    for name, list_name, kind in derived:
+        setattr(holder, name, [i for i, v in enumerate(get(holder, list_name)) if v == kind])
+    _share_within(holder, n, changed)
     indices = get(holder, "attn_layer_indices")
     if isinstance(indices, (list, tuple)) and indices and all(i >= n for i in indices):
         setattr(holder, "attn_layer_indices", [n - 1])  # the last kept layer attends
@@ -128,6 +132,42 @@ def _keep_layers(holder, kept, changed):
             and not any(i % period == offset for i in range(n))):
         holder.attn_layer_period, holder.attn_layer_offset = n, n - 1
         changed.append("attention at layer %d" % (n - 1))
+
+
+def _share_within(holder, n, changed):
+    """Gemma 3n's and Gemma 4's last `num_kv_shared_layers` layers reuse the cache of an earlier
+    layer of their kind: cut to n layers, as many of the last as still leave a layer of every
+    kind before them (15 of 2 layers: "The set of layer types producing a cache is different
+    than the set of layer types using them")."""
+    shared, kinds = get(holder, "num_kv_shared_layers"), get(holder, "layer_types")
+    if not (isinstance(shared, int) and shared > 0 and isinstance(kinds, (list, tuple))):
+        return
+    fits = min(shared, n - 1)
+    while fits > 0 and set(kinds[:n - fits]) != set(kinds[:n]):
+        fits -= 1
+    if fits != shared:
+        holder.num_kv_shared_layers = fits
+        changed.append("num_kv_shared_layers %d -> %d" % (shared, fits))
+
+
+def _derived_indices(holder):
+    """(field, per-layer list, kind) of each list of layer indices that a configuration derives
+    from its per-layer kinds when it is made (Zamba2's `hybrid_layer_ids`: where its layers are
+    "hybrid"): cutting the kinds leaves it naming the uncut model's layers, which the model then
+    looks up by the cut model's indices ("KeyError: 1"). Recomputed from the cut kinds."""
+    found = []
+    for list_name in _LAYER_LISTS:
+        values = get(holder, list_name)
+        if not isinstance(values, (list, tuple)):
+            continue
+        for name, indices in vars(holder).items():
+            if (name not in _LAYER_LISTS and isinstance(indices, list) and indices
+                    and all(isinstance(i, int) and not isinstance(i, bool) for i in indices)):
+                kinds = {repr(values[i]) for i in indices if 0 <= i < len(values)}
+                kind = values[indices[0]] if len(kinds) == 1 and indices[0] < len(values) else None
+                if kind is not None and indices == [i for i, v in enumerate(values) if v == kind]:
+                    found.append((name, list_name, kind))
+    return found
 
 
 def _cut_stacks(holder, n, changed):

@@ -1,5 +1,7 @@
 """The keyword arguments of one forward, by the modality a model's class declares."""
 
+import math
+
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
@@ -38,11 +40,27 @@ def _clip_frames(config):
                  if isinstance(get(h, n), int) and get(h, n) > 0), None)
 
 
+def _image_size(config):
+    """The side of the configuration's images: its image (or crop) size, else 224; where it
+    encodes the image at several scales in patches of a fixed size (DepthPro: patches of 384 at
+    scales 0.25, 0.5 and 1: "Image size 224x224 is too small to be scaled"), the side whose
+    smallest scale is one whole patch (1536, its image processor's size). SAM 2 and EdgeTAM
+    name their image size in their prompt encoder's part only (1024: "shape '[1, -1, 256, 256]'
+    is invalid" for 224)."""
+    prompts = get(config, "prompt_encoder_config")
+    size = as_size(sub(config, "image_size") or sub(config, "crop_size")
+                   or get(prompts, "image_size"), 224)
+    ratios, patch = sub(config, "scaled_images_ratios"), sub(config, "patch_size")
+    if isinstance(ratios, (list, tuple)) and ratios and isinstance(patch, int) and min(ratios) > 0:
+        size = max(size, math.ceil(patch / min(ratios)))
+    return size
+
+
 def _pixel_values(config, batch_size, video=False):
     """Images at the configuration's size; clips of (frames, channels, height, width) where the
     configuration counts a clip's frames or the input is a video ("not enough values to unpack
     (expected 5, got 4)" for images)."""
-    size = as_size(sub(config, "image_size") or sub(config, "crop_size"), 224)
+    size = _image_size(config)
     channels = int(sub(config, "num_channels") or 3)
     frames = _clip_frames(config) or (_FRAMES_OF_A_CLIP if video else None)
     if frames:
@@ -57,6 +75,10 @@ _MAIN_INPUTS = ("pixel_values", "pixel_values_videos") + FEATURES + ("input_valu
 
 def _main_input(model):
     main = getattr(model, "main_input_name", "input_ids")
+    if isinstance(main, (list, tuple)) and main:
+        # Several main inputs (OneFormer: an image and its task): the first is made by its
+        # modality, the others as arguments beside it (required.with_required).
+        main = main[0]
     if isinstance(main, str) and not accepts(model, main):
         return next((name for name in _MAIN_INPUTS if accepts(model, name)), main)
     return main

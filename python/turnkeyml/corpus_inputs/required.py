@@ -7,7 +7,7 @@ import inspect
 import torch
 
 from .config import accepts, first_taken, get, sub
-from .text import sequence_length, token_ids
+from .text import sequence_length, text_inputs, token_ids
 
 
 def required(model):
@@ -97,6 +97,20 @@ def _boxes(batch_size, length, dtype):
     return corners.reshape(batch_size, length, 4).to(dtype)  # (x0, y0), then (x1, y1)
 
 
+def _document_boxes(model, given, batch_size):
+    """Document models (LayoutLM, BROS: "You have to specify bbox"): a box per token, as indices
+    of their 2-D position tables where they have them, else as coordinates. UDOP's tables are
+    indexed by coordinates normalized to 0..1 times their size (integer boxes: "mean(): could
+    not infer output dtype ... Got: torch.int64"): those where the forward refuses indices, on
+    fake tensors."""
+    boxes = _boxes(batch_size, given["input_ids"].shape[1], torch.float)
+    if not sub(model.config, "max_2d_position_embeddings"):
+        given["bbox"] = boxes
+        return
+    indices, normalized = dict(given, bbox=boxes.long()), dict(given, bbox=boxes / 1000)
+    given["bbox"] = (first_taken(model, [indices, normalized]) or indices)["bbox"]
+
+
 def _image_queries(model, given, batch_size):
     """Text for a model that splices its Q-Former's query outputs into the text at image tokens
     (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
@@ -147,20 +161,28 @@ def with_required(model, given, batch_size):
     if "query_embeds" in needed:
         _query_former(model, batch_size, given)
     if accepts(model, "bbox") and "bbox" not in given and "input_ids" in given:
-        # Document models (LayoutLM, BROS: "You have to specify bbox"): a box per token, as
-        # indices of its 2-D position tables where it has them, else as coordinates.
-        tables = sub(model.config, "max_2d_position_embeddings")
-        given["bbox"] = _boxes(batch_size, given["input_ids"].shape[1],
-                               torch.long if tables else torch.float)
+        _document_boxes(model, given, batch_size)
     if "qformer_input_ids" in needed:  # InstructBLIP: the instruction its Q-Former reads
         qformer = get(model.config, "qformer_config") or model.config
         length = sequence_length(qformer, 16)
         given["qformer_input_ids"] = token_ids(qformer, batch_size, length)
         given["qformer_attention_mask"] = torch.ones(batch_size, length, dtype=torch.long)
+    if "task_inputs" in needed:
+        # OneFormer's task ("the task is semantic"): its tokenizer's ids, padded to
+        # task_seq_len, within its text encoder's vocabulary.
+        vocab = _first_int(model.config, ("text_encoder_vocab_size",), 1000)
+        length = _first_int(model.config, ("task_seq_len",), 77)
+        given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
     _region_features(model, given, batch_size)
     _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
+    if "input_ids" in needed and "input_ids" not in given:
+        # Text a model of another main input requires beside it, where no rule above made it
+        # (Grounding DINO: the phrases naming what to find in its image), from its text
+        # tower's configuration.
+        for name, value in text_inputs(model.config, batch_size, 16).items():
+            given.setdefault(name, value)
     return given
 
 

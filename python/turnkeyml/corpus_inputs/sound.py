@@ -108,6 +108,21 @@ def _with_masks(model, inputs, main, batch_size, every=False):
                            for m in needed})
 
 
+def _with_features(model, main, guess, batch_size):
+    """guess, with log-mel features beside raw samples where the forward requires both (NeuCodec:
+    samples for its acoustic encoder, features for its semantic one, "missing 1 required
+    positional argument: 'input_features'"; X-Codec 2): frames of the first candidate size, one
+    per code the encoder makes of the samples (its hop, in input samples: NeuCodec's
+    `encoder_hop_length`, X-Codec 2's `hop_length`; X-Codec 2 refuses other counts), else the
+    corpus's count."""
+    needed = [n for n in FEATURES if n in required(model) and n not in guess]
+    if main != "input_values" or not needed:
+        return guess
+    hop = get(model.config, "encoder_hop_length") or get(model.config, "hop_length")
+    frames = SAMPLES // hop if isinstance(hop, int) and 0 < hop <= SAMPLES else FRAMES
+    return dict(guess, **{needed[0]: torch.randn(batch_size, frames, _frame_sizes(model)[0])})
+
+
 def audio_main_inputs(model, main, guess, batch_size):
     """The first of the candidate layouts of the audio input `main` (one of FEATURES, or
     "input_values") that the forward takes, with the masks it requires; else the first that
@@ -115,6 +130,7 @@ def audio_main_inputs(model, main, guess, batch_size):
     forward's own words."""
     if not accepts(model, main):
         return guess
+    guess = _with_features(model, main, guess, batch_size)
     return (first_taken(model, _layouts(model, main, guess, batch_size))
             or _with_masks(model, dict(guess), main, batch_size))
 
@@ -123,7 +139,13 @@ def _layouts(model, main, guess, batch_size):
     """The candidates with the masks the forward requires; the guess also with every mask it
     takes, as a forward may read one it has a default for (AudioFlamingo 3's encoder:
     "'NoneType' object has no attribute 'sum'" without `input_features_mask`)."""
+    decoder = "decoder_" + main
     for n, inputs in enumerate(_candidates(model, main, guess, batch_size)):
+        if accepts(model, decoder) and decoder not in guess:
+            # An encoder-decoder over values (SpeechT5's bare model: hidden states in and out,
+            # no prenets) feeds its decoder values of its encoder's layout; without them the
+            # decoder gets None.
+            inputs = dict(inputs, **{decoder: torch.randn_like(inputs[main])})
         yield _with_masks(model, dict(inputs), main, batch_size)
         if n == 0:
             yield _with_masks(model, dict(inputs), main, batch_size, every=True)

@@ -1,0 +1,151 @@
+# labels: test_group::torch2 author::turnkey
+"""corpus_inputs' configurations for the classes the transformers corpus run failed on (session
+18): values the class defaults leave out or set to what does not run (defaults.completed, with
+the published checkpoints' values: published), and configurations cut to fit (fitted). Each
+builds the real transformers class and runs its forward with the corpus's inputs. Run by the
+PyPI interpreter: `.deps/pypi/bin/python3 tests/python/test_corpus_configs.py` (ctest:
+torch2.corpus_configs); the input layouts are tests/python/test_corpus_inputs.py's."""
+
+import unittest
+
+import torch
+
+from turnkeyml import corpus_inputs
+
+import transformers
+
+
+def forward(model, given):
+    with torch.no_grad():
+        return model(**given)
+
+
+class CorpusConfigurations(unittest.TestCase):
+    """Configurations completed and cut so that the model builds, fits and runs."""
+
+    def test_layer_indices_derived_from_the_kinds_are_cut_with_them(self):
+        # Zamba2 derives `hybrid_layer_ids` (where its layers are "hybrid") from its kinds when
+        # it is made; the kinds cut to [linear, hybrid] left it naming layer 2, and the shared
+        # block looked up the cut model's layer 1 ("KeyError: 1").
+        config = transformers.Zamba2Config(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_attention_heads=2,
+            num_key_value_heads=2, n_mamba_heads=2, mamba_d_state=8, mamba_headdim=32,
+            chunk_size=8, adapter_rank=4, use_shared_attention_adapter=True,
+            layers_block_type=["mamba", "mamba", "hybrid", "mamba", "hybrid"],
+            num_hidden_layers=5)
+        with torch.device("meta"):
+            size = sum(p.numel() for p in transformers.Zamba2Model(config).parameters())
+        config = corpus_inputs.fitted(config, transformers.Zamba2Model, max_parameters=size - 1)
+        self.assertEqual((config.layers_block_type, config.hybrid_layer_ids),
+                         (["linear_attention", "hybrid"], [1]))
+        model = transformers.Zamba2Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_a_sliding_mask_no_layer_reads_gets_a_window(self):
+        # Step 3.7's text model builds its sliding-window mask though no layer of its defaults
+        # slides, and they leave the window unset ("Could not find a `sliding_window` argument
+        # in the config"): the whole context is given.
+        config = transformers.Step3p7TextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, n_routed_experts=2,
+            num_experts_per_tok=1, moe_intermediate_size=16, share_expert_dim=16,
+            max_position_embeddings=64)
+        config = corpus_inputs.fitted(config, transformers.Step3p7TextModel)
+        self.assertEqual(config.sliding_window, 64)
+        model = transformers.Step3p7TextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_rotary_sections_the_defaults_leave_out_get_the_published_ones(self):
+        # HunYuanVL's text model reads multimodal rotary sections its defaults leave out
+        # ("object of type 'NoneType' has no len()"); HunyuanOCR's are four of 16 (a 128 head).
+        config = transformers.HunYuanVLTextConfig(
+            vocab_size=64, hidden_size=256, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1)
+        config = corpus_inputs.fitted(config, transformers.HunYuanVLTextModel)
+        self.assertEqual(config.rope_parameters["mrope_section"], [16, 16, 16, 16])
+        model = transformers.HunYuanVLTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_edgetam_gets_the_backbone_and_image_size_its_parts_name(self):
+        # EdgeTAM's defaults misspell their backbone's key ("archirecture": "repvit_m1"): timm
+        # built a ResNet-50, whose 1024 channels its neck refused ("expected input[1, 1024, 14,
+        # 14] to have 384 channels"). Its image size (and SAM 2's) is named in its prompt
+        # encoder's part only: "shape '[1, -1, 256, 256]' is invalid" at 224.
+        config = corpus_inputs.fitted(transformers.EdgeTamConfig(), transformers.EdgeTamModel)
+        self.assertEqual(config.vision_config.backbone_config.architecture, "repvit_m1")
+        model = transformers.EdgeTamModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 1024, 1024])
+        forward(model, given)
+
+    def test_pp_ocr_detectors_get_their_released_backbones_and_necks(self):
+        # PP-OCRv6's detectors' defaults build PP-LCNetV4's recognition backbone; the medium's
+        # neck is unset ("'NoneType' object is not subscriptable"), the small's has placeholder
+        # channels ("expected input[1, 384, 14, 56] to have 12 channels").
+        for config, cls, widths in (
+                (transformers.PPOCRV6SmallDetConfig(), transformers.PPOCRV6SmallDetModel, 384),
+                (transformers.PPOCRV6MediumDetConfig(), transformers.PPOCRV6MediumDetModel, 896)):
+            config = corpus_inputs.fitted(config, cls)
+            self.assertEqual(config.backbone_config.stage_out_channels[-1], widths)
+            model = cls(config).eval()
+            forward(model, {"pixel_values": torch.rand(1, 3, 64, 64)})
+
+    def test_deepseek_ocr_2_gets_its_published_mlp_kinds_and_experts(self):
+        # Its defaults leave mlp_layer_types None ("'NoneType' object is not subscriptable": not
+        # even counted on the meta device, so built whole, out of memory) and experts 1407 wide,
+        # rows torch's CPU grouped_mm refuses ("strides should be multiple of 16 bytes").
+        config = transformers.DeepseekOcr2TextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, n_routed_experts=8, n_shared_experts=1)
+        config = corpus_inputs.fitted(config, transformers.DeepseekOcr2TextModel)
+        self.assertEqual((config.mlp_layer_types, config.num_experts_per_tok,
+                          config.moe_intermediate_size), (["dense", "sparse"], 6, 896))
+        model = transformers.DeepseekOcr2TextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_deepseek_v2_experts_get_the_published_width(self):
+        # DeepSeek-V2's defaults' experts are 1407 wide (V2-Lite's are 1408), rows torch's CPU
+        # grouped_mm refuses: "strides should be multiple of 16 bytes".
+        config = transformers.DeepseekV2Config(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, n_routed_experts=8, kv_lora_rank=16, q_lora_rank=None,
+            qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8)
+        config = corpus_inputs.fitted(config, transformers.DeepseekV2Model)
+        self.assertEqual(config.moe_intermediate_size, 1408)
+        model = transformers.DeepseekV2Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_emu3_gets_a_vocabulary_map(self):
+        # Emu3 reads its image tokens' map when built, None in its defaults ("'NoneType' object
+        # has no attribute 'get'"; not counted on the meta device either: out of memory).
+        config = transformers.Emu3Config(
+            vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32,
+                           channel_multiplier=[1, 1], num_res_blocks=1, attn_resolutions=[],
+                           hidden_size=32),
+            text_config=dict(vocab_size=64, hidden_size=32, intermediate_size=64,
+                             num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                             pad_token_id=0, bos_token_id=1, eos_token_id=2))
+        config = corpus_inputs.fitted(config, transformers.Emu3Model)
+        self.assertEqual(config.vocabulary_map, {})
+        model = transformers.Emu3Model(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_gemma_3n_shares_its_cache_only_where_its_cut_still_can(self):
+        # The last num_kv_shared_layers layers reuse an earlier layer's cache of their kind; 15
+        # of 2 layers: "The set of layer types producing a cache is different than the set of
+        # layer types using them", so fitted could not cut its 6.8 B (out of memory).
+        config = transformers.Gemma3nTextConfig(
+            vocab_size=64, vocab_size_per_layer_input=64, hidden_size=32,
+            hidden_size_per_layer_input=8, intermediate_size=64, num_hidden_layers=6,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, laurel_rank=4,
+            layer_types=["sliding_attention", "full_attention"] * 3, num_kv_shared_layers=2,
+            activation_sparsity_pattern=[0.0] * 6)
+        config = corpus_inputs.fitted(config, transformers.Gemma3nTextModel, max_parameters=1)
+        self.assertEqual(config.num_kv_shared_layers, 0)
+        self.assertEqual(len(config.activation_sparsity_pattern), config.num_hidden_layers)
+        model = transformers.Gemma3nTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+
+if __name__ == "__main__":
+    unittest.main()
