@@ -6,9 +6,11 @@ Run as a script by the interpreter that has torch (ctest does, with PYTHONPATH s
 binary is tested by the e2e tests (Runtimes.*, turnkey_discovery_tests).
 """
 
+import json
 import os
 import shutil
 import tempfile
+import threading
 import unittest
 
 import numpy
@@ -16,7 +18,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 
-from turnkeyml.discovery import export, inputs, intermediates
+from turnkeyml.discovery import export, inputs, intermediates, protocol
 from turnkeyml.discovery.hooks import Entry, first_call_reference, state_marks
 
 
@@ -289,6 +291,31 @@ class Shrinking(torch.nn.Module):
 
     def forward(self, x):
         return self.halves(self.fc(x) * 1e-30)
+
+
+class ProtocolText(unittest.TestCase):
+    """A reply's log or traceback longer than the core takes (4 MiB: Grounding DINO's export
+    logged more, and its build failed as 'the Python side broke the protocol') is sent as its
+    head and tail."""
+
+    def test_a_long_log_is_sent_as_its_head_and_tail_within_the_limit(self):
+        read_end, write_end = os.pipe()
+        command_read, command_write = os.pipe()
+        self.addCleanup(os.close, command_write)
+        channel = protocol.Channel(write_end, command_read)
+        text = "first line\n" + "\u00e9" * (3 << 20) + "\nlast line"  # 6 MiB in UTF-8
+        sent = []
+        reader = threading.Thread(target=lambda: sent.append(os.fdopen(read_end, "rb").read()))
+        reader.start()
+        channel.send("exported", id=1, ok=True, log=text, traceback="short")
+        os.close(write_end)
+        reader.join()
+        message = json.loads(sent[0])
+        self.assertLessEqual(len(message["log"].encode()), protocol.TEXT_FIELDS_BYTES["log"])
+        self.assertTrue(message["log"].startswith("first line\n"))
+        self.assertTrue(message["log"].endswith("\nlast line"))
+        self.assertRegex(message["log"], r"\n\.\.\. \([0-9]+ bytes left out\) \.\.\.\n")
+        self.assertEqual(message["traceback"], "short")
 
 
 class Intermediates(unittest.TestCase):

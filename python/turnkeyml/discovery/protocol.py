@@ -10,6 +10,23 @@ PROTOCOL_VERSION = 3
 # The real one: the runner replaces os._exit while the script runs.
 exit_now = os._exit
 
+# The core refuses a message whose text field is longer than its schema's limit in UTF-8 bytes
+# (src/discovery/protocol_schema.cpp, kTextBytes): a log or traceback that long (Grounding DINO's
+# export warned 4 MB of tracer warnings) is sent as its head and tail around a line saying so.
+TEXT_FIELDS_BYTES = {"log": 4 << 20, "traceback": 4 << 20}
+
+
+def fitted_text(text, limit):
+    """`text` if its UTF-8 form fits in `limit` bytes, else its head and tail around a line that
+    says how many bytes were left out, within `limit`."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    keep = (limit - 200) // 2
+    return "%s\n... (%d bytes left out) ...\n%s" % (
+        data[:keep].decode("utf-8", "ignore"), len(data) - 2 * keep,
+        data[-keep:].decode("utf-8", "ignore"))
+
 
 class Channel:
     def __init__(self, event_fd, command_fd):
@@ -26,6 +43,9 @@ class Channel:
             return
         message = {"v": PROTOCOL_VERSION, "type": type_}
         message.update(fields)
+        for name, limit in TEXT_FIELDS_BYTES.items():
+            if isinstance(message.get(name), str):
+                message[name] = fitted_text(message[name], limit)
         data = (json.dumps(message, default=str) + "\n").encode()
         view = memoryview(data)
         try:
