@@ -350,7 +350,8 @@ void refuse_unless_regular(const fs::path& file, ErrorKind kind) {
 }  // namespace
 
 fs::path Outbox::take(const std::string& replied, ErrorKind kind) {
-  static const std::regex kTensorFile(R"((input|output|intermediate|float64_output)_[0-9]{1,6}\.pb)");
+  static const std::regex kTensorFile(
+      R"((input|output|intermediate|float64_output)_[0-9]{1,6}\.pb)");
   const fs::path p = fs::path(replied).lexically_normal();
   fs::path dest;
   if (auto f = files_.find(p); f != files_.end()) {

@@ -29,8 +29,8 @@ inline bool is_float_type(DType t) { return dtype_is_float(t); }
 // subnormal numbers of float32, bfloat16 and float64 read as zero: they keep fewer bits at each
 // step and runtimes may flush them to zero (ONNX Runtime's session.set_denormal_as_zero, a CPU's
 // flush-to-zero mode), so a difference below the smallest normal number is the arithmetic's, not
-// the model's (a randomly initialised MobileViT's outputs are all ~1e-39). Throws Error(Internal) when it
-// holds fewer bytes (or strings) than its shape says, or is no tensor.
+// the model's (a randomly initialised MobileViT's outputs are all ~1e-39). Throws
+// Error(Internal) when it holds fewer bytes (or strings) than its shape says, or is no tensor.
 Output from_host(const HostTensor& t);
 
 // Elementwise difference of one output against its reference (compare_models.cpp).

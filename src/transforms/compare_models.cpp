@@ -237,7 +237,7 @@ OutputDiff detail::diff(const Output& ref, const Output& cand, const Tolerance& 
 
 namespace {
 
-// Reads the subnormal values (below `smallest_normal` in magnitude, not zero) as zero: see from_host.
+// Reads the subnormal values (nonzero, below `smallest_normal` in magnitude) as zero: from_host.
 void flush_subnormals(Output& out, double smallest_normal) {
   for (double& v : out.values) {
     if (v != 0 && std::abs(v) < smallest_normal) {

@@ -101,8 +101,8 @@ class StatusError : public Error {
 
 
 // The status of `error` thrown by a tool: a StatusError's own; NumericMismatch, Timeout and
-// OutOfMemory from the error's kind; OutOfMemory for std::bad_alloc; else `tool_failure` (the tool's row,
-// tools.h failure_status_of_tool). Never from the error's message.
+// OutOfMemory from the error's kind; OutOfMemory for std::bad_alloc; else `tool_failure` (the
+// tool's row, tools.h failure_status_of_tool). Never from the error's message.
 Status status_of_failure(Status tool_failure, const std::exception& error);
 // The signal a StatusError carries (a crash), else 0.
 int signal_of_failure(const std::exception& error);

@@ -75,8 +75,7 @@ class Outbox {
   std::filesystem::path folder(const std::filesystem::path& dest_dir);
   // The path the reply named, moved into place (with a Staging): its place in the build. Only a
   // path file() gave or an input_N.pb / output_N.pb / intermediate_N.pb / float64_output_N.pb
-  // in a folder() one, each
-  // once; Error(kind) naming what is wrong otherwise.
+  // in a folder() one, each once; Error(kind) naming what is wrong otherwise.
   std::filesystem::path take(const std::string& replied, ErrorKind kind);
   // Names of the entries beside the staged file that take() moved to `dest` (what a command
   // wrote besides the files asked for: an ONNX model's external data files, or anything else);
