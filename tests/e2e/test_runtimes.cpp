@@ -403,6 +403,21 @@ TEST_F(Runtimes, ExporterFixesExportRoiAlignAndInPlaceZeroFaithfully) {
 
 // Rows sorted by score where scores tie: another order is the same result; another row of the
 // same score is inconclusive (reported, with its latency); both are in the stats and the report.
+// A fix that wraps the exporter's own symbolic: the TorchScript exporter types a grid built from
+// traced sizes double beside a float input (OneFormer, Mask2Former), a pair ONNX Runtime has no
+// GridSample kernel for ("Could not find an implementation for GridSample(16)"); the grid is
+// cast to the input's type, and the graph matches PyTorch.
+TEST_F(Runtimes, AGridTheExporterTypedDoubleIsCastToTheInputsType) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "double_grid.py";
+  std::vector<std::string> args = {script.string(), "--iterations", "5"};
+  if (torch2_run()) args.insert(args.end(), {"--exporter", "torchscript"});
+  RunResult r = run_turnkey(args, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const json s = stats_of("double_grid");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
+  EXPECT_EQ(s["exporter_fixes"], json::array({"grid_sampler_grid_type"})) << s.dump();
+}
+
 TEST_F(Runtimes, TiedScoresAreMatchedUpToTheirOrderAndOtherTiedRowsAreInconclusive) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "tied_scores.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());

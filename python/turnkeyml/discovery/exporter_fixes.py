@@ -2,8 +2,10 @@
 releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14).
 
 The fixes are TorchScript exporter symbolics: the dynamo exporter (torch.export) never calls
-them, and an export with it reports none. Each fix is registered only where the installed exporter has no symbolic of its own for that op
-and opset, so a newer torch or torchvision keeps its own. A fix records when the exporter calls
+them, and an export with it reports none. A fix of kind "adds" is registered only where the
+installed exporter has no symbolic of its own for that op and opset, so a newer torch or
+torchvision keeps its own; a fix of kind "wraps" is registered over the exporter's own, which
+it calls with corrected arguments. A fix records when the exporter calls
 it, and the export reply names the fixes a graph used (`exporter_fixes`), so a user can see that
 an ONNX file holds nodes turnkey wrote rather than the exporter.
 """
@@ -53,6 +55,13 @@ def _has_own_symbolic(op, first, opset):
     if registration is None:
         raise LookupError("this torch has no symbolic registry turnkey knows "
                           "(torch.onnx._internal[.torchscript_exporter].registration)")
+    # torch 2.9+ imports the exporter's symbolic modules (which fill the registry) only when a
+    # TorchScript export begins: before that, every op looked as if it had no symbolic.
+    for version in range(7, opset + 1):
+        try:
+            _exporter_module("symbolic_opset%d" % version)
+        except ImportError:
+            continue
     group = registration.registry.get_function_group(op)
     return group is not None and group.get(opset) is not group.get(first - 1)
 
@@ -109,11 +118,29 @@ def _zero(g, self):
     return zeros
 
 
-# name, op, first opset the fix is for, the symbolic, needs: module that must be imported.
+def _grid_sampler(g, input, grid, mode_enum, padding_mode_enum, align_corners):
+    """aten::grid_sampler with its grid in the input's element type. The TorchScript exporter
+    types a grid made from traced sizes (torch.linspace over a shape, as Mask2Former's and
+    OneFormer's deformable attention build their reference points) as double beside a float
+    input, which PyTorch computes in float32; ONNX allows the pair, ONNX Runtime's CPU kernel does
+    not ("Could not find an implementation for GridSample(16)"). Then the exporter's own symbolic
+    gets the grid cast to the input's type."""
+    symbolic_helper = _exporter_module("symbolic_helper")
+    own = _exporter_module("symbolic_opset16").grid_sampler
+    types = [symbolic_helper._try_get_scalar_type(v) for v in (input, grid)]
+    if None in types or types[0] != types[1]:
+        _used.add("grid_sampler_grid_type")
+        grid = g.op("CastLike", grid, input)
+    return own(g, input, grid, mode_enum, padding_mode_enum, align_corners)
+
+
+# name, op, first opset the fix is for, the symbolic, needs: module that must be imported,
+# kind: "adds" (only where the exporter has no symbolic) or "wraps" (over the exporter's own).
 # Adding or changing a fix: bump kExporterFixesRevision in src/stages/stages.cpp (cache keys).
 _FIXES = (
-    ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision"),
-    ("aten_zero", "aten::zero", 9, _zero, None),
+    ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision", "adds"),
+    ("aten_zero", "aten::zero", 9, _zero, None, "adds"),
+    ("grid_sampler_grid_type", "aten::grid_sampler", 16, _grid_sampler, None, "wraps"),
 )
 
 
@@ -130,14 +157,15 @@ def apply(opset):
     not need (its own symbolic exists), and any fix it could not check or register (the export
     goes on without that fix)."""
     problems, registered, not_needed = [], [], []
-    for fix, op, first, symbolic, needs in _FIXES:
+    for fix, op, first, symbolic, needs, kind in _FIXES:
         if opset < first or (needs and needs not in sys.modules):
             continue
         if (op, first) in _applied:
             registered.append(fix)
             continue
         try:
-            if _has_own_symbolic(op, first, opset):
+            if (kind == "adds") == _has_own_symbolic(op, first, opset):
+                # "adds": the exporter has its own; "wraps": it has none to wrap.
                 not_needed.append(fix)
                 continue
             torch.onnx.register_custom_op_symbolic(op, symbolic, first)
