@@ -12,7 +12,7 @@ import warnings
 
 import torch
 
-from . import exporter_fixes, inputs, intermediates
+from . import exporter_fixes, float64_reference, inputs, intermediates
 from .hooks import state_marks
 
 onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
@@ -307,60 +307,18 @@ def _intermediates(module, flags, fresh, graph, io_dir, reply):
     return note_intermediates(reply, log, found)
 
 
-# The float64 run is left out above this many bytes of float parameters and buffers: it holds
-# them at twice their size while it runs (a 0.5 B model: 2 GB more).
-_FLOAT64_MAX_BYTES = 2 << 30
-
-
 def _float64_outputs(module, flags, fresh, names, outputs, io_dir, reply):
-    """PyTorch's outputs of the same call with every float parameter, buffer and input in float64
-    (io_dir/float64_output_N.pb), for the core to tell a model that amplifies float32 rounding
-    beyond the tolerance (a random 24-layer EmbeddingGemma 2: PyTorch's own float32 outputs 12%
-    from its float64 ones) from a runtime that computes wrong (docs/measurement.md). One more
-    forward at twice the cost of a float32 one; the model is given back bit for bit (float32 ->
-    float64 -> float32 is exact), in new storage: its weights are held once, in float64, while
-    it runs. A failure is only a check not made: [] and a log line."""
-    log = []
-    tensors = [t for t in itertools.chain(module.parameters(), module.buffers())
-               if t.is_floating_point()]
-    size = sum(t.numel() * t.element_size() for t in tensors)
-    if size > _FLOAT64_MAX_BYTES:
-        log.append("float64 reference left out: %.1f GB of float weights" % (size / 1e9))
-        return _noted(reply, log, [])
-    kept = [(t, t.dtype) for t in tensors]
-    saved = []
-    try:
-        start = time.perf_counter()
-        with _captured_output() as log:
-            try:
-                module.eval()
-                for t, _ in kept:
-                    t.data = t.data.double()
-                args, kwargs = inputs.map_tensors(
-                    fresh(), lambda t: t.double() if t.is_floating_point() else t)
-                with torch.no_grad():
-                    result = inputs.tensors_of(module(*args, **kwargs))
-            finally:
-                for t, dtype in kept:
-                    t.data = t.data.to(dtype)
-                for m, training in flags:
-                    m.training = training
-        if [tuple(t.shape) for t in result] != [tuple(t.shape) for t in outputs]:
-            raise ValueError("its outputs have other shapes than the float32 call's")
-        for n, (name, tensor) in enumerate(zip(names, result)):
-            pb = os.path.join(io_dir, "float64_output_%d.pb" % n)
-            _save_tensor(pb, name, tensor)
-            saved.append(pb)
-        log.append("float64 reference outputs in %.3f s" % (time.perf_counter() - start))
-    except Exception as error:  # noqa: BLE001 (see the docstring)
-        log.append("float64 reference left out: %s: %s" % (type(error).__name__, error))
-        saved = []
-    return _noted(reply, log, saved)
+    """float64_reference.run with this module's output capture and tensor writer; its log lines
+    go to the reply's log."""
+    saved, log = float64_reference.run(module, flags, fresh, names, outputs, io_dir,
+                                       _save_tensor, _captured_output)
+    _noted(reply, log)
+    return saved
 
 
-def _noted(reply, log, result):
+def _noted(reply, log):
+    """Appends `log`'s lines to the reply's log."""
     reply["log"] = "\n".join(filter(None, [reply.get("log", "")] + log))
-    return result
 
 
 def note_intermediates(reply, log, found):
@@ -371,7 +329,7 @@ def note_intermediates(reply, log, found):
                    % (found[0]["module"], found[0]["tensor"]))
     else:
         log.append("outputs carry no signal, and no intermediate tensor with signal was found")
-    reply["log"] = "\n".join(filter(None, [reply.get("log", "")] + log))
+    _noted(reply, log)
     return found
 
 
