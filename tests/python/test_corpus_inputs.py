@@ -386,6 +386,52 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual((config.num_layers_per_stack, config.num_hidden_layers),
                          (2, 2 * config.H_cycles * (config.L_cycles + 1)))
 
+    def test_an_image_size_of_two_sides_gets_images_of_those_sides(self):
+        # MGP-STR reads text lines of 32x128: "Input image size (32*32) doesn't match model
+        # (32*128)" for a square of the first side.
+        config = transformers.MgpstrConfig(
+            image_size=[16, 64], patch_size=4, hidden_size=16, num_hidden_layers=1,
+            num_attention_heads=2, max_token_length=8)
+        model = transformers.MgpstrForSceneTextRecognition(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 16, 64])
+        forward(model, given)
+
+    def test_each_side_of_an_encoder_decoder_gets_its_own_vocabulary_and_layout(self):
+        # Dia names no vocabulary of its own: its encoder reads 256 byte tokens ("index out of
+        # range in self" for ids up to 1,000), its decoder audio codes in 9 channels, the
+        # channels as the last axis (a row per sample and channel, which its forward also
+        # declares, fails in its own `view`: "view size is not compatible").
+        config = transformers.DiaConfig(
+            encoder_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                                vocab_size=40),
+            decoder_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                                cross_num_attention_heads=2, cross_head_dim=8,
+                                cross_num_key_value_heads=1, cross_hidden_size=16,
+                                vocab_size=1028, num_channels=3),
+            delay_pattern=[0, 8, 9])
+        model = transformers.DiaModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertLess(int(given["input_ids"].max()), 40)
+        self.assertEqual(list(given["decoder_input_ids"].shape), [2, 8, 3])
+        self.assertGreaterEqual(int(given["decoder_input_ids"].max()), 40)
+        forward(model, given)
+
+    def test_an_image_segmented_in_context_gets_an_example_image_and_mask(self):
+        # SegGPT: "missing 2 required positional arguments: 'prompt_pixel_values' and
+        # 'prompt_masks'"; the example stacks above the image within its configured size.
+        config = transformers.SegGptConfig(
+            hidden_size=16, num_hidden_layers=2, num_attention_heads=2, mlp_dim=32,
+            image_size=[64, 32], patch_size=16, pretrain_image_size=32, decoder_hidden_size=8,
+            intermediate_hidden_state_indices=[0, 1], merge_index=0)
+        model = transformers.SegGptModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        for name in ("pixel_values", "prompt_pixel_values", "prompt_masks"):
+            self.assertEqual(list(given[name].shape), [1, 3, 32, 32], name)
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -27,11 +27,17 @@ def sub(config, name):
 
 
 def as_size(value, default):
+    """An image size as (height, width): a side, a (height, width) pair (MGP-STR's text lines
+    are 32x128, YOLOS's images 512x864: a square image of either side is refused or read
+    wrong), or an image processor's dict."""
     if isinstance(value, (list, tuple)):
-        return int(value[0]) if value else default
+        sides = [int(side) for side in value[:2]] or [default]
+        return sides[0], sides[-1]
     if isinstance(value, dict):
-        return int(value.get("height") or value.get("shortest_edge") or default)
-    return int(value) if value else default
+        height = int(value.get("height") or value.get("shortest_edge") or default)
+        return height, int(value.get("width") or height)
+    side = int(value) if value else default
+    return side, side
 
 
 def configs(config, depth=0):

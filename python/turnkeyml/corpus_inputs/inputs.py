@@ -41,31 +41,32 @@ def _clip_frames(config):
 
 
 def _image_size(config):
-    """The side of the configuration's images: its image (or crop) size, else 224; where it
-    encodes the image at several scales in patches of a fixed size (DepthPro: patches of 384 at
-    scales 0.25, 0.5 and 1: "Image size 224x224 is too small to be scaled"), the side whose
-    smallest scale is one whole patch (1536, its image processor's size). SAM 2 and EdgeTAM
+    """The (height, width) of the configuration's images: its image (or crop) size, else 224;
+    where it encodes the image at several scales in patches of a fixed size (DepthPro: patches
+    of 384 at scales 0.25, 0.5 and 1: "Image size 224x224 is too small to be scaled"), the side
+    whose smallest scale is one whole patch (1536, its image processor's size). SAM 2 and EdgeTAM
     name their image size in their prompt encoder's part only (1024: "shape '[1, -1, 256, 256]'
     is invalid" for 224)."""
     prompts = get(config, "prompt_encoder_config")
-    size = as_size(sub(config, "image_size") or sub(config, "crop_size")
-                   or get(prompts, "image_size"), 224)
+    height, width = as_size(sub(config, "image_size") or sub(config, "crop_size")
+                            or get(prompts, "image_size"), 224)
     ratios, patch = sub(config, "scaled_images_ratios"), sub(config, "patch_size")
     if isinstance(ratios, (list, tuple)) and ratios and isinstance(patch, int) and min(ratios) > 0:
-        size = max(size, math.ceil(patch / min(ratios)))
-    return size
+        smallest = math.ceil(patch / min(ratios))
+        height, width = max(height, smallest), max(width, smallest)
+    return height, width
 
 
 def _pixel_values(config, batch_size, video=False):
     """Images at the configuration's size; clips of (frames, channels, height, width) where the
     configuration counts a clip's frames or the input is a video ("not enough values to unpack
     (expected 5, got 4)" for images)."""
-    size = _image_size(config)
+    height, width = _image_size(config)
     channels = int(sub(config, "num_channels") or 3)
     frames = _clip_frames(config) or (_FRAMES_OF_A_CLIP if video else None)
     if frames:
-        return torch.rand(batch_size, frames, channels, size, size)
-    return torch.rand(batch_size, channels, size, size)
+        return torch.rand(batch_size, frames, channels, height, width)
+    return torch.rand(batch_size, channels, height, width)
 
 
 # Main inputs this module makes, in the order a forward that does not take its class's declared
@@ -98,24 +99,50 @@ def _audio_features(config, batch_size, main="input_features"):
     return features
 
 
-def _codebooks(model, inputs, batch_size):
-    """inputs with token ids in the layout of a model whose tokens are audio codes of several
-    codebooks (`num_codebooks`), the first its forward takes on fake tensors: one row per
-    sample, one per sample and codebook (MusicGen's decoder: (batch * codebooks, length)), the
-    codebooks as an axis of their own, or beside a text stream (Kyutai's speech-to-text: a text
-    token and 32 codes a step). Codes are drawn within one codebook's vocabulary, which the
-    model offsets per codebook into its embedding (Kyutai: `codebook_vocab_size`)."""
-    books = sub(model.config, "num_codebooks")
+def _codebooks(model, inputs, key="input_ids", books=None):
+    """inputs with token ids (`key`) in the layout of a model whose tokens are audio codes of
+    several codebooks (`num_codebooks`, or `books` where the caller knows them), the first its
+    forward takes on fake tensors: one row per sample, one per sample and codebook (MusicGen's
+    decoder: (batch * codebooks, length)), the codebooks as an axis of their own (Dia's decoder:
+    (batch, length, channels)), or beside a text stream (Kyutai's speech-to-text: a text token
+    and 32 codes a step). Codes are drawn within one codebook's vocabulary, which the model
+    offsets per codebook into its embedding (Kyutai: `codebook_vocab_size`)."""
+    books = books or sub(model.config, "num_codebooks")
     if not isinstance(books, int) or isinstance(books, bool) or books < 2:
         return inputs
-    ids = inputs["input_ids"]
+    ids = inputs[key]
     codes = sub(model.config, "codebook_vocab_size")
     if isinstance(codes, int) and 1 < codes:
         ids = ids % codes
-    layouts = [inputs["input_ids"], torch.cat([ids] * books), ids[:, None].expand(-1, books, -1)]
+    layouts = [inputs[key], torch.cat([ids] * books), ids[:, None].expand(-1, books, -1)]
     layouts += [ids[..., None].expand(-1, -1, n) for n in (books, books + 1)]
-    return first_taken(model, (dict(inputs, input_ids=layout.contiguous())
+    return first_taken(model, (dict(inputs, **{key: layout.contiguous()})
                                for layout in layouts)) or inputs
+
+
+def _side(config, part):
+    """The part of an encoder-decoder configuration (`encoder` or `decoder`) that holds its
+    side's vocabulary where the whole names none (Dia: a text encoder of 256 byte tokens, a
+    decoder of 1,028 audio codes in 9 channels), else the configuration itself."""
+    held = get(config, part + "_config")
+    return held if held is not None and sub(config, "vocab_size") is None else config
+
+
+def _text_main_inputs(model, batch_size, max_seq_length):
+    """Token ids and their mask; decoder ids beside them for an encoder-decoder, each side
+    within its own vocabulary and, where the decoder's tokens are codes of several channels
+    (Dia), in the layout its forward takes."""
+    config = model.config
+    encoder, decoder = _side(config, "encoder"), _side(config, "decoder")
+    length = sequence_length(encoder, max_seq_length)
+    avoid = placeholder_tokens(config)
+    inputs = {"input_ids": text(encoder, batch_size, length, avoid),
+              "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
+    if getattr(config, "is_encoder_decoder", False):
+        inputs["decoder_input_ids"] = token_ids(decoder, batch_size, length, avoid)
+        if decoder is not config:
+            inputs = _codebooks(model, inputs, "decoder_input_ids", get(decoder, "num_channels"))
+    return _codebooks(model, inputs)
 
 
 def _main_inputs(model, main, batch_size, max_seq_length):
@@ -132,13 +159,7 @@ def _main_inputs(model, main, batch_size, max_seq_length):
         if audio is not None:
             return with_audio(model, audio, batch_size)
     if main == "input_ids":
-        length = sequence_length(config, max_seq_length)
-        avoid = placeholder_tokens(config)
-        inputs = {"input_ids": text(config, batch_size, length, avoid),
-                  "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
-        if getattr(config, "is_encoder_decoder", False):
-            inputs["decoder_input_ids"] = token_ids(config, batch_size, length, avoid)
-        return _codebooks(model, inputs, batch_size)
+        return _text_main_inputs(model, batch_size, max_seq_length)
     if main in ("pixel_values", "pixel_values_videos"):
         return {main: _pixel_values(config, batch_size, video=main.endswith("videos"))}
     if main in FEATURES:

@@ -174,6 +174,7 @@ def with_required(model, given, batch_size):
         length = _first_int(model.config, ("task_seq_len",), 77)
         given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
     _region_features(model, given, batch_size)
+    _image_prompts(model, given, needed)
     _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
@@ -184,6 +185,23 @@ def with_required(model, given, batch_size):
         for name, value in text_inputs(model.config, batch_size, 16).items():
             given.setdefault(name, value)
     return given
+
+
+def _image_prompts(model, given, needed):
+    """SegGPT's example of the task in context: an image and its mask (an image of the mask's
+    colours), each as large as the image to segment ("missing 2 required positional arguments:
+    'prompt_pixel_values' and 'prompt_masks'"). SegGPT stacks the example above the image, so its
+    configured size (896x448) holds two: the images at the configuration's size are tried, then
+    at half its height, the first the forward takes on fake tensors."""
+    pixels = given.get("pixel_values")
+    wanted = [n for n in ("prompt_pixel_values", "prompt_masks") if n in needed]
+    if not (wanted and isinstance(pixels, torch.Tensor) and pixels.dim() == 4):
+        return
+    layouts = []
+    for image in (pixels, pixels[:, :, : pixels.shape[2] // 2].contiguous()):
+        layouts.append(dict(given, pixel_values=image,
+                            **{name: torch.rand_like(image) for name in wanted}))
+    given.update(first_taken(model, layouts) or layouts[0])
 
 
 def _image_positions(model, given, batch_size):

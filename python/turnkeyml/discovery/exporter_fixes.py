@@ -47,10 +47,12 @@ def _exporter_module(name):
 
 
 def _has_own_symbolic(op, first, opset):
-    """Whether the installed exporter (or a library such as torchvision) registered a symbolic
-    for `op` at an opset from `first` to `opset`: the function it dispatches to at `opset`
-    differs from the one at `first - 1`. Raises LookupError where the registry is unknown, so
-    the fix is reported as not applied rather than as not needed."""
+    """Whether the installed exporter (or a library such as torchvision, whose symbolics are
+    custom ones) registered a symbolic for `op` at an opset from `first` to `opset`. Read from the
+    registered versions, not from what it dispatches to: below opset 9 the registry dispatches
+    upward (asked for opset 8 it gives torch 2's opset-9 `aten::zero`), so comparing dispatches
+    missed symbolics registered at opset 9. Raises LookupError where the registry is unknown,
+    so the fix is reported as not applied rather than as not needed."""
     registration = _registration()
     if registration is None:
         raise LookupError("this torch has no symbolic registry turnkey knows "
@@ -63,7 +65,13 @@ def _has_own_symbolic(op, first, opset):
         except ImportError:
             continue
     group = registration.registry.get_function_group(op)
-    return group is not None and group.get(opset) is not group.get(first - 1)
+    if group is None:
+        return False
+    functions = getattr(group, "_functions", None)
+    if not hasattr(functions, "__contains__"):
+        raise LookupError("this torch's symbolic registry keeps its versions in a form turnkey "
+                          "does not know")
+    return any(version in functions for version in range(first, opset + 1))
 
 
 def _roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,

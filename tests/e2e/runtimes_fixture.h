@@ -1,0 +1,49 @@
+// The fixture of the runtime end-to-end tests (test_runtimes.cpp, test_runtime_verdicts.cpp): a
+// cache of its own per test, and the stats of a build by script or by model variable.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "e2e_util.h"
+#include "support/temp_dir.h"
+#include "turnkey/cache/build_cache.h"
+
+namespace turnkey::test {
+
+class Runtimes : public ::testing::Test {
+ protected:
+  TempDir dir{"tk-e2e-runtimes"};
+  std::filesystem::path cache() const { return dir.path() / "cache"; }
+
+  nlohmann::json stats_of(const std::string& stem) const {
+    for (const auto& e : std::filesystem::directory_iterator(cache())) {
+      if (e.path().filename().string().rfind(stem + "_", 0) == 0) {
+        return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+      }
+    }
+    ADD_FAILURE() << "no build for " << stem;
+    return nlohmann::json::object();
+  }
+
+  // The stats of the build of the model the script holds in `variable` (several per script).
+  nlohmann::json stats_of_model(const std::string& variable) const {
+    for (const auto& e : std::filesystem::directory_iterator(cache())) {
+      const std::filesystem::path state = e.path() / (e.path().filename().string() + "_state.yaml");
+      if (!std::filesystem::exists(state) ||
+          json_from_yaml(slurp(state)).value("model_name", std::string()) != variable) {
+        continue;
+      }
+      if (!std::filesystem::exists(e.path() / "turnkey_stats.yaml"))
+        return nlohmann::json::object();
+      return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+    }
+    ADD_FAILURE() << "no build for the model " << variable;
+    return nlohmann::json::object();
+  }
+};
+
+}  // namespace turnkey::test
