@@ -35,17 +35,26 @@ def error_fields(error):
     return fields
 
 
+# The whole message of a RuntimeError that is a failed allocation passed on by torch or by its
+# bindings: a C++ std::bad_alloc (e.g. the ONNX exporter's shape inference), and pybind11's for a
+# Python object it could not allocate (the TorchScript exporter hands its serialized graph to
+# Python as bytes: a 494 M-parameter model's export peaks at 8.4 GB).
+_ALLOCATION_FAILURES = ("std::bad_alloc", "Could not allocate bytes object!",
+                        "Could not allocate string object!")
+
+
 def is_out_of_memory(error):
     """A failed allocation, however it reached Python: a MemoryError, torch's OutOfMemoryError
     (CUDA and others), or a RuntimeError that is torch passing on its allocator's own failure,
-    which torch reports by that fixed text: a C++ std::bad_alloc (its whole message, e.g. from
-    the ONNX exporter's shape inference) or the CPU allocator's "can't allocate memory"."""
+    which torch reports by that fixed text (_ALLOCATION_FAILURES, or the CPU allocator's
+    "can't allocate memory")."""
     if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
         return True
     if type(error) is not RuntimeError:
         return False
     message = str(error).strip()
-    return message == "std::bad_alloc" or "DefaultCPUAllocator: can't allocate memory" in message
+    return (message in _ALLOCATION_FAILURES
+            or "DefaultCPUAllocator: can't allocate memory" in message)
 
 
 def _beside_tensorflow(exporters, reply):
