@@ -19,14 +19,19 @@ class Runtimes : public ::testing::Test {
   TempDir dir{"tk-e2e-runtimes"};
   std::filesystem::path cache() const { return dir.path() / "cache"; }
 
-  nlohmann::json stats_of(const std::string& stem) const {
+  // The build folder of the script `stem` (its first, where it made several).
+  std::filesystem::path build_of(const std::string& stem) const {
     for (const auto& e : std::filesystem::directory_iterator(cache())) {
-      if (e.path().filename().string().rfind(stem + "_", 0) == 0) {
-        return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
-      }
+      if (e.path().filename().string().rfind(stem + "_", 0) == 0) return e.path();
     }
     ADD_FAILURE() << "no build for " << stem;
-    return nlohmann::json::object();
+    return {};
+  }
+
+  nlohmann::json stats_of(const std::string& stem) const {
+    const std::filesystem::path build = build_of(stem);
+    if (build.empty()) return nlohmann::json::object();
+    return json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   }
 
   // The stats of the build of the model the script holds in `variable` (several per script).

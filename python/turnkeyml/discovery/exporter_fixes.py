@@ -142,6 +142,40 @@ def _grid_sampler(g, input, grid, mode_enum, padding_mode_enum, align_corners):
     return own(g, input, grid, mode_enum, padding_mode_enum, align_corners)
 
 
+def _repeated_heads(g, kv, query):
+    """kv (..., kv heads, length, width) with each head repeated in place until there are as
+    many as query's (..., heads, length, width): what PyTorch's grouped-query attention does
+    (repeat_interleave over the heads axis), in shape-independent ONNX."""
+    def ints(*values):
+        return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+    kv_shape, query_shape = g.op("Shape", kv), g.op("Shape", query)
+    kv_heads = g.op("Slice", kv_shape, ints(-3), ints(-2))
+    heads = g.op("Slice", query_shape, ints(-3), ints(-2))
+    lead = g.op("Slice", kv_shape, ints(0), ints(-3))
+    tail = g.op("Slice", kv_shape, ints(-2), ints(2 ** 62))
+    groups = g.op("Concat", lead, kv_heads, g.op("Div", heads, kv_heads), tail, axis_i=0)
+    grouped = g.op("Expand", g.op("Unsqueeze", kv, ints(-3)), groups)
+    return g.op("Reshape", grouped, g.op("Concat", lead, heads, tail, axis_i=0))
+
+
+def _grouped_query_attention(g, query, key, value, attn_mask=None, dropout_p=0.0,
+                             is_causal=False, scale=None, enable_gqa=False):
+    """aten::scaled_dot_product_attention with enable_gqa=True (transformers 5 asks for it
+    wherever keys and values have fewer heads than queries and no mask is given: Llama-like
+    models of grouped-query attention). The TorchScript exporter's own symbolic refuses it
+    ("conversion of scaled_dot_product_attention not implemented if enable_gqa is True"), so
+    an export that fell back to it failed; the keys' and values' heads are repeated to the
+    queries' first, then the exporter's own symbolic writes the attention."""
+    symbolic_helper = _exporter_module("symbolic_helper")
+    own = _exporter_module("symbolic_opset14").scaled_dot_product_attention
+    if symbolic_helper._maybe_get_const(enable_gqa, "b"):
+        _used.add("sdpa_grouped_query")
+        key, value = _repeated_heads(g, key, query), _repeated_heads(g, value, query)
+        enable_gqa = g.op("Constant", value_t=torch.tensor(False))
+    return own(g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
 # name, op, first opset the fix is for, the symbolic, needs: module that must be imported,
 # kind: "adds" (only where the exporter has no symbolic) or "wraps" (over the exporter's own).
 # Adding or changing a fix: bump kExporterFixesRevision in src/stages/stages.cpp (cache keys).
@@ -149,6 +183,8 @@ _FIXES = (
     ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision", "adds"),
     ("aten_zero", "aten::zero", 9, _zero, None, "adds"),
     ("grid_sampler_grid_type", "aten::grid_sampler", 16, _grid_sampler, None, "wraps"),
+    ("sdpa_grouped_query", "aten::scaled_dot_product_attention", 14, _grouped_query_attention,
+     None, "wraps"),
 )
 
 
@@ -164,7 +200,7 @@ def apply(opset):
     the export log's lines: which fixes this torch/torchvision has registered and which it does
     not need (its own symbolic exists), and any fix it could not check or register (the export
     goes on without that fix)."""
-    problems, registered, not_needed = [], [], []
+    problems, registered, not_needed, nothing_to_wrap = [], [], [], []
     for fix, op, first, symbolic, needs, kind in _FIXES:
         if opset < first or (needs and needs not in sys.modules):
             continue
@@ -172,9 +208,12 @@ def apply(opset):
             registered.append(fix)
             continue
         try:
-            if (kind == "adds") == _has_own_symbolic(op, first, opset):
-                # "adds": the exporter has its own; "wraps": it has none to wrap.
+            has_own = _has_own_symbolic(op, first, opset)
+            if kind == "adds" and has_own:
                 not_needed.append(fix)
+                continue
+            if kind == "wraps" and not has_own:  # an older torch without the op (1.13: SDPA)
+                nothing_to_wrap.append(fix)
                 continue
             torch.onnx.register_custom_op_symbolic(op, symbolic, first)
             _applied[(op, first)] = fix
@@ -183,11 +222,14 @@ def apply(opset):
             problems.append("exporter fix %s cannot be registered: %s: %s"
                             % (fix, type(e).__name__, e))
     lines = []
-    if registered or not_needed:
-        lines.append("exporter fixes for %s at opset %d: registered: %s; not needed (the "
-                     "exporter has its own): %s" % (_versions(), opset,
-                                                    ", ".join(registered) or "none",
-                                                    ", ".join(not_needed) or "none"))
+    if registered or not_needed or nothing_to_wrap:
+        line = ("exporter fixes for %s at opset %d: registered: %s; not needed (the exporter "
+                "has its own): %s" % (_versions(), opset, ", ".join(registered) or "none",
+                                      ", ".join(not_needed) or "none"))
+        if nothing_to_wrap:
+            line += "; not registered (the exporter has no symbolic to wrap): %s" % (
+                ", ".join(nothing_to_wrap))
+        lines.append(line)
     return lines + problems
 
 
