@@ -433,5 +433,39 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         forward(model, given)
 
 
+class CorpusInputsOfSession19(unittest.TestCase):
+    """Inputs of the classes the dry run of session 19 still failed."""
+
+    def test_a_keypoint_matcher_gets_images_in_pairs(self):
+        # EfficientLoFTR and LightGlue: "Input must be a 5D tensor of shape (batch_size, 2,
+        # num_channels, height, width)" for single images.
+        config = transformers.EfficientLoFTRConfig(num_attention_layers=1)
+        model = transformers.EfficientLoFTRModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 2, 3, 224, 224])
+        forward(model, given)
+
+    def test_queries_spliced_in_at_a_video_token_get_clips_and_a_token_per_frame(self):
+        # InstructBLIPVideo: its `pixel_values` are clips ("not enough values to unpack
+        # (expected 5, got 4)" for images), its text holds the queries of every frame at its
+        # video token, which its defaults leave None.
+        config = transformers.InstructBlipVideoConfig(
+            vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, image_size=32, patch_size=16),
+            qformer_config=dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=64, encoder_hidden_size=32, vocab_size=100),
+            text_config=dict(model_type="opt", vocab_size=100, hidden_size=32, ffn_dim=64,
+                             num_hidden_layers=1, num_attention_heads=2, word_embed_proj_dim=32),
+            num_query_tokens=4)
+        config = corpus_inputs.fitted(config, transformers.InstructBlipVideoModel)
+        self.assertEqual(config.video_token_index, 99)
+        model = transformers.InstructBlipVideoModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(given["pixel_values"].dim(), 5)
+        frames = given["pixel_values"].shape[1]
+        self.assertEqual(int((given["input_ids"] == 99).sum()), 2 * 4 * frames)
+        forward(model, given)
+
+
 if __name__ == "__main__":
     unittest.main()

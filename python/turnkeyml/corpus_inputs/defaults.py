@@ -92,17 +92,22 @@ def _missing(holder):
         yield "layer_types", ["full_attention"] * layers
 
 
+# The token a Q-Former model's queries are spliced in at: an image token, or a video token
+# (InstructBLIPVideo: `video_token_index`, its queries per frame).
+_QUERY_TOKENS = ("image_token_index", "image_token_id", "video_token_index", "video_token_id")
+
+
 def _query_image_token(config):
-    """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP: `num_query_tokens`)
-    leaves the token its queries' embeddings are spliced in at unset: its forward compares the
-    text to None ("'bool' object has no attribute 'unsqueeze'"). The published checkpoints add
-    the token at the end of the tokenizer (blip2-opt-2.7b: 50265 of 50272); here the text
-    vocabulary's last id."""
+    """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP, InstructBLIPVideo:
+    `num_query_tokens`) leaves the token its queries' embeddings are spliced in at unset: its
+    forward compares the text to None ("'bool' object has no attribute 'unsqueeze'"). The
+    published checkpoints add the token at the end of the tokenizer (blip2-opt-2.7b: 50265 of
+    50272); here the text vocabulary's last id."""
     text = get(config, "text_config")
     vocab = get(text, "vocab_size") if text is not None else None
     if not isinstance(get(config, "num_query_tokens"), int) or not isinstance(vocab, int):
         return None
-    for name in ("image_token_index", "image_token_id"):
+    for name in _QUERY_TOKENS:
         if name in vars(config) and vars(config)[name] is None:
             return config, name, vocab - 1
     return None

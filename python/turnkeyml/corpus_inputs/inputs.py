@@ -6,7 +6,7 @@ import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
 from .config import accepts, as_size, configs, first_taken, get, placeholder_tokens, sub
-from .required import grid_inputs, with_required
+from .required import grid_inputs, query_token, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
 from .text import sequence_length, text, text_inputs, token_ids
@@ -17,13 +17,15 @@ def _dual_encoder(model):
     """The name of the images a text tower and an image (or video) tower side by side take
     (CLIP, SigLIP, ALIGN, BLIP, OWL-ViT; VideoPrism's clips): its forward needs both; else None.
     Models that splice image features into the text at image tokens (Llava, Idefics: an
-    `image_token_id`) need those tokens counted per image, which this does not do."""
+    `image_token_id`; InstructBLIPVideo: a `video_token_index`) need those tokens counted per
+    image, which this does not do."""
     config = model.config
     if not (getattr(config, "text_config", None) is not None
             and getattr(config, "vision_config", None) is not None
             and accepts(model, "input_ids")
             and not any(getattr(config, key, None) is not None
-                        for key in ("image_token_id", "image_token_index"))):
+                        for key in ("image_token_id", "image_token_index", "video_token_id",
+                                    "video_token_index"))):
         return None
     return next((n for n in ("pixel_values", "pixel_values_videos") if accepts(model, n)), None)
 
@@ -57,13 +59,33 @@ def _image_size(config):
     return height, width
 
 
+def _matches_pairs(config):
+    """Whether the model matches keypoints between two images (transformers' keypoint-matching
+    models: EfficientLoFTR, LightGlue, SuperGlue, their base models too), which take the images
+    in pairs: "Input must be a 5D tensor of shape (batch_size, 2, num_channels, height, width)"
+    for single images."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_KEYPOINT_MATCHING_MAPPING_NAMES
+
+    return getattr(config, "model_type", None) in MODEL_FOR_KEYPOINT_MATCHING_MAPPING_NAMES
+
+
+def _queries_per_frame(config):
+    """Whether a Q-Former model splices its queries in at a video token, those of each frame of
+    a clip (InstructBLIPVideo, whose `pixel_values` are clips: "not enough values to unpack
+    (expected 5, got 4)" for images)."""
+    token = query_token(config)
+    return (isinstance(get(config, "num_query_tokens"), int) and token is not None
+            and token in (get(config, "video_token_index"), get(config, "video_token_id")))
+
+
 def _pixel_values(config, batch_size, video=False):
     """Images at the configuration's size; clips of (frames, channels, height, width) where the
     configuration counts a clip's frames or the input is a video ("not enough values to unpack
-    (expected 5, got 4)" for images)."""
+    (expected 5, got 4)" for images); pairs of images for a keypoint matcher."""
     height, width = _image_size(config)
     channels = int(sub(config, "num_channels") or 3)
     frames = _clip_frames(config) or (_FRAMES_OF_A_CLIP if video else None)
+    frames = 2 if _matches_pairs(config) else frames
     if frames:
         return torch.rand(batch_size, frames, channels, height, width)
     return torch.rand(batch_size, channels, height, width)
@@ -161,7 +183,8 @@ def _main_inputs(model, main, batch_size, max_seq_length):
     if main == "input_ids":
         return _text_main_inputs(model, batch_size, max_seq_length)
     if main in ("pixel_values", "pixel_values_videos"):
-        return {main: _pixel_values(config, batch_size, video=main.endswith("videos"))}
+        video = main.endswith("videos") or _queries_per_frame(config)
+        return {main: _pixel_values(config, batch_size, video=video)}
     if main in FEATURES:
         return audio_main_inputs(model, main, _audio_features(config, batch_size, main),
                                  batch_size)

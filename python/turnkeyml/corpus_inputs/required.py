@@ -111,15 +111,26 @@ def _document_boxes(model, given, batch_size):
     given["bbox"] = (first_taken(model, [indices, normalized]) or indices)["bbox"]
 
 
+def query_token(config):
+    """The token a Q-Former model splices its queries' outputs in at: its image token, else its
+    video token (InstructBLIPVideo); None where it names neither."""
+    return next((get(config, name) for name in ("image_token_index", "image_token_id",
+                                                "video_token_index", "video_token_id")
+                 if isinstance(get(config, name), int)), None)
+
+
 def _image_queries(model, given, batch_size):
     """Text for a model that splices its Q-Former's query outputs into the text at image tokens
-    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
+    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image; for a
+    clip, the queries of each frame (InstructBLIPVideo: "Videos features and video tokens do not
+    match" otherwise)."""
     config = model.config
-    queries, token = get(config, "num_query_tokens"), get(config, "image_token_index")
-    token = token if token is not None else get(config, "image_token_id")
+    queries, token = get(config, "num_query_tokens"), query_token(config)
     if not (isinstance(queries, int) and isinstance(token, int) and "pixel_values" in given
             and accepts(model, "input_ids") and "input_ids" not in given):
         return
+    if given["pixel_values"].dim() == 5:
+        queries *= given["pixel_values"].shape[1]
     text = get(config, "text_config") or config
     ids = token_ids(text, batch_size, sequence_length(text, 16), [token])
     ids = torch.cat([torch.full((batch_size, queries), token, dtype=ids.dtype), ids], 1)
