@@ -433,6 +433,16 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         forward(model, given)
 
 
+# Perception Encoder's parts, tiny: layers of 32, a timm tower of its own image size (384).
+_PE_LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16)
+_PE_VIDEO = dict(_PE_LAYERS, vision_config=dict(
+    model_type="timm_wrapper", architecture="vit_tiny_patch16_384", num_classes=16))
+_PE_TEXT = dict(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
+                bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+
+
 class CorpusInputsOfSession19(unittest.TestCase):
     """Inputs of the classes the dry run of session 19 still failed."""
 
@@ -464,6 +474,66 @@ class CorpusInputsOfSession19(unittest.TestCase):
         self.assertEqual(given["pixel_values"].dim(), 5)
         frames = given["pixel_values"].shape[1]
         self.assertEqual(int((given["input_ids"] == 99).sum()), 2 * 4 * frames)
+        forward(model, given)
+
+    def test_a_model_that_refuses_text_alone_gets_a_clip_of_its_timm_towers_size(self):
+        # Perception Encoder's PeVideoModel: "missing 1 required positional argument:
+        # 'pixel_values_videos'" for text alone; its video tower is timm's, whose pretrained
+        # configuration gives its image size (vit_pe_core_large_patch14_336: "Input height (224)
+        # doesn't match model (336)"; vit_tiny_patch16_384 here).
+        config = transformers.PeVideoConfig(text_config=_PE_TEXT, video_config=_PE_VIDEO)
+        model = transformers.PeVideoModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values_videos"].shape)[-3:], [3, 384, 384])
+        forward(model, given)
+
+    def test_an_audio_encoder_that_takes_a_video_beside_gets_both(self):
+        # Perception Encoder's audio-video encoder embeds samples (with a channel axis) and a
+        # clip together; without the clip it fails before its layers.
+        config = transformers.PeAudioVideoEncoderConfig(
+            audio_config=dict(_PE_LAYERS, dac_config=dict(
+                encoder_hidden_size=4, hidden_size=32, decoder_hidden_size=16,
+                downsampling_ratios=[2, 4, 5, 8], upsampling_ratios=[8, 5, 4, 2],
+                hop_length=320, codebook_dim=8, codebook_size=16, n_codebooks=2)),
+            video_config=_PE_VIDEO, **_PE_LAYERS)
+        model = transformers.PeAudioVideoEncoder(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["input_values"].shape), [1, 1, 16000])
+        self.assertEqual(given["pixel_values_videos"].dim(), 5)
+        forward(model, given)
+
+    def test_idefics_gets_images_per_sample_and_the_images_each_token_attends_to(self):
+        # "Exactly 1 of pixel_values, image_encoder_embeddings or perceiver_embeddings has to
+        # be not-None" for text alone; its images are (batch, images, channels, height, width).
+        config = transformers.IdeficsConfig(
+            vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, cross_layer_interval=1, use_resampler=False,
+            vision_config=dict(embed_dim=32, image_size=32, patch_size=16, num_hidden_layers=1,
+                               num_attention_heads=2, intermediate_size=64))
+        model = transformers.IdeficsModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 1, 3, 32, 32])
+        self.assertEqual(list(given["image_attention_mask"].shape), [1, 8, 1])
+        forward(model, given)
+
+    def test_a_speech_encoder_decoder_over_samples_gets_decoder_ids(self):
+        # Moonshine: "You must specify exactly one of input_ids or inputs_embeds" in its decoder.
+        config = transformers.MoonshineConfig(
+            vocab_size=100, hidden_size=32, intermediate_size=64, encoder_num_hidden_layers=1,
+            decoder_num_hidden_layers=1, encoder_num_attention_heads=2,
+            decoder_num_attention_heads=2)
+        model = transformers.MoonshineModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertIn("decoder_input_ids", given)
+        forward(model, given)
+
+    def test_samples_of_whole_tokens_for_an_encoder_of_a_fixed_count_a_token(self):
+        # Muse Spark's audio encoder: "`input_values` length 16000 is not a multiple of 1920".
+        config = transformers.MuseSparkAudioConfig(
+            hidden_sizes=[8, 16, 16, 16], depths=[1, 1, 1, 1], out_hidden_size=16)
+        model = transformers.MuseSparkAudioModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["input_values"].shape[-1] % config.samples_per_token, 0)
         forward(model, given)
 
 

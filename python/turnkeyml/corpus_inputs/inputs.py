@@ -51,7 +51,7 @@ def _image_size(config):
     is invalid" for 224)."""
     prompts = get(config, "prompt_encoder_config")
     height, width = as_size(sub(config, "image_size") or sub(config, "crop_size")
-                            or get(prompts, "image_size"), 224)
+                            or get(prompts, "image_size") or _timm_size(config), 224)
     ratios, patch = sub(config, "scaled_images_ratios"), sub(config, "patch_size")
     if isinstance(ratios, (list, tuple)) and ratios and isinstance(patch, int) and min(ratios) > 0:
         smallest = math.ceil(patch / min(ratios))
@@ -76,6 +76,23 @@ def _queries_per_frame(config):
     token = query_token(config)
     return (isinstance(get(config, "num_query_tokens"), int) and token is not None
             and token in (get(config, "video_token_index"), get(config, "video_token_id")))
+
+
+def _timm_size(config):
+    """The (height, width) timm's pretrained configuration gives the timm architecture a
+    configuration names (TimmWrapperConfig's `architecture`, in it or a part), else None: its
+    images are that size (Perception Encoder's video tower, vit_pe_core_large_patch14_336:
+    "Input height (224) doesn't match model (336)")."""
+    name = sub(config, "architecture")
+    if not isinstance(name, str):
+        return None
+    try:
+        import timm
+
+        size = getattr(timm.get_pretrained_cfg(name), "input_size", None)
+    except Exception:  # not a timm architecture, or timm absent
+        return None
+    return list(size[-2:]) if isinstance(size, (list, tuple)) and len(size) == 3 else None
 
 
 def _pixel_values(config, batch_size, video=False):
@@ -192,7 +209,12 @@ def _main_inputs(model, main, batch_size, max_seq_length):
     if series is not None:
         return series
     if main == "input_values":
-        return audio_main_inputs(model, main, {main: torch.randn(batch_size, SAMPLES)}, batch_size)
+        guess = dict({main: torch.randn(batch_size, SAMPLES)}, **_clip_beside(model, batch_size))
+        if getattr(config, "is_encoder_decoder", False) and accepts(model, "decoder_input_ids"):
+            # A speech-to-text encoder-decoder over samples (Moonshine: "You must specify
+            # exactly one of input_ids or inputs_embeds" in its decoder without them).
+            guess["decoder_input_ids"] = token_ids(config, batch_size, 8)
+        return audio_main_inputs(model, main, guess, batch_size)
     unnamed = unnamed_main_inputs(model, main, _pixel_values(config, batch_size), batch_size,
                                   max_seq_length) if accepts(model, main) else None
     if unnamed is not None:
@@ -203,8 +225,9 @@ def _main_inputs(model, main, batch_size, max_seq_length):
 
 def _image_beside_text(model, inputs, batch_size):
     """inputs, with an image where the forward takes text and an image beside it and refuses the
-    text alone (ViLT: "You have to specify either pixel_values or image_embeds"):
-    tried on fake tensors, the text alone first. Models that splice the image in at image tokens
+    text alone (ViLT: "You have to specify either pixel_values or image_embeds"; Idefics: its
+    images per sample, with the mask of the images each token attends to): tried on fake
+    tensors, the text alone first. Models that splice the image in at image tokens
     (an `image_token_id`) are left as they are: their text holds no such token."""
     config = model.config
     if ("input_ids" not in inputs or "pixel_values" in inputs
@@ -213,7 +236,56 @@ def _image_beside_text(model, inputs, batch_size):
                    for k in ("image_token_id", "image_token_index"))):
         return inputs
     images = _pixel_values(getattr(config, "vision_config", None) or config, batch_size)
-    return first_taken(model, [inputs, dict(inputs, pixel_values=images)]) or inputs
+    layouts = [inputs, dict(inputs, pixel_values=images)]
+    if accepts(model, "image_attention_mask") and images.dim() == 4:
+        # Idefics: images per sample, (batch, images, channels, height, width), and which
+        # images each token attends to ("Exactly 1 of pixel_values, image_encoder_embeddings or
+        # perceiver_embeddings has to be not-None" without them): one image, all attend.
+        length = inputs["input_ids"].shape[1]
+        layouts.append(dict(inputs, pixel_values=images[:, None], image_attention_mask=torch.ones(
+            batch_size, length, 1, dtype=torch.long)))
+    return first_taken(model, layouts) or inputs
+
+
+def _video_part(config):
+    """The part of a configuration that holds its video tower (`video_config`, in it or a part
+    of it: Perception Encoder's audio-video models), else None."""
+    return next((get(h, "video_config") for h in configs(config)
+                 if get(h, "video_config") is not None), None)
+
+
+def _clip_beside(model, batch_size):
+    """{"pixel_values_videos": a clip} where the forward of an audio model takes a video beside
+    its audio and the configuration has a video tower (Perception Encoder's audio-video encoder
+    encodes both in one embedder: without the clip it fails before its layers), else {}."""
+    video = _video_part(model.config)
+    if video is None or not accepts(model, "pixel_values_videos"):
+        return {}
+    return {"pixel_values_videos": _pixel_values(video, batch_size, video=True)}
+
+
+def _media_beside_text(model, inputs, batch_size):
+    """inputs, with audio or a clip where the forward takes text and audio or a video beside it
+    and refuses the text alone (Perception Encoder's PeVideoModel: "missing 1 required
+    positional argument: 'pixel_values_videos'"; PeAudioVideoModel: "At least two of input_ids,
+    pixel_values_videos, or input_values must be provided"): tried on fake tensors, the text
+    alone first, then raw samples (mono, then with a channel axis), then a clip of the video
+    tower's size. Models that splice media in at placeholder tokens are left as they are: their
+    text holds no such token."""
+    config = model.config
+    if ("input_ids" not in inputs or placeholder_tokens(config)
+            or any(n in inputs for n in ("input_values", "pixel_values_videos"))):
+        return inputs
+    layouts = []
+    if accepts(model, "input_values"):
+        layouts += [dict(inputs, input_values=torch.randn(batch_size, *channel, SAMPLES))
+                    for channel in ((), (1,))]
+    if accepts(model, "pixel_values_videos"):
+        clip = _pixel_values(_video_part(config) or config, batch_size, video=True)
+        layouts.append(dict(inputs, pixel_values_videos=clip))
+    if not layouts:
+        return inputs
+    return first_taken(model, [inputs] + layouts) or inputs
 
 
 def transformers_inputs(model, batch_size, max_seq_length):
@@ -225,7 +297,7 @@ def transformers_inputs(model, batch_size, max_seq_length):
         return grid
     inputs = with_required(model, _main_inputs(model, _main_input(model), batch_size,
                                                max_seq_length), batch_size)
-    inputs = _image_beside_text(model, inputs, batch_size)
+    inputs = _media_beside_text(model, _image_beside_text(model, inputs, batch_size), batch_size)
     # A forward whose first parameter is none of the names its class declares, the modalities
     # use or with_required makes (VibeVoice's tokenizers declare `input_values` and take
     # `hidden_states`) takes it as its main input.
