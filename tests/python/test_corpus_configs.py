@@ -146,6 +146,15 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.Gemma3nTextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_a_causal_lm_that_does_not_build_as_an_encoder_is_built_as_a_decoder(self):
+        # ReformerConfig() says is_decoder=False: "If you want to use `ReformerModelWithLMHead`
+        # make sure that `is_decoder=True`".
+        config = corpus_inputs.fitted(transformers.ReformerConfig(num_hashes=1),
+                                      transformers.ReformerModelWithLMHead)
+        self.assertTrue(config.is_decoder)
+        model = transformers.ReformerModelWithLMHead(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 64))
+
 
 if __name__ == "__main__":
     unittest.main()
