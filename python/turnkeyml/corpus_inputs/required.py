@@ -184,6 +184,7 @@ def with_required(model, given, batch_size):
         vocab = _first_int(model.config, ("text_encoder_vocab_size",), 1000)
         length = _first_int(model.config, ("task_seq_len",), 77)
         given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
+    _texts_of_their_own(model, given, needed, batch_size)
     _region_features(model, given, batch_size)
     _image_prompts(model, given, needed)
     _image_positions(model, given, batch_size)
@@ -243,3 +244,29 @@ def _region_features(model, given, batch_size):
         return
     given["visual_feats"] = torch.randn(batch_size, _REGIONS, features)
     given["visual_pos"] = torch.rand(batch_size, _REGIONS, corners)
+
+
+# The rows of a text a sample holds several of, where the forward counts them per sample.
+_ROWS_A_SAMPLE = 2
+
+
+def _texts_of_their_own(model, given, needed, batch_size):
+    """Texts the forward requires under names of their own beside its main input,
+    `<name>_input_ids` with their `<name>_attention_mask` (OmDet-Turbo: the classes to detect and
+    the task naming them, "missing 5 required positional arguments: 'classes_input_ids',
+    'classes_attention_mask', 'tasks_input_ids', 'tasks_attention_mask', 'classes_structure'"),
+    within the text tower's vocabulary and positions; where it requires `<name>_structure` too,
+    the rows of each sample (_ROWS_A_SAMPLE), flattened, and their count per sample."""
+    text = get(model.config, "text_config") or model.config
+    length = sequence_length(text, 16)
+    for name in needed:
+        prefix = name[:-len("_input_ids")]
+        if not name.endswith("_input_ids") or not prefix or name in given:
+            continue
+        structure = prefix + "_structure"
+        rows = batch_size * (_ROWS_A_SAMPLE if structure in needed else 1)
+        given[name] = token_ids(text, rows, length)
+        if accepts(model, prefix + "_attention_mask"):
+            given[prefix + "_attention_mask"] = torch.ones(rows, length, dtype=torch.long)
+        if structure in needed:
+            given[structure] = torch.full((batch_size,), rows // batch_size, dtype=torch.long)
