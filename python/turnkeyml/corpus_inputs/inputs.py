@@ -48,10 +48,12 @@ def _image_size(config):
     of 384 at scales 0.25, 0.5 and 1: "Image size 224x224 is too small to be scaled"), the side
     whose smallest scale is one whole patch (1536, its image processor's size). SAM 2 and EdgeTAM
     name their image size in their prompt encoder's part only (1024: "shape '[1, -1, 256, 256]'
-    is invalid" for 224)."""
+    is invalid" for 224). TVP pads its frames to its `max_img_size` (448: "'NoneType' object
+    has no attribute 'dtype'", the frames refused at 224)."""
     prompts = get(config, "prompt_encoder_config")
     height, width = as_size(sub(config, "image_size") or sub(config, "crop_size")
-                            or get(prompts, "image_size") or _timm_size(config), 224)
+                            or get(prompts, "image_size") or sub(config, "max_img_size")
+                            or _windowed_backbone_size(config) or _timm_size(config), 224)
     ratios, patch = sub(config, "scaled_images_ratios"), sub(config, "patch_size")
     if isinstance(ratios, (list, tuple)) and ratios and isinstance(patch, int) and min(ratios) > 0:
         smallest = math.ceil(patch / min(ratios))
@@ -76,6 +78,21 @@ def _queries_per_frame(config):
     token = query_token(config)
     return (isinstance(get(config, "num_query_tokens"), int) and token is not None
             and token in (get(config, "video_token_index"), get(config, "video_token_id")))
+
+
+def _windowed_backbone_size(config):
+    """The image side of a detector whose backbone attends within windows of its patch grid
+    (LW-DETR, RF-DETR: `num_windows_side`, else `num_windows` a side): the backbone's image
+    size, rounded up to whole windows of patches (LW-DETR's 224: "shape '[1, 4, 3, 4, 3, 192]'
+    is invalid"; RF-DETR's 518, 37 patches a side, up to 560, its published resolution; at 224
+    its 300 queries outnumber its features: "k not in range for dimension"); else None."""
+    backbone = get(config, "backbone_config")
+    side = get(backbone, "num_windows_side") or get(backbone, "num_windows")
+    size, patch = get(backbone, "image_size"), get(backbone, "patch_size")
+    if not all(isinstance(v, int) and v > 0 for v in (side, size, patch)):
+        return None
+    cell = patch * side
+    return -(-size // cell) * cell
 
 
 def _timm_size(config):
