@@ -536,6 +536,55 @@ class CorpusInputsOfSession19(unittest.TestCase):
         self.assertEqual(given["input_values"].shape[-1] % config.samples_per_token, 0)
         forward(model, given)
 
+    def test_texts_of_their_own_names_get_their_rows_and_their_count_per_sample(self):
+        # OmDet-Turbo: "missing 5 required positional arguments: 'classes_input_ids',
+        # 'classes_attention_mask', 'tasks_input_ids', 'tasks_attention_mask',
+        # 'classes_structure'": the classes of each sample flattened, counted per sample.
+        config = transformers.OmDetTurboConfig(
+            image_size=224, text_config=dict(
+                model_type="clip_text_model", vocab_size=100, hidden_size=32, intermediate_size=64,
+                num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16),
+            text_projection_in_dim=32, text_projection_out_dim=32, task_encoder_hidden_dim=32,
+            class_embed_dim=32, num_queries=16, encoder_hidden_dim=64,
+            vision_features_channels=(64, 64, 64), encoder_attention_heads=2,
+            encoder_dim_feedforward=32, decoder_hidden_dim=64, decoder_num_heads=2,
+            decoder_num_layers=1, decoder_dim_feedforward=32)
+        model = transformers.OmDetTurboForObjectDetection(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        rows = int(given["classes_structure"].sum())
+        self.assertEqual(given["classes_input_ids"].shape[0], rows)
+        self.assertEqual(given["tasks_input_ids"].shape[0], 1)
+        forward(model, given)
+
+    def test_tvp_gets_its_frames_at_its_padded_size(self):
+        # TVP pads its frames to max_img_size: at 224 its forward was refused on fake tensors,
+        # and the frames were left out ("'NoneType' object has no attribute 'dtype'").
+        config = transformers.TvpConfig(
+            backbone_config=dict(model_type="resnet", embedding_size=8, hidden_sizes=[8, 8, 8, 16],
+                                 depths=[1, 1, 1, 1], out_features=["stage4"]),
+            max_img_size=64, visual_prompt_size=8, num_frames=2, hidden_size=32,
+            intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=100,
+            max_position_embeddings=64)
+        model = transformers.TvpModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 2, 3, 64, 64])
+        forward(model, given)
+
+    def test_a_windowed_backbone_gets_whole_windows_of_patches(self):
+        # RF-DETR's DINOv2 attends within num_windows x num_windows windows of its patch grid:
+        # 224 is 56 patches of 4, not 3 whole windows; its own image size (36) is.
+        config = transformers.RfDetrConfig(
+            backbone_config=dict(
+                model_type="rf_detr_dinov2", hidden_size=32, num_attention_heads=2,
+                num_hidden_layers=2, image_size=36, patch_size=4, num_windows=3,
+                window_block_indexes=[0], out_features=["stage1", "stage2"], out_indices=[1, 2]),
+            d_model=32, decoder_ffn_dim=64, decoder_layers=1, decoder_self_attention_heads=2,
+            decoder_cross_attention_heads=2, num_queries=8, group_detr=1, intermediate_size=64)
+        model = transformers.RfDetrModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [1, 3, 36, 36])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()
