@@ -585,6 +585,17 @@ class CorpusInputsOfSession19(unittest.TestCase):
         self.assertEqual(list(given["pixel_values"].shape), [1, 3, 36, 36])
         forward(model, given)
 
+    def test_a_tower_of_packed_images_gets_each_images_size_in_patches(self):
+        # MiniCPM-V's vision towers make their position ids from `target_sizes`: "'NoneType'
+        # object has no attribute 'device'" without them.
+        config = transformers.MiniCPMV4_7VisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+            image_size=32, patch_size=4, insert_layer_id=1)
+        model = transformers.MiniCPMV4_7VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(given["target_sizes"].tolist(), [[8, 8]])
+        forward(model, given)
+
 
 if __name__ == "__main__":
     unittest.main()

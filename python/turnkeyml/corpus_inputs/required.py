@@ -185,6 +185,7 @@ def with_required(model, given, batch_size):
         length = _first_int(model.config, ("task_seq_len",), 77)
         given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
     _texts_of_their_own(model, given, needed, batch_size)
+    _patch_grid_sizes(model, given, batch_size)
     _region_features(model, given, batch_size)
     _image_prompts(model, given, needed)
     _image_positions(model, given, batch_size)
@@ -270,3 +271,17 @@ def _texts_of_their_own(model, given, needed, batch_size):
             given[prefix + "_attention_mask"] = torch.ones(rows, length, dtype=torch.long)
         if structure in needed:
             given[structure] = torch.full((batch_size,), rows // batch_size, dtype=torch.long)
+
+
+def _patch_grid_sizes(model, given, batch_size):
+    """A vision tower's images with the (height, width) of each in patches (MiniCPM-V's towers:
+    `target_sizes`, which their position ids are made from: "'NoneType' object has no attribute
+    'device'" without them), where the forward takes them beside images and no text."""
+    pixels = given.get("pixel_values")
+    if not (accepts(model, "target_sizes") and "target_sizes" not in given
+            and "input_ids" not in given and isinstance(pixels, torch.Tensor)
+            and pixels.dim() == 4):
+        return
+    patch = _first_int(model.config, ("patch_size",), 14)
+    given["target_sizes"] = torch.tensor([[pixels.shape[2] // patch, pixels.shape[3] // patch]]
+                                         * batch_size)
