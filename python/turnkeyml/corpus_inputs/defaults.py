@@ -61,12 +61,13 @@ def _missing(holder):
             and "sliding_attention" not in kinds):
         yield "sliding_window", get(holder, "max_position_embeddings")
     yield from published(holder)
-    # Emu3 maps its image tokens to its vocabulary through a map its defaults leave None, which
-    # it reads when built ("'NoneType' object has no attribute 'get'"; fitted could not count
-    # the model either, built whole: out of memory). The published map is its tokenizer's; the
-    # corpus's text holds no image token, so an empty map builds the same text model.
+    # Emu3 and Chameleon map their image tokens to their vocabulary through a map their
+    # defaults leave None, which they read when built ("'NoneType' object has no attribute
+    # 'get'"; fitted could not count the model either, built whole: out of memory). The
+    # published map is the tokenizer's; the corpus's text holds no image token, so an empty map
+    # builds the same text model.
     if "vocabulary_map" in vars(holder) and vars(holder)["vocabulary_map"] is None \
-            and get(holder, "model_type") == "emu3":
+            and get(holder, "model_type") in ("emu3", "chameleon"):
         yield "vocabulary_map", {}
     # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
     # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary
