@@ -146,6 +146,29 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.Gemma3nTextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_a_causal_lm_that_does_not_build_as_an_encoder_is_built_as_a_decoder(self):
+        # ReformerConfig() says is_decoder=False: "If you want to use `ReformerModelWithLMHead`
+        # make sure that `is_decoder=True`".
+        config = corpus_inputs.fitted(transformers.ReformerConfig(num_hashes=1),
+                                      transformers.ReformerModelWithLMHead)
+        self.assertTrue(config.is_decoder)
+        model = transformers.ReformerModelWithLMHead(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 64))
+
+    def test_chameleon_gets_a_vocabulary_map(self):
+        # Chameleon reads its image tokens' map when built, None in its defaults as in Emu3's
+        # ("'NoneType' object has no attribute 'get'").
+        config = transformers.ChameleonConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, pad_token_id=0, bos_token_id=1,
+            eos_token_id=2, vq_config=dict(embed_dim=4, num_embeddings=16, latent_channels=4,
+                                           base_channels=32, channel_multiplier=[1, 1],
+                                           num_res_blocks=1, attn_resolutions=[]))
+        config = corpus_inputs.fitted(config, transformers.ChameleonModel)
+        self.assertEqual(config.vocabulary_map, {})
+        model = transformers.ChameleonModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -61,12 +61,13 @@ def _missing(holder):
             and "sliding_attention" not in kinds):
         yield "sliding_window", get(holder, "max_position_embeddings")
     yield from published(holder)
-    # Emu3 maps its image tokens to its vocabulary through a map its defaults leave None, which
-    # it reads when built ("'NoneType' object has no attribute 'get'"; fitted could not count
-    # the model either, built whole: out of memory). The published map is its tokenizer's; the
-    # corpus's text holds no image token, so an empty map builds the same text model.
+    # Emu3 and Chameleon map their image tokens to their vocabulary through a map their
+    # defaults leave None, which they read when built ("'NoneType' object has no attribute
+    # 'get'"; fitted could not count the model either, built whole: out of memory). The
+    # published map is the tokenizer's; the corpus's text holds no image token, so an empty map
+    # builds the same text model.
     if "vocabulary_map" in vars(holder) and vars(holder)["vocabulary_map"] is None \
-            and get(holder, "model_type") == "emu3":
+            and get(holder, "model_type") in ("emu3", "chameleon"):
         yield "vocabulary_map", {}
     # Rotary parameters a model reads per layer kind (Cohere Compass: rope_parameters[kind])
     # left empty by the defaults ("KeyError: 'full_attention'"): transformers' default rotary
@@ -92,17 +93,22 @@ def _missing(holder):
         yield "layer_types", ["full_attention"] * layers
 
 
+# The token a Q-Former model's queries are spliced in at: an image token, or a video token
+# (InstructBLIPVideo: `video_token_index`, its queries per frame).
+_QUERY_TOKENS = ("image_token_index", "image_token_id", "video_token_index", "video_token_id")
+
+
 def _query_image_token(config):
-    """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP: `num_query_tokens`)
-    leaves the token its queries' embeddings are spliced in at unset: its forward compares the
-    text to None ("'bool' object has no attribute 'unsqueeze'"). The published checkpoints add
-    the token at the end of the tokenizer (blip2-opt-2.7b: 50265 of 50272); here the text
-    vocabulary's last id."""
+    """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP, InstructBLIPVideo:
+    `num_query_tokens`) leaves the token its queries' embeddings are spliced in at unset: its
+    forward compares the text to None ("'bool' object has no attribute 'unsqueeze'"). The
+    published checkpoints add the token at the end of the tokenizer (blip2-opt-2.7b: 50265 of
+    50272); here the text vocabulary's last id."""
     text = get(config, "text_config")
     vocab = get(text, "vocab_size") if text is not None else None
     if not isinstance(get(config, "num_query_tokens"), int) or not isinstance(vocab, int):
         return None
-    for name in ("image_token_index", "image_token_id"):
+    for name in _QUERY_TOKENS:
         if name in vars(config) and vars(config)[name] is None:
             return config, name, vocab - 1
     return None

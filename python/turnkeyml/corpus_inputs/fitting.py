@@ -244,12 +244,35 @@ def fitted(config, cls, max_parameters=MAX_PARAMETERS):
     model needs and the defaults leave unset are given first (defaults.completed), rotary
     sections that do not fit their width are made to last (rotary.rotary_sections_fitted: on
     the model as cut, which builds faster)."""
-    return rotary_sections_fitted(_cut(completed(config), cls, max_parameters), cls)
+    config, before = _as_decoder(completed(config), cls)
+    return rotary_sections_fitted(_cut(config, cls, max_parameters, before), cls)
 
 
-def _cut(config, cls, max_parameters):
-    """fitted's cut of an already completed configuration."""
+def _as_decoder(config, cls):
+    """`config`, or where cls is a causal language model (transformers' causal-LM mapping) that
+    does not build from it while it says `is_decoder=False` and builds from a copy that says
+    True, that copy: Reformer's defaults are its encoder's ("If you want to use
+    `ReformerModelWithLMHead` make sure that `is_decoder=True`"). Prints what it changed.
+    Returns (configuration, its model's parameters: None where it does not build)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
     before = _parameters(cls, config)
+    if (before is not None or get(config, "is_decoder") is not False
+            or cls.__name__ not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()):
+        return config, before
+    decoder = copy.deepcopy(config)
+    decoder.is_decoder = True
+    after = _parameters(cls, decoder)
+    if after is None:
+        return config, before
+    print("corpus_inputs: %s does not build from %s as an encoder: built with is_decoder=True"
+          % (cls.__name__, type(config).__name__))
+    return decoder, after
+
+
+def _cut(config, cls, max_parameters, before):
+    """fitted's cut of an already completed configuration, whose model has `before`
+    parameters."""
     if before is None or before <= max_parameters:
         return config
     best = None  # (parameters, configuration, what changed)

@@ -111,15 +111,26 @@ def _document_boxes(model, given, batch_size):
     given["bbox"] = (first_taken(model, [indices, normalized]) or indices)["bbox"]
 
 
+def query_token(config):
+    """The token a Q-Former model splices its queries' outputs in at: its image token, else its
+    video token (InstructBLIPVideo); None where it names neither."""
+    return next((get(config, name) for name in ("image_token_index", "image_token_id",
+                                                "video_token_index", "video_token_id")
+                 if isinstance(get(config, name), int)), None)
+
+
 def _image_queries(model, given, batch_size):
     """Text for a model that splices its Q-Former's query outputs into the text at image tokens
-    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image."""
+    (BLIP-2, InstructBLIP: `num_query_tokens` of them, then the text), given its image; for a
+    clip, the queries of each frame (InstructBLIPVideo: "Videos features and video tokens do not
+    match" otherwise)."""
     config = model.config
-    queries, token = get(config, "num_query_tokens"), get(config, "image_token_index")
-    token = token if token is not None else get(config, "image_token_id")
+    queries, token = get(config, "num_query_tokens"), query_token(config)
     if not (isinstance(queries, int) and isinstance(token, int) and "pixel_values" in given
             and accepts(model, "input_ids") and "input_ids" not in given):
         return
+    if given["pixel_values"].dim() == 5:
+        queries *= given["pixel_values"].shape[1]
     text = get(config, "text_config") or config
     ids = token_ids(text, batch_size, sequence_length(text, 16), [token])
     ids = torch.cat([torch.full((batch_size, queries), token, dtype=ids.dtype), ids], 1)
@@ -173,6 +184,8 @@ def with_required(model, given, batch_size):
         vocab = _first_int(model.config, ("text_encoder_vocab_size",), 1000)
         length = _first_int(model.config, ("task_seq_len",), 77)
         given["task_inputs"] = torch.randint(0, vocab, (batch_size, length))
+    _texts_of_their_own(model, given, needed, batch_size)
+    _patch_grid_sizes(model, given, batch_size)
     _region_features(model, given, batch_size)
     _image_prompts(model, given, needed)
     _image_positions(model, given, batch_size)
@@ -232,3 +245,43 @@ def _region_features(model, given, batch_size):
         return
     given["visual_feats"] = torch.randn(batch_size, _REGIONS, features)
     given["visual_pos"] = torch.rand(batch_size, _REGIONS, corners)
+
+
+# The rows of a text a sample holds several of, where the forward counts them per sample.
+_ROWS_A_SAMPLE = 2
+
+
+def _texts_of_their_own(model, given, needed, batch_size):
+    """Texts the forward requires under names of their own beside its main input,
+    `<name>_input_ids` with their `<name>_attention_mask` (OmDet-Turbo: the classes to detect and
+    the task naming them, "missing 5 required positional arguments: 'classes_input_ids',
+    'classes_attention_mask', 'tasks_input_ids', 'tasks_attention_mask', 'classes_structure'"),
+    within the text tower's vocabulary and positions; where it requires `<name>_structure` too,
+    the rows of each sample (_ROWS_A_SAMPLE), flattened, and their count per sample."""
+    text = get(model.config, "text_config") or model.config
+    length = sequence_length(text, 16)
+    for name in needed:
+        prefix = name[:-len("_input_ids")]
+        if not name.endswith("_input_ids") or not prefix or name in given:
+            continue
+        structure = prefix + "_structure"
+        rows = batch_size * (_ROWS_A_SAMPLE if structure in needed else 1)
+        given[name] = token_ids(text, rows, length)
+        if accepts(model, prefix + "_attention_mask"):
+            given[prefix + "_attention_mask"] = torch.ones(rows, length, dtype=torch.long)
+        if structure in needed:
+            given[structure] = torch.full((batch_size,), rows // batch_size, dtype=torch.long)
+
+
+def _patch_grid_sizes(model, given, batch_size):
+    """A vision tower's images with the (height, width) of each in patches (MiniCPM-V's towers:
+    `target_sizes`, which their position ids are made from: "'NoneType' object has no attribute
+    'device'" without them), where the forward takes them beside images and no text."""
+    pixels = given.get("pixel_values")
+    if not (accepts(model, "target_sizes") and "target_sizes" not in given
+            and "input_ids" not in given and isinstance(pixels, torch.Tensor)
+            and pixels.dim() == 4):
+        return
+    patch = _first_int(model.config, ("patch_size",), 14)
+    given["target_sizes"] = torch.tensor([[pixels.shape[2] // patch, pixels.shape[3] // patch]]
+                                         * batch_size)

@@ -76,11 +76,15 @@ def _frame_counts(model):
 
 
 def _candidates(model, main, guess, batch_size):
-    """The guess, then the other layouts of `main`: frames of each candidate size and count,
-    frames first or last (the Audio Spectrogram Transformer takes them as `input_values`); raw
-    samples with a channel axis, mono or of the configuration's channels."""
+    """The guess, then the other layouts of `main`: raw samples of whole tokens, with a channel
+    axis, mono or of the configuration's channels; frames of each candidate size and count,
+    frames first or last (the Audio Spectrogram Transformer takes them as `input_values`)."""
     yield guess
     if main == "input_values":
+        # Samples of whole tokens where the encoder makes a token of a fixed count of them
+        # (Muse Spark's audio encoder: "`input_values` length 16000 is not a multiple of 1920").
+        for per in _ints(get(h, "samples_per_token") for h in configs(model.config)):
+            yield dict(guess, **{main: torch.randn(batch_size, -(-SAMPLES // per) * per)})
         channels = _ints(get(h, "audio_channels") for h in configs(model.config))
         for count in dict.fromkeys([1] + channels):
             yield dict(guess, **{main: torch.randn(batch_size, count, SAMPLES)})
