@@ -5,6 +5,11 @@ import inspect
 import logging
 
 
+# The fields naming the token a model splices image or video features in at (Llava, Idefics, the
+# Q-Former models; InstructBLIPVideo's queries of each frame at its video token).
+MEDIA_TOKENS = ("image_token_index", "image_token_id", "video_token_index", "video_token_id")
+
+
 def get(holder, name):
     """holder.name, or None: also where transformers refuses to give one value for an attribute
     that may differ per layer (AmbiguousGlobalPerLayerAttributeError, Gemma 4)."""

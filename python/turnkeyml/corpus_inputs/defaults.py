@@ -4,7 +4,7 @@ builds an embedding of `None` rows). The corpus builds from defaults, so it give
 
 import copy
 
-from .config import configs, get
+from .config import MEDIA_TOKENS, configs, get
 from .published import published
 
 
@@ -93,11 +93,6 @@ def _missing(holder):
         yield "layer_types", ["full_attention"] * layers
 
 
-# The token a Q-Former model's queries are spliced in at: an image token, or a video token
-# (InstructBLIPVideo: `video_token_index`, its queries per frame).
-_QUERY_TOKENS = ("image_token_index", "image_token_id", "video_token_index", "video_token_id")
-
-
 def _query_image_token(config):
     """(holder, field, id) where a Q-Former model (BLIP-2, InstructBLIP, InstructBLIPVideo:
     `num_query_tokens`) leaves the token its queries' embeddings are spliced in at unset: its
@@ -108,7 +103,7 @@ def _query_image_token(config):
     vocab = get(text, "vocab_size") if text is not None else None
     if not isinstance(get(config, "num_query_tokens"), int) or not isinstance(vocab, int):
         return None
-    for name in _QUERY_TOKENS:
+    for name in MEDIA_TOKENS:
         if name in vars(config) and vars(config)[name] is None:
             return config, name, vocab - 1
     return None

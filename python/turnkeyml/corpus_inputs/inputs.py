@@ -5,7 +5,8 @@ import math
 import torch
 
 from .audio import audio_inputs, audio_tower, with_audio
-from .config import accepts, as_size, configs, first_taken, get, placeholder_tokens, sub
+from .config import (MEDIA_TOKENS, accepts, as_size, configs, first_taken, get, placeholder_tokens,
+                     sub)
 from .required import grid_inputs, query_token, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
@@ -23,9 +24,7 @@ def _dual_encoder(model):
     if not (getattr(config, "text_config", None) is not None
             and getattr(config, "vision_config", None) is not None
             and accepts(model, "input_ids")
-            and not any(getattr(config, key, None) is not None
-                        for key in ("image_token_id", "image_token_index", "video_token_id",
-                                    "video_token_index"))):
+            and not any(getattr(config, key, None) is not None for key in MEDIA_TOKENS)):
         return None
     return next((n for n in ("pixel_values", "pixel_values_videos") if accepts(model, n)), None)
 

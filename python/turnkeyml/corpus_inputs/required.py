@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from .config import accepts, first_taken, get, sub
+from .config import MEDIA_TOKENS, accepts, first_taken, get, sub
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -61,8 +61,6 @@ def _grid_layouts(model, batch_size, patches_name):
         yield inputs
 
 
-
-
 def grid_inputs(model, batch_size):
     """The first grid layout the tower's forward takes on fake tensors (config.first_taken), else
     the first; None for a model that takes no grid."""
@@ -114,8 +112,7 @@ def _document_boxes(model, given, batch_size):
 def query_token(config):
     """The token a Q-Former model splices its queries' outputs in at: its image token, else its
     video token (InstructBLIPVideo); None where it names neither."""
-    return next((get(config, name) for name in ("image_token_index", "image_token_id",
-                                                "video_token_index", "video_token_id")
+    return next((get(config, name) for name in MEDIA_TOKENS
                  if isinstance(get(config, name), int)), None)
 
 
