@@ -101,6 +101,19 @@ class Mixed(torch.nn.Module):
         return self.fc(x) * self.half_scale.to(x.dtype) + self.steps.to(x.dtype)
 
 
+class Chatty(torch.nn.Module):
+    """Prints from its forward, as the dynamo exporter prints each phase while it exports."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        print("phase one...", end="")
+        print(" done\nphase two")
+        return self.fc(x)
+
+
 class Float32Only(torch.nn.Module):
     """Keeps a float32 tensor outside its parameters and buffers: a float64 run fails."""
 
@@ -218,6 +231,11 @@ class Export(unittest.TestCase):
         self.assertEqual(reply["float64_outputs"], [])
         self.assertIn("float64 reference left out: RuntimeError", reply["log"])
         self.assertTrue(os.path.exists(reply["onnx_path"]))
+
+    def test_lines_printed_while_exporting_say_when(self):
+        log = self.export(entry_of(Chatty().eval(), torch.randn(2, 8)))["log"]
+        self.assertRegex(log, r"(^|\n)\[\+[0-9]+\.[0-9] s\] phase one\.\.\. done\n"
+                              r"\[\+[0-9]+\.[0-9] s\] phase two(\n|$)")
 
     def test_a_model_without_tensors_says_so(self):
         with self.assertRaisesRegex(ValueError, "^the model returned no tensors$"):
