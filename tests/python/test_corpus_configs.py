@@ -11,6 +11,7 @@ import unittest
 import torch
 
 from turnkeyml import corpus_inputs
+from turnkeyml.corpus_inputs import defaults
 
 import transformers
 
@@ -169,6 +170,29 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.ChameleonModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+
+    def test_a_timm_backbone_gets_the_timm_model_it_wraps(self):
+        # TimmBackbone's defaults name no timm model ("backbone is not set in the config").
+        config = corpus_inputs.fitted(transformers.TimmBackboneConfig(),
+                                      transformers.TimmBackbone)
+        self.assertEqual(config.backbone, "resnet50")
+        model = transformers.TimmBackbone(config).eval()
+        maps = forward(model, corpus_inputs.transformers_inputs(model, 1, 8)).feature_maps
+        self.assertEqual(list(maps[-1].shape), [1, 2048, 7, 7])
+
+    def test_heads_that_do_not_divide_the_width_get_the_published_towers(self):
+        # Aya Vision's defaults give its SigLIP tower 14 heads over 1152 ("embed_dim must be
+        # divisible by num_heads"); SigLIP So400m, 1152 wide, has 16. A width with no published
+        # tower written down keeps its heads.
+        config = transformers.SiglipVisionConfig(
+            hidden_size=1152, num_attention_heads=14, num_hidden_layers=1, intermediate_size=64,
+            image_size=28, patch_size=14)
+        config = corpus_inputs.fitted(config, transformers.SiglipVisionModel)
+        self.assertEqual(config.num_attention_heads, 16)
+        model = transformers.SiglipVisionModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        other = transformers.SiglipVisionConfig(hidden_size=60, num_attention_heads=7)
+        self.assertIs(defaults.completed(other), other)
 
 if __name__ == "__main__":
     unittest.main()

@@ -61,6 +61,11 @@ def _missing(holder):
             and "sliding_attention" not in kinds):
         yield "sliding_window", get(holder, "max_position_embeddings")
     yield from published(holder)
+    # TimmBackbone wraps the timm model its configuration names, and its defaults name none
+    # ("backbone is not set in the config"); ResNet-50, what transformers' documentation of the
+    # class builds and what DETR's and Table Transformer's timm backbones are.
+    if get(holder, "model_type") == "timm_backbone" and get(holder, "backbone") is None:
+        yield "backbone", "resnet50"
     # Emu3 and Chameleon map their image tokens to their vocabulary through a map their
     # defaults leave None, which they read when built ("'NoneType' object has no attribute
     # 'get'"; fitted could not count the model either, built whole: out of memory). The

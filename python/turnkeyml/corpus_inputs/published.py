@@ -26,6 +26,13 @@ _PUBLISHED_OVER_DEFAULTS = {"deepseek_v2": (("moe_intermediate_size", 1407, 1408
                             "deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
 
 
+# Head counts of published towers, by (model type, width), for class defaults whose heads do not
+# divide their width (Aya Vision's SigLIP defaults: 1152 wide, 14 heads, "embed_dim must be
+# divisible by num_heads"): SigLIP So400m's 16 (google/siglip-so400m-patch14-384's config.json,
+# the tower CohereLabs/aya-vision-8b's config.json gives).
+_PUBLISHED_HEADS = {("siglip_vision_model", 1152): 16}
+
+
 # Per-layer MLP kinds the class defaults leave None and their model reads per layer ("'NoneType'
 # object is not subscriptable", which also kept fitted from counting the model: it was built
 # whole, 8 GB and more); DeepSeek-OCR 2's published text model: its first layer dense, the others
@@ -111,6 +118,11 @@ def published(holder):
     if first and "mlp_layer_types" in vars(holder) and vars(holder)["mlp_layer_types"] is None \
             and isinstance(layers, int):
         yield "mlp_layer_types", [first] + [rest] * (layers - 1)
+    width, heads = get(holder, "hidden_size"), get(holder, "num_attention_heads")
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0 and width % heads:
+        published_heads = _PUBLISHED_HEADS.get((get(holder, "model_type"), width))
+        if published_heads:
+            yield "num_attention_heads", published_heads
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value
