@@ -194,5 +194,21 @@ class CorpusConfigurations(unittest.TestCase):
         other = transformers.SiglipVisionConfig(hidden_size=60, num_attention_heads=7)
         self.assertIs(defaults.completed(other), other)
 
+    def test_diffusion_gemma_gets_its_published_experts_and_keeps_top_k_within_a_cut(self):
+        # DiffusionGemma's defaults build its router of None experts ("empty(): argument 'size'
+        # ... NoneType"); diffusiongemma-26B-A4B has 128, 8 a token. Cut to fewer experts than
+        # that, a token takes at most all of them ("selected index k out of range").
+        config = transformers.DiffusionGemmaTextConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16)
+        config = corpus_inputs.fitted(config, transformers.DiffusionGemmaEncoderTextModel)
+        self.assertEqual((config.num_experts, config.top_k_experts,
+                          config.moe_intermediate_size), (128, 8, 704))
+        config = corpus_inputs.fitted(config, transformers.DiffusionGemmaEncoderTextModel,
+                                      max_parameters=1)  # never fits: cut to the last step's 2
+        self.assertEqual((config.num_experts, config.top_k_experts), (2, 2))
+        model = transformers.DiffusionGemmaEncoderTextModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
 if __name__ == "__main__":
     unittest.main()

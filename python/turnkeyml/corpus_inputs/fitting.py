@@ -39,7 +39,8 @@ _LAYER_LISTS = ("layer_types", "mlp_layer_types", "layers_block_type", "no_rope_
 _EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
 
 
-_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token")
+_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token",
+                      "top_k_experts")
 
 
 def _parameters(cls, config):

@@ -14,6 +14,10 @@ _PUBLISHED_EXPERTS = {
     "dots1": (("n_routed_experts", 128), ("num_experts_per_tok", 6), ("n_shared_experts", 2)),
     "deepseek_v2": (("num_experts_per_tok", 6),),
     "deepseek_ocr2_text": (("num_experts_per_tok", 6),),  # deepseek-community/DeepSeek-OCR-2
+    # google/diffusiongemma-26B-A4B-it, whose router the defaults build of None experts ("empty():
+    # argument 'size' ... found element of type NoneType"): 128 experts 704 wide, 8 a token.
+    "diffusion_gemma_text": (("num_experts", 128), ("top_k_experts", 8),
+                             ("moe_intermediate_size", 704)),
 }
 
 
