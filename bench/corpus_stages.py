@@ -8,14 +8,21 @@ followed: a folder of links to models/timm and models/transformers gives a row f
 
     bench/corpus_stages.py CACHE_DIR
 
-Reads <cache>/inputs/<input>.yaml (the record: input, status) and <input>.progress.jsonl (the
-events the input's worker wrote: stage changes, the benchmark's own start and end, done).
+Reads <cache>/inputs/<input>.yaml (the record: input, status, builds) and <input>.progress.jsonl
+(the events the input's worker wrote: stage changes, the benchmark's own start and end, done).
+
+A second table splits the PyTorch exports by phase, from each build's log_export-pytorch.txt,
+whose lines printed from Python carry their time ("[+812.4 s] [torch.onnx] Run
+decompositions... ✅"): the dynamo exporter's phases, the rest of the export (the TorchScript
+exporter where dynamo failed, the reference and float64 runs, writing the file) as "other".
+Logs written before the stamps (turnkey before f8a99fb) are left out of it.
 """
 
 import collections
 import datetime
 import json
 import os
+import re
 import sys
 
 
@@ -67,15 +74,65 @@ def stage_seconds(progress_path):
     return seconds, _time(events[-1]["t"]) - _time(events[0]["t"])
 
 
+# "[+12.3 s] [torch.onnx] Run decompositions..." starts a phase, the same line ending in a mark
+# ends it; the phase's name is its words before " for `..." (the graph obtained names its method).
+_PHASE = re.compile(r"^\[\+([0-9.]+) s\] \[torch\.onnx\] (.+?)\.\.\.( \S+)?\s*$")
+_EXPORTED = re.compile(r"^exported .* in ([0-9.]+) s$")
+
+
+def export_phases(text):
+    """{phase: seconds} of one export log, with "other" the rest of its "exported ... in N s";
+    {} where the log has no stamped phase or no total (a failed export)."""
+    seconds, started, total = collections.Counter(), {}, None
+    for line in text.splitlines():
+        found = _PHASE.match(line)
+        if found:
+            at, name, mark = float(found.group(1)), found.group(2).split(" for `")[0], found.group(3)
+            if mark is None:
+                started[name] = at
+            elif name in started:
+                seconds[name] += at - started.pop(name)
+        found = _EXPORTED.match(line)
+        if found:
+            total = float(found.group(1))
+    if not seconds or total is None:
+        return {}
+    seconds["other"] = max(0.0, total - sum(seconds.values()))
+    return seconds
+
+
+def _builds(record_path):
+    """The build names an input record lists (`  - build: "name"`)."""
+    with open(record_path, encoding="utf-8", errors="replace") as f:
+        return re.findall(r'^  - build: "([^"]+)"', f.read(), re.M)
+
+
+def _table(rows, columns, first):
+    """Prints a Markdown table: one row per group and "all", each column's seconds and share of
+    the group's whole (rows: {group: (count, whole seconds, Counter)})."""
+    print("| group | %s | seconds | " % first
+          + " | ".join("%s s (share)" % c for c in columns) + " |")
+    print("|---" * (3 + len(columns)) + "|")
+    for group in sorted(rows) + ["all"]:
+        if group == "all":
+            n = sum(r[0] for r in rows.values())
+            whole = sum(r[1] for r in rows.values())
+            total = sum((r[2] for r in rows.values()), collections.Counter())
+        else:
+            n, whole, total = rows[group]
+        cells = ["%.0f (%.0f%%)" % (total[c], 100 * total[c] / whole if whole else 0)
+                 for c in columns]
+        print("| %s | %d | %.0f | %s |" % (group, n, whole, " | ".join(cells)))
+
+
 def main(argv):
     if len(argv) != 2 or not os.path.isdir(os.path.join(argv[1], "inputs")):
         print("usage: bench/corpus_stages.py CACHE_DIR (a turnkey cache with inputs/)",
               file=sys.stderr)
         return 2
     inputs_dir = os.path.join(argv[1], "inputs")
-    groups = collections.defaultdict(collections.Counter)
-    counts = collections.Counter()
-    spans = collections.Counter()
+    stages = collections.defaultdict(lambda: [0, 0.0, collections.Counter()])
+    phases = collections.defaultdict(lambda: [0, 0.0, collections.Counter()])
     for name in sorted(os.listdir(inputs_dir)):
         if not name.endswith(".progress.jsonl"):
             continue
@@ -85,24 +142,26 @@ def main(argv):
         script = record.get("input", "")
         group = os.path.basename(os.path.dirname(os.path.realpath(script))) if script else "?"
         seconds, span = stage_seconds(os.path.join(inputs_dir, name))
-        groups[group].update(seconds)
-        counts[group] += 1
-        spans[group] += span
-    stages = sorted({s for g in groups.values() for s in g}, key=lambda s: (s != "discover", s))
-    # A Markdown table: docs/corpus.md takes it as printed.
-    print("| group | inputs | seconds | " + " | ".join("%s s (share)" % s for s in stages) + " |")
-    print("|---" * (3 + len(stages)) + "|")
-    for group in sorted(groups) + ["all"]:
-        if group == "all":
-            total = sum(groups.values(), collections.Counter())
-            n, span = sum(counts.values()), sum(spans.values())
-        else:
-            total, n, span = groups[group], counts[group], spans[group]
-        cells = ["%.0f (%.0f%%)" % (total[s], 100 * total[s] / span if span else 0)
-                 for s in stages]
-        print("| %s | %d | %.0f | %s |" % (group, n, span, " | ".join(cells)))
+        row = stages[group]
+        row[0], row[1] = row[0] + 1, row[1] + span
+        row[2].update(seconds)
+        for build in _builds(record_path) if record else ():
+            log = os.path.join(argv[1], build, "log_export-pytorch.txt")
+            if os.path.exists(log):
+                with open(log, encoding="utf-8", errors="replace") as f:
+                    split = export_phases(f.read())
+                if split:
+                    row = phases[group]
+                    row[0], row[1] = row[0] + 1, row[1] + sum(split.values())
+                    row[2].update(split)
+    # Markdown tables: docs/corpus.md takes them as printed.
+    names = sorted({s for r in stages.values() for s in r[2]}, key=lambda s: (s != "discover", s))
+    _table(stages, names, "inputs")
+    if phases:
+        print()
+        names = sorted({p for r in phases.values() for p in r[2]}, key=lambda p: (p == "other", p))
+        _table(phases, names, "exports")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

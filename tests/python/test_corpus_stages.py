@@ -1,0 +1,72 @@
+"""bench/corpus_stages.py, where a corpus run's time went: the export log's stamped phases (the
+dynamo exporter's own, the rest as "other") and the table a cache gives. Run by any Python 3:
+`python3 tests/python/test_corpus_stages.py` (ctest: turnkey_corpus_stages_tests)."""
+
+import importlib.machinery
+import io
+import json
+import os
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+STAGES_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                         "corpus_stages.py")
+stages_tool = importlib.machinery.SourceFileLoader("corpus_stages", STAGES_PY).load_module()
+
+# The shape of a dynamo export's log (flex_olmo's, session 20), stamped by the export's capture.
+LOG = """opset 18, exporters to try: dynamo, torchscript
+W1129 12:56:19.033000 7726 torch/onnx/_internal/exporter/_registration.py:83] Failed to infer
+[+0.5 s] [torch.onnx] Obtain model graph for `_FlatCall([...]` with `torch.export.export(..., strict=False)`...
+[+100.5 s] [torch.onnx] Obtain model graph for `_FlatCall([...]` with `torch.export.export(..., strict=False)`... \u2705
+[+100.5 s] [torch.onnx] Run decompositions...
+[+300.5 s] [torch.onnx] Run decompositions... \u2705
+[+300.5 s] [torch.onnx] Translate the graph into ONNX...
+[+400.0 s] [torch.onnx] Translate the graph into ONNX... \u2705
+[+400.0 s] [torch.onnx] Optimize the ONNX graph...
+[+1000.0 s] [torch.onnx] Optimize the ONNX graph... \u2705
+float64 reference left out: 2.4 GB of float weights
+exported /cache/b/onnx/b-op18-base.onnx in 1100.000 s
+exported by the dynamo exporter (torch 2.15.0, onnxscript 0.7.2), opset 18"""
+
+
+class ExportPhases(unittest.TestCase):
+    def test_each_phase_is_its_end_less_its_start_and_the_rest_is_other(self):
+        self.assertEqual(stages_tool.export_phases(LOG), {
+            "Obtain model graph": 100.0, "Run decompositions": 200.0,
+            "Translate the graph into ONNX": 99.5, "Optimize the ONNX graph": 600.0,
+            "other": 100.5})
+
+    def test_a_log_without_stamps_or_without_an_export_gives_nothing(self):
+        unstamped = "\n".join(line.split("] ", 1)[1] if line.startswith("[+") else line
+                              for line in LOG.splitlines())
+        self.assertEqual(stages_tool.export_phases(unstamped), {})
+        failed = "\n".join(line for line in LOG.splitlines() if not line.startswith("exported /"))
+        self.assertEqual(stages_tool.export_phases(failed), {})
+
+    def test_a_cache_gives_the_stage_table_and_the_export_phase_table(self):
+        with tempfile.TemporaryDirectory() as cache:
+            os.makedirs(os.path.join(cache, "inputs"))
+            os.makedirs(os.path.join(cache, "b"))
+            script = os.path.join(cache, "models", "transformers", "b_model.py")
+            with open(os.path.join(cache, "inputs", "b_1.yaml"), "w") as f:
+                f.write('builds:\n  - build: "b"\ninput: "%s"\nstatus: "successful"\n' % script)
+            events = [("2026-11-29T12:00:00Z", "stage", "discover"),
+                      ("2026-11-29T12:01:00Z", "stage", "export-pytorch"),
+                      ("2026-11-29T12:20:00Z", "done", None)]
+            with open(os.path.join(cache, "inputs", "b_1.progress.jsonl"), "w") as f:
+                for t, e, stage in events:
+                    f.write(json.dumps({"t": t, "e": e, "stage": stage}) + "\n")
+            with open(os.path.join(cache, "b", "log_export-pytorch.txt"), "w") as f:
+                f.write(LOG)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(stages_tool.main(["corpus_stages.py", cache]), 0)
+        lines = out.getvalue().splitlines()
+        self.assertIn("| transformers | 1 | 1200 | 60 (5%) | 1140 (95%) |", lines)
+        self.assertIn("| transformers | 1 | 1100 | 100 (9%) | 600 (55%) | 200 (18%) | "
+                      "100 (9%) | 100 (9%) |", lines)
+
+
+if __name__ == "__main__":
+    unittest.main()
