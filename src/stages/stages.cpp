@@ -285,39 +285,55 @@ void take_float64_outputs(Build& build, const ExportResult& r, Outbox& outbox, s
   }
 }
 
-}  // namespace
-
-void tool_export_pytorch(Build& build, const json& options, std::string& log) {
-  if (!build.session || !build.model) {
-    throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
-  }
-  const std::vector<std::string> exporters =
-      tool_checks::exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
-  const int opset = resolve_opset(options, exporters.front());
-  const fs::path onnx_dir = build.dir->path() / "onnx";
-  const fs::path io_dir = build.dir->path() / "io";
-  fs::create_directories(onnx_dir);
-  fs::create_directories(io_dir);
-  const fs::path target =
-      onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
-  // Sandboxed, the Python side writes to its staging folder and the files are taken from there.
-  Outbox outbox = build.session->outbox();
-  ExportResult r;
+// One export request to the Python side, `exporters` tried in order there. The Python side
+// gone with a signal (its wait status) makes the failure a crash.
+ExportResult request_export(Build& build, Outbox& outbox, const fs::path& target, int opset,
+                            const fs::path& io_dir, const std::vector<std::string>& exporters,
+                            const json& options) {
   try {
-    r = build.session->export_model(build.model->id, outbox.file(target), opset,
-                                    outbox.folder(io_dir), exporters,
-                                    !options.value("no_float64_reference", false));
+    return build.session->export_model(build.model->id, outbox.file(target), opset,
+                                       outbox.folder(io_dir), exporters,
+                                       !options.value("no_float64_reference", false));
   } catch (const Error& e) {
-    // The Python side is gone: a signal that ended it (its wait status) makes this a crash.
     if (const int signal = build.session->end_signal(); signal > 0) {
       throw StatusError(Status::Crashed, e, signal);
     }
     throw;
   }
-  log += fmt::format("opset {}, exporters to try: {}\n", opset, fmt::join(exporters, ", "));
-  if (!r.log.empty()) log += r.log + "\n";
-  if (!r.ok) throw_export_failure(build, r, exporters.back(), log);
-  build.onnx_path = take_onnx(outbox, r.onnx_path.string(), ErrorKind::Export);
+}
+
+// The ONNX checker's reason where it rejects the exported file (its strict shape inference runs
+// here, not on the Python side); nullopt where it passes, the file's facts then recorded. Other
+// failures to read the file are thrown.
+std::optional<std::string> checker_rejection(Build& build) {
+  build.facts.reset();
+  try {
+    ensure_facts(build);
+    return std::nullopt;
+  } catch (const Error& e) {
+    std::string reason = e.what();
+    if (reason.rfind("ONNX checker", 0) != 0) throw;
+    return reason;
+  }
+}
+
+// Removes an export the checker rejected: the model and the external data files it names.
+void remove_export(const fs::path& onnx) {
+  std::error_code ec;
+  try {
+    for (const std::string& location : onnx_model::external_data_files(onnx)) {
+      fs::remove(onnx.parent_path() / location, ec);
+    }
+  } catch (const Error&) {
+    // A file that cannot be read names no data files: the model alone goes.
+  }
+  fs::remove(onnx, ec);
+}
+
+// The exported file's companions (inputs, PyTorch's outputs, intermediates) taken from the
+// reply, and what made the file recorded in the build's stats and block.
+void take_export(Build& build, const ExportResult& r, const std::string& exporter, int opset,
+                 Outbox& outbox, std::string& log) {
   log += fmt::format("exported {} in {:.3f} s\n", build.onnx_path.string(), r.export_s);
   build.input_pbs.clear();
   build.output_pbs.clear();
@@ -339,7 +355,6 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
                        fmt::join(r.exporter_fixes, ", "));
   }
   build.stats.set("export_s", r.export_s);
-  const std::string exporter = r.exporter.empty() ? exporters.front() : r.exporter;
   log += fmt::format("exported by the {} exporter ({}), opset {}\n", exporter,
                      r.exporter_version.empty() ? "?" : r.exporter_version, r.opset);
   if (!r.exporter_fallback.empty()) log += "fallback: " + r.exporter_fallback + "\n";
@@ -353,6 +368,58 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
   if (!r.exporter_fallback.empty()) made_by += "; after: " + r.exporter_fallback;
   build.block.sig_fields.push_back({"Exporter", made_by});
   build.stats.set("exporter_fixes", r.exporter_fixes);
+}
+
+}  // namespace
+
+// Each exporter in turn until one writes a file the ONNX checker passes: the Python side moves
+// on where an exporter fails or its checker rejects the graph; the core asks the exporters after
+// one whose graph its strict shape inference rejects (dynamo's Parakeet TDT: "Dimension of input
+// 2 must be 1 instead of 8", which the TorchScript exporter's graph passes).
+void tool_export_pytorch(Build& build, const json& options, std::string& log) {
+  if (!build.session || !build.model) {
+    throw Error(ErrorKind::Export, "no live PyTorch model (export-pytorch follows discover)");
+  }
+  std::vector<std::string> exporters =
+      tool_checks::exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
+  const int opset = resolve_opset(options, exporters.front());
+  const fs::path onnx_dir = build.dir->path() / "onnx";
+  const fs::path io_dir = build.dir->path() / "io";
+  fs::create_directories(onnx_dir);
+  fs::create_directories(io_dir);
+  const fs::path target =
+      onnx_dir / fmt::format("{}-op{}-base.onnx", build.build_name, opset);
+  log += fmt::format("opset {}, exporters to try: {}\n", opset, fmt::join(exporters, ", "));
+  std::vector<std::string> failed;  // "<exporter> exporter failed: <reason>", in order
+  for (;;) {
+    // Sandboxed, the Python side writes to a staging folder and the files are taken from there,
+    // each once: one outbox per request.
+    Outbox outbox = build.session->outbox();
+    ExportResult r = request_export(build, outbox, target, opset, io_dir, exporters, options);
+    if (!r.log.empty()) log += r.log + "\n";
+    if (!r.exporter_fallback.empty()) failed.push_back(r.exporter_fallback);
+    r.exporter_fallback = fmt::format("{}", fmt::join(failed, "; "));
+    if (!r.ok) throw_export_failure(build, r, exporters.back(), log);
+    build.onnx_path = take_onnx(outbox, r.onnx_path.string(), ErrorKind::Export);
+    const std::string exporter = r.exporter.empty() ? exporters.front() : r.exporter;
+    const auto used = std::find(exporters.begin(), exporters.end(), exporter);
+    const bool last = used == exporters.end() || used + 1 == exporters.end();
+    // The file of the only exporter tried is checked after the tool, as every tool's output is;
+    // after others, here, so that its error names theirs.
+    std::optional<std::string> rejected =
+        last && failed.empty() ? std::nullopt : checker_rejection(build);
+    if (!rejected) return take_export(build, r, exporter, opset, outbox, log);
+    if (last) {
+      r.ok = false;
+      r.error = *rejected;
+      throw_export_failure(build, r, exporter, log);
+    }
+    failed.push_back(fmt::format("{} exporter failed: {}", exporter, *rejected));
+    log += fmt::format("{}; trying the {} exporter\n", failed.back(), *(used + 1));
+    remove_export(build.onnx_path);
+    build.onnx_path.clear();
+    exporters = std::vector<std::string>(used + 1, exporters.end());
+  }
 }
 
 // ---- build stages (src/transforms/) ----------------------------------------------------------------

@@ -44,15 +44,21 @@ class Torch2 : public ::testing::Test {
   TempDir dir{"tk-e2e-torch2"};
   fs::path cache() const { return dir.path() / "cache"; }
 
-  json stats_of(const fs::path& cache_dir, const std::string& stem) const {
+  // The build folder of the model `stem` (one with stats), empty where there is none.
+  fs::path build_of(const fs::path& cache_dir, const std::string& stem) const {
     for (const auto& e : fs::directory_iterator(cache_dir)) {
       if (e.path().filename().string().rfind(stem + "_", 0) == 0 &&
           fs::exists(e.path() / "turnkey_stats.yaml")) {
-        return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+        return e.path();
       }
     }
     ADD_FAILURE() << "no build for " << stem;
-    return json::object();
+    return {};
+  }
+
+  json stats_of(const fs::path& cache_dir, const std::string& stem) const {
+    const fs::path build = build_of(cache_dir, stem);
+    return build.empty() ? json::object() : json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   }
 };
 
@@ -235,6 +241,25 @@ TEST_F(Torch2, AutoFallsBackToTorchscriptAndSaysWhy) {
                                  dir.path() / "cache2");
   EXPECT_EQ(dynamo.exit_code, 1) << dynamo.all();
   EXPECT_EQ(dynamo.all().find("Traceback"), std::string::npos) << dynamo.all();
+}
+
+// A graph the dynamo exporter writes but the checker's strict shape inference rejects is that
+// exporter's failure: auto asks the TorchScript exporter next (whose graph here is rejected too,
+// as tests/data/torch2/checker_rejected.py says), and the one line names both reasons.
+TEST_F(Torch2, AGraphTheCheckerRejectsMakesAutoTryTheNextExporter) {
+  const fs::path script = kSource / "tests/data/torch2/checker_rejected.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  json s = stats_of(cache(), "checker_rejected");
+  EXPECT_TRUE(std::regex_search(
+      s.value("error", ""),
+      std::regex("^ONNX checker: shape inference: .*Gather.* \\(the torchscript exporter; "
+                 "before it, dynamo exporter failed: ONNX checker: shape inference: .*differ")))
+      << s.dump();
+  EXPECT_EQ(s.value("exporter_fallback", "").rfind("dynamo exporter failed: ONNX checker", 0), 0)
+      << s.dump();
+  const std::string log = slurp(build_of(cache(), "checker_rejected") / "log_export-pytorch.txt");
+  EXPECT_NE(log.find("(6) vs (7); trying the torchscript exporter"), std::string::npos) << log;
 }
 
 // A forward neither exporter can write: the build fails in one line that names both reasons,

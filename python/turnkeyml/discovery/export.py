@@ -204,10 +204,10 @@ _WARNS_OF_WRONG_RESULTS = ("will produce incorrect results",)
 def _export_attempts(exporters, module, target, feed, path, opset, input_names, output_names,
                      log, reply):
     """Tries `exporters` in order (auto: torch's default first, then the other); the first that
-    writes the file wins. Each failure before the last is a line in the log and in the reply's
-    `exporter_fallback` (also when the last fails: the core names every exporter's reason); the
-    last one's error is raised. A failed allocation is not retried: the other exporter needs no
-    less memory."""
+    writes a file the ONNX checker passes wins: (that exporter, the model read back). Each
+    failure before the last is a line in the log and in the reply's `exporter_fallback` (also
+    when the last fails: the core names every exporter's reason); the last one's error is
+    raised. A failed allocation is not retried: the other exporter needs no less memory."""
     from .commands import is_out_of_memory, one_line
 
     failures = []
@@ -217,6 +217,12 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
                          output_names, log)
             if exporter == "dynamo" and opset != _DYNAMO_BASE_OPSET:
                 _check_opset_written(path, opset)
+            # A graph the checker rejects (the dynamo exporter's Gemma 4 audio tower: "Nodes in
+            # a graph must be topologically sorted") is that exporter's failure too. The dynamo
+            # exporter runs no checker, but the core's model facts run ONNX 1.23's (with strict
+            # shape inference, where the core asks the next exporter too) on every file it
+            # takes: checking here too cost the export ~10%; external data is checked here.
+            model = _checked_model(path, checked_by_exporter=True)
         except Exception as error:  # noqa: BLE001 (the next exporter, or raised)
             if n + 1 == len(exporters) or is_out_of_memory(error):
                 if failures:
@@ -233,7 +239,7 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
         reply["exporter_version"] = exporter_fixes.exporter_version(exporter)
         if failures:
             reply["exporter_fallback"] = "; ".join(failures)
-        return exporter
+        return exporter, model
     raise ValueError("no exporter to try")
 
 
@@ -404,7 +410,7 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
                         raise ValueError("the model returned no tensors")
                     args, kwargs = fresh()
                     target, feed = _export_target(module, args, kwargs, entry)
-                    exporter = _export_attempts(
+                    exporter, model = _export_attempts(
                         list(exporters), module, target, feed,
                         os.path.join(private, os.path.basename(path)), opset, entry.input_names,
                         output_names, log, reply)
@@ -420,9 +426,6 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
             reply["exporter_warning"] = warned
         shutil.rmtree(private, ignore_errors=True)
 
-    # The dynamo exporter runs no checker, but the core's model facts run ONNX 1.23's checker
-    # (with shape inference) on every file it takes: checking here too cost the export ~10%.
-    model = _checked_model(path, checked_by_exporter=True)
     graph = model.graph
     reply["opset"] = _written_opset(model, opset)
     graph_inputs = [i.name for i in graph.input]
