@@ -154,6 +154,10 @@ def main(argv):
                     row = phases[group]
                     row[0], row[1] = row[0] + 1, row[1] + sum(split.values())
                     row[2].update(split)
+    if not stages:
+        print("bench/corpus_stages.py: %s holds no input's progress events (the cache of a "
+              "corpus run, bench/corpus, has them)" % inputs_dir, file=sys.stderr)
+        return 1
     # Markdown tables: docs/corpus.md takes them as printed.
     names = sorted({s for r in stages.values() for s in r[2]}, key=lambda s: (s != "discover", s))
     _table(stages, names, "inputs")

@@ -8,7 +8,7 @@ import json
 import os
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 STAGES_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                          "corpus_stages.py")
@@ -67,6 +67,14 @@ class ExportPhases(unittest.TestCase):
         self.assertIn("| transformers | 1 | 1100 | 100 (9%) | 600 (55%) | 200 (18%) | "
                       "100 (9%) | 100 (9%) |", lines)
 
+
+    def test_a_cache_without_input_records_says_so(self):
+        with tempfile.TemporaryDirectory() as cache:
+            os.makedirs(os.path.join(cache, "inputs"))
+            err = io.StringIO()
+            with redirect_stderr(err):
+                self.assertEqual(stages_tool.main(["corpus_stages.py", cache]), 1)
+        self.assertIn("holds no input's progress events", err.getvalue())
 
 if __name__ == "__main__":
     unittest.main()
