@@ -433,5 +433,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         forward(model, given)
 
 
+    def test_a_drafter_gets_its_noise_block_and_the_target_context(self):
+        # Muse Glimmer's assistant (a DFlash drafter): "takes 'noise_embeds' as its main input,
+        # which models/transformers does not make"; its forward requires the target model's
+        # hidden states at its target layers beside it, concatenated along the last axis.
+        config = transformers.MuseGlimmerAssistantConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_key_value_heads=1, head_dim=16, block_size=4, target_layer_ids=[0, 2, 4])
+        model = transformers.MuseGlimmerAssistantModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["noise_embeds"].shape), [1, 4, 32])
+        self.assertEqual(list(given["context_hidden_states"].shape), [1, 8, 96])
+        forward(model, given)
+
 if __name__ == "__main__":
     unittest.main()

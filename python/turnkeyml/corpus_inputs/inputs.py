@@ -7,7 +7,7 @@ import torch
 from .audio import audio_inputs, audio_tower, with_audio
 from .config import (MEDIA_TOKENS, accepts, as_size, configs, first_taken, get, placeholder_tokens,
                      sub)
-from .required import grid_inputs, query_token, with_required
+from .required import draft_inputs, grid_inputs, query_token, required, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
 from .text import sequence_length, text, text_inputs, token_ids
@@ -231,6 +231,8 @@ def _main_inputs(model, main, batch_size, max_seq_length):
             # exactly one of input_ids or inputs_embeds" in its decoder without them).
             guess["decoder_input_ids"] = token_ids(config, batch_size, 8)
         return audio_main_inputs(model, main, guess, batch_size)
+    if main == "noise_embeds" and "context_hidden_states" in required(model):
+        return draft_inputs(model, batch_size, max_seq_length)
     unnamed = unnamed_main_inputs(model, main, _pixel_values(config, batch_size), batch_size,
                                   max_seq_length) if accepts(model, main) else None
     if unnamed is not None:

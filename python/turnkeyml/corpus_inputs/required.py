@@ -197,6 +197,20 @@ def with_required(model, given, batch_size):
     return given
 
 
+def draft_inputs(model, batch_size, max_seq_length):
+    """A speculative-decoding drafter's inputs (Muse Glimmer's assistant, a DFlash drafter, main
+    input `noise_embeds`): the block of `block_size` embeddings it denoises, and the context,
+    the target model's hidden states at each of its `target_layer_ids` concatenated along the
+    last axis, which its forward requires beside it."""
+    config = model.config
+    width = _first_int(config, ("hidden_size",), 64)
+    layers = get(config, "target_layer_ids") or [0]
+    block = _first_int(config, ("block_size",), 16)
+    length = sequence_length(config, max_seq_length)
+    return {"noise_embeds": torch.randn(batch_size, block, width),
+            "context_hidden_states": torch.randn(batch_size, length, width * len(layers))}
+
+
 def _image_prompts(model, given, needed):
     """SegGPT's example of the task in context: an image and its mask (an image of the mask's
     colours), each as large as the image to segment ("missing 2 required positional arguments:

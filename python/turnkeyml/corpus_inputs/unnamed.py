@@ -1,5 +1,5 @@
 """A main input under a name the modalities do not use (Perceiver's `inputs`, Mimi's and Pocket
-TTS's `latents`, VibeVoice's tokenizers' `hidden_states`, `inputs_embeds`, `noise_embeds`): its
+TTS's `latents`, VibeVoice's tokenizers' `hidden_states`, `inputs_embeds`): its
 layout is found by trying the corpus's layouts on fake tensors: raw samples, token ids, images,
 then vectors of each width the configuration names or the first layer takes, along the last axis
 (embeddings) or the middle one (latent frames)."""
