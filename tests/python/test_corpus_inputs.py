@@ -446,5 +446,28 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual(list(given["context_hidden_states"].shape), [1, 8, 96])
         forward(model, given)
 
+    def test_a_model_that_splices_images_into_its_text_gets_images_and_their_tokens(self):
+        # LLaVA: one image token per feature vector its projector makes of an image, 16 patches
+        # here (a 32-pixel image in patches of 8; the class token dropped by its defaults); the
+        # model counts them itself. Its defaults put the image token past the text vocabulary
+        # (token 64 of 64 rows here, 32000 of 32000 in LLaVA's): the vocabulary grows to hold
+        # it, padded to a multiple of 64 as the published checkpoints' (32,064).
+        config = transformers.LlavaConfig(
+            text_config=dict(model_type="llama", vocab_size=64, hidden_size=32,
+                             intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                             num_key_value_heads=1),
+            vision_config=dict(model_type="clip_vision_model", hidden_size=32,
+                               intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                               image_size=32, patch_size=8, projection_dim=32),
+            image_token_index=64, vision_feature_layer=-1)
+        config = corpus_inputs.fitted(config, transformers.LlavaModel)
+        self.assertEqual(config.text_config.vocab_size, 128)
+        model = transformers.LlavaModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 3, 32, 32])
+        self.assertEqual(list(given["input_ids"].shape), [2, 16 + 8])
+        self.assertEqual((given["input_ids"] == 64).sum(dim=1).tolist(), [16, 16])
+        forward(model, given)
+
 if __name__ == "__main__":
     unittest.main()

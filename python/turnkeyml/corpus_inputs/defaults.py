@@ -5,6 +5,7 @@ builds an embedding of `None` rows). The corpus builds from defaults, so it give
 import copy
 
 from .config import MEDIA_TOKENS, configs, get
+from .image_tokens import image_token
 from .published import published
 
 
@@ -114,20 +115,33 @@ def _query_image_token(config):
     return None
 
 
+def _vocabulary_holding_image_token(config):
+    """(text holder, "vocab_size", size) where the text vocabulary ends at or before the token
+    image features are spliced in at (LLaVA's defaults: token 32000 of 32000 rows, "index out of
+    range in self" once the text holds it): the published checkpoints add the token after the
+    tokenizer's and pad the embedding to a multiple of 64 (llava-1.5-7b-hf: 32,064 rows)."""
+    token, text = image_token(config), get(config, "text_config")
+    vocab = get(text, "vocab_size") if text is not None else None
+    if token is None or not isinstance(vocab, int) or token < vocab:
+        return None
+    return text, "vocab_size", (token // 64 + 1) * 64
+
+
 def completed(config):
     """`config`, or a copy with the values its model needs and its defaults leave unset (see
     _missing); prints what it gave."""
     if (not any(True for holder in configs(config) for _ in _missing(holder))
-            and _query_image_token(config) is None):
+            and _query_image_token(config) is None
+            and _vocabulary_holding_image_token(config) is None):
         return config
     from transformers import PretrainedConfig  # only the transformers scripts come here
 
     config = copy.deepcopy(config)
     given = []
-    token = _query_image_token(config)
-    if token is not None:
-        setattr(*token)
-        given.append("%s=%r" % token[1:])
+    for fix in (_query_image_token(config), _vocabulary_holding_image_token(config)):
+        if fix is not None:
+            setattr(*fix)
+            given.append("%s=%r" % fix[1:])
     for holder in configs(config):
         for name, value in list(_missing(holder)):
             setattr(holder, name, value)
