@@ -262,6 +262,19 @@ TEST_F(Torch2, AGraphTheCheckerRejectsMakesAutoTryTheNextExporter) {
   EXPECT_NE(log.find("(6) vs (7); trying the torchscript exporter"), std::string::npos) << log;
 }
 
+// An image spliced into the text at image tokens: transformers' check that they match leaves
+// aten._is_all_true in the graph, which the dynamo exporter writes with turnkey's translation
+// (without it: a ConversionError, and the TorchScript exporter's graph instead).
+TEST_F(Torch2, TheDynamoExporterWritesAModelThatChecksItsImageTokens) {
+  const fs::path script = kSource / "tests/data/torch2/image_tokens.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of(cache(), "image_tokens");
+  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+  EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
 // A forward neither exporter can write: the build fails in one line that names both reasons,
 // the TorchScript exporter's (the last tried) first; the stats keep the dynamo exporter's.
 TEST_F(Torch2, WhenEveryExporterFailsTheLineNamesEachOnesReason) {

@@ -188,9 +188,10 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
         table = exporter_fixes.library_translations(module)
         if table:
-            arguments["custom_translation_table"] = table
             log.append("translations: transformers' ONNX table for its models (%d ops: its "
                        "grouped_mm experts kernel, ...)" % len(table))
+        arguments["custom_translation_table"] = {**exporter_fixes.own_translations(),
+                                                 **(table or {})}
     _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
 
 

@@ -279,6 +279,24 @@ def library_translations(module):
     return dict(_ONNX_TRANSLATION_TABLE) or None
 
 
+def _is_all_true(self):
+    """aten._is_all_true (what torch._check_tensor_all leaves in a graph torch.export makes:
+    transformers' check that a text's image tokens match its image features) as ONNX: the least
+    of the tensor as integers, as a bool. torch 2.15's torchlib has none ("ConversionError:
+    Error when translating node %_is_all_true"); the assertion it feeds is not exported, so the
+    value is dead code the exporter's optimizer removes."""
+    from onnxscript import opset18 as op
+
+    return op.Cast(op.ReduceMin(op.Cast(self, to=6), keepdims=0), to=9)  # INT32, then BOOL
+
+
+def own_translations():
+    """turnkey's translations for the dynamo exporter, of aten ops torch.onnx cannot translate
+    ({op: onnxscript function}; passed with the library's, which take precedence)."""
+    op = getattr(getattr(torch.ops.aten, "_is_all_true", None), "default", None)
+    return {op: _is_all_true} if op is not None else {}
+
+
 def exporter_version(exporter):
     """What made the file: torch's version, and onnxscript's for the dynamo exporter."""
     versions = "torch %s" % torch.__version__.split("+")[0]
