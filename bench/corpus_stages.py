@@ -13,9 +13,11 @@ Reads <cache>/inputs/<input>.yaml (the record: input, status, builds) and <input
 
 A second table splits the PyTorch exports by phase, from each build's log_export-pytorch.txt,
 whose lines printed from Python carry their time ("[+812.4 s] [torch.onnx] Run
-decompositions... ✅"): the dynamo exporter's phases, the rest of the export (the TorchScript
-exporter where dynamo failed, the reference and float64 runs, writing the file) as "other".
-Logs written before the stamps (turnkey before f8a99fb) are left out of it.
+decompositions... ✅"): the dynamo exporter's phases and the writing of its file, the
+TorchScript exporter's run where dynamo failed, reading the file back for the checker, the
+float64 reference run (from turnkey's own lines of each step), the rest as "other". Logs
+written before the stamps (turnkey before f8a99fb) are left out of it; before 6c607c8 they
+have no step lines, and all but the dynamo phases is "other".
 """
 
 import collections
@@ -78,12 +80,19 @@ def stage_seconds(progress_path):
 # ends it; the phase's name is its words before " for `..." (the graph obtained names its method).
 _PHASE = re.compile(r"^\[\+([0-9.]+) s\] \[torch\.onnx\] (.+?)\.\.\.( \S+)?\s*$")
 _EXPORTED = re.compile(r"^exported .* in ([0-9.]+) s$")
+# turnkey's own lines of the export's steps (python/turnkeyml/discovery/export.py), by phase.
+_STEPS = ((re.compile(r"^the (\w+) exporter ran ([0-9.]+) s$"), None),
+          (re.compile(r"^read back and checked in ([0-9.]+) s$"), "read back and checked"),
+          (re.compile(r"^float64 reference outputs in ([0-9.]+) s$"), "float64 reference"))
 
 
 def export_phases(text):
-    """{phase: seconds} of one export log, with "other" the rest of its "exported ... in N s";
-    {} where the log has no stamped phase or no total (a failed export)."""
-    seconds, started, total = collections.Counter(), {}, None
+    """{phase: seconds} of one export log: the dynamo exporter's stamped phases, the rest of its
+    run ("dynamo: after its phases (writing)": the file is saved after its last phase; where
+    it failed, the time to its failure), another exporter's whole run, the checker's and the
+    float64 reference's; "other" is the rest of its "exported ... in N s". {} where the log has
+    no timing line or no total (a failed export)."""
+    seconds, started, total, ran = collections.Counter(), {}, None, collections.Counter()
     for line in text.splitlines():
         found = _PHASE.match(line)
         if found:
@@ -92,11 +101,23 @@ def export_phases(text):
                 started[name] = at
             elif name in started:
                 seconds[name] += at - started.pop(name)
+        for pattern, phase in _STEPS:
+            step = pattern.match(line)
+            if step and phase is None:
+                ran[step.group(1)] += float(step.group(2))
+            elif step:
+                seconds[phase] += float(step.group(1))
         found = _EXPORTED.match(line)
         if found:
             total = float(found.group(1))
     if not seconds or total is None:
         return {}
+    if ran["dynamo"]:  # the exporter's run less its phases: writing the file
+        seconds["dynamo: after its phases (writing)"] = max(0.0, ran.pop("dynamo") - sum(
+            v for k, v in seconds.items() if k not in ("read back and checked",
+                                                        "float64 reference")))
+    for exporter, spent in ran.items():
+        seconds["%s exporter" % exporter] += spent
     seconds["other"] = max(0.0, total - sum(seconds.values()))
     return seconds
 

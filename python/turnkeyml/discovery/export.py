@@ -214,16 +214,22 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
     failures = []
     for n, exporter in enumerate(exporters):
         try:
-            _export_with(exporter, module, target, feed, path, opset, input_names,
-                         output_names, log)
+            started = time.perf_counter()
+            try:
+                _export_with(exporter, module, target, feed, path, opset, input_names,
+                             output_names, log)
+            finally:  # where an export's time goes: bench/corpus_stages.py reads these lines
+                log.append("the %s exporter ran %.3f s" % (exporter, time.perf_counter() - started))
             if exporter == "dynamo" and opset != _DYNAMO_BASE_OPSET:
                 _check_opset_written(path, opset)
+            started = time.perf_counter()
             # A graph the checker rejects (the dynamo exporter's Gemma 4 audio tower: "Nodes in
             # a graph must be topologically sorted") is that exporter's failure too. The dynamo
             # exporter runs no checker, but the core's model facts run ONNX 1.23's (with strict
             # shape inference, where the core asks the next exporter too) on every file it
             # takes: checking here too cost the export ~10%; external data is checked here.
             model = _checked_model(path, checked_by_exporter=True)
+            log.append("read back and checked in %.3f s" % (time.perf_counter() - started))
         except Exception as error:  # noqa: BLE001 (the next exporter, or raised)
             if n + 1 == len(exporters) or is_out_of_memory(error):
                 if failures:
