@@ -11,7 +11,10 @@ import inspect
 
 import torch
 
-from .config import accepts, configs, get, on_fake_tensors, on_weights, taken
+from .config import MEDIA_TOKENS, accepts, configs, get, on_fake_tensors, on_weights, taken
+
+# The fields of config.MEDIA_TOKENS that name an image's token.
+_IMAGE_TOKENS = tuple(name for name in MEDIA_TOKENS if name.startswith("image_"))
 
 
 class _Counted(Exception):
@@ -54,7 +57,7 @@ def _feature_count(model, inputs):
 def image_token(config):
     """The id of the token a model splices image features in at, or None."""
     for holder in configs(config):
-        for name in ("image_token_id", "image_token_index"):
+        for name in _IMAGE_TOKENS:
             value = get(holder, name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 return value
@@ -69,8 +72,8 @@ def with_image_tokens(model, inputs, images):
     if (token is None or "input_ids" not in inputs or "pixel_values" in inputs
             or not accepts(model, "pixel_values")):
         return inputs
-    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
-    if getattr(embeddings, "num_embeddings", token + 1) <= token:
+    rows = getattr(getattr(model, "get_input_embeddings", lambda: None)(), "num_embeddings", None)
+    if rows is not None and token >= rows:
         return inputs  # a token the text cannot hold (defaults.completed grows LLaVA's vocabulary)
     ids = inputs["input_ids"]
     batch = ids.shape[0]

@@ -7,7 +7,7 @@ import torch
 from .audio import audio_inputs, audio_tower, with_audio
 from .config import (MEDIA_TOKENS, accepts, as_size, configs, first_taken, get, placeholder_tokens,
                      sub)
-from .image_tokens import with_image_tokens
+from .image_tokens import image_token, with_image_tokens
 from .required import draft_inputs, grid_inputs, query_token, required, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
@@ -246,13 +246,12 @@ def _image_beside_text(model, inputs, batch_size):
     """inputs, with an image where the forward takes text and an image beside it and refuses the
     text alone (ViLT: "You have to specify either pixel_values or image_embeds"; Idefics: its
     images per sample, with the mask of the images each token attends to): tried on fake
-    tensors, the text alone first. Models that splice the image in at image tokens
-    (an `image_token_id`) are left as they are: their text holds no such token."""
+    tensors, the text alone first. Models that splice the image in at image tokens (an
+    `image_token_id`) are left to image_tokens.with_image_tokens, which counts the tokens."""
     config = model.config
     if ("input_ids" not in inputs or "pixel_values" in inputs
             or not accepts(model, "pixel_values")
-            or any(get(h, k) is not None for h in configs(config)
-                   for k in ("image_token_id", "image_token_index"))):
+            or image_token(config) is not None):
         return inputs
     images = _pixel_values(getattr(config, "vision_config", None) or config, batch_size)
     layouts = [inputs, dict(inputs, pixel_values=images)]
