@@ -1,5 +1,5 @@
 // Internal to the engine: what one build carries from tool to tool, and the tool bodies
-// (stages.cpp). Not thread-safe: one Build is worked on by one thread.
+// (stages.cpp, export_pytorch.cpp). Not thread-safe: one Build is worked on by one thread.
 #pragma once
 
 #include <filesystem>

@@ -1,6 +1,6 @@
 """Build constants the reference tool's documents name (`turnkey.common.build.DEFAULT_ONNX_OPSET`).
 
-The C++ core holds the same default (src/stages/stages.cpp); TURNKEY_ONNX_OPSET overrides it per
+The C++ core holds the same default (src/stages/export_pytorch.cpp); TURNKEY_ONNX_OPSET overrides it per
 run, --onnx-opset / onnx_opset= per call.
 """
 

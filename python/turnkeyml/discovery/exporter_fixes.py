@@ -178,7 +178,7 @@ def _grouped_query_attention(g, query, key, value, attn_mask=None, dropout_p=0.0
 
 # name, op, first opset the fix is for, the symbolic, needs: module that must be imported,
 # kind: "adds" (only where the exporter has no symbolic) or "wraps" (over the exporter's own).
-# Adding or changing a fix: bump kExporterFixesRevision in src/stages/stages.cpp (cache keys).
+# Adding or changing a fix: bump kExporterFixesRevision in src/stages/export_pytorch.cpp (cache keys).
 _FIXES = (
     ("roi_align_opset16", "torchvision::roi_align", 16, _roi_align, "torchvision", "adds"),
     ("aten_zero", "aten::zero", 9, _zero, None, "adds"),
