@@ -210,5 +210,42 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.DiffusionGemmaEncoderTextModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
 
+    def test_gemma_3n_keeps_its_vision_and_audio_ids_at_the_end_of_a_cut_vocabulary(self):
+        # Gemma 3n's vision and audio embedders own the text vocabulary's last 2 x 128 ids, its
+        # image and audio tokens among them, and it pads its audio with the last id: cut from
+        # 262,400 to 32,000 ids with the embedders' offsets left at 262,144 and 262,272, the
+        # padding's lookup fell before the audio table ("index out of range in self"). Its tower
+        # makes 25 audio embeddings of 400 frames and the model pads them to 188, which its
+        # placeholder check counts: 25 audio tokens did not match ("tokens: 25, features: 188").
+        tail = 32768  # the ids from here on are the embedders' (262,144 in the defaults)
+        config = transformers.Gemma3nConfig(
+            text_config=dict(
+                vocab_size=tail + 256, vocab_size_per_layer_input=tail, hidden_size=32,
+                hidden_size_per_layer_input=8, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=1, head_dim=16, laurel_rank=4,
+                layer_types=["sliding_attention", "full_attention"], num_kv_shared_layers=0,
+                activation_sparsity_pattern=[0.0] * 2),
+            vision_config=dict(vocab_offset=tail),
+            audio_config=dict(vocab_offset=tail + 128, hidden_size=32, conf_num_hidden_layers=1,
+                              conf_num_attention_heads=2, sscp_conv_channel_size=[8, 4]),
+            boi_token_id=tail - 257, eoi_token_id=tail, image_token_id=tail + 1,
+            boa_token_id=tail - 256, eoa_token_id=tail + 128, audio_token_id=tail + 129)
+        config = corpus_inputs.fitted(config, transformers.Gemma3nModel, max_parameters=1)
+        text, end = config.text_config, 32000 - 256  # the tail moved to the cut's end
+        self.assertEqual(text.vocab_size, 32000)
+        self.assertEqual((config.vision_config.vocab_offset, config.audio_config.vocab_offset,
+                          text.vocab_size_per_layer_input), (end, end + 128, end))
+        self.assertEqual((config.eoi_token_id, config.image_token_id, config.eoa_token_id,
+                          config.audio_token_id), (end, end + 1, end + 128, end + 129))
+        self.assertLess(max(config.boi_token_id, config.boa_token_id), end)  # text tokens
+        model = transformers.Gemma3nModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        ids = given["input_ids"][0].tolist()
+        self.assertEqual((ids.count(end + 129), ids.count(end + 1)), (188, 256))
+        # The image's 256 tokens stay in the text as the vision embedder's own ids; its tower
+        # (MobileNetV5, 25 s on 2 cores) is not run here.
+        given.pop("pixel_values")
+        forward(model, given)
+
 if __name__ == "__main__":
     unittest.main()

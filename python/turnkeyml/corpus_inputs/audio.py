@@ -4,6 +4,7 @@
 import torch
 
 from .config import accepts, get, on_fake_tensors, on_weights, placeholder_tokens
+from .placeholders import feature_count
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -103,9 +104,14 @@ def audio_inputs(model, batch_size, max_seq_length):
         try:
             if encoder is not None:
                 count = _embeddings_count(on_fake_tensors(encoder, on_weights(model, inputs)))
-                count = count // batch_size if count and count % batch_size == 0 else None
         except Exception:  # not this layout
             pass
+        if token is not None and count:
+            # What the model splices in may be more than its tower makes (Gemma 3n pads its
+            # audio to 188 embeddings): its own placeholder check counts, where it has one.
+            text = text_inputs(model.config, batch_size, max_seq_length)
+            count = feature_count(model, dict(text, **inputs), "audio_features") or count
+        count = count // batch_size if count and count % batch_size == 0 else None
         if token is not None:
             if count:
                 return inputs, count, max_seq_length

@@ -201,10 +201,11 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
     returns what changed."""
     changed = []
     for holder in configs(config):
+        whole = get(holder, "vocab_size")
         if _cap(holder, "vocab_size", vocab, changed):
             for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
                 _cap(holder, name, vocab - 1, [])
-            _renumber_special_tokens(config, vocab)
+            _renumber_special_tokens(config, whole, vocab)
         _keep_layers(holder, _layers_kept(holder, layers, keep_kinds) if keep_kinds else
                      _first_layers(holder, layers), changed)
         for name in _EXPERTS:
@@ -218,14 +219,36 @@ def _shrink(config, layers, experts, vocab, keep_kinds):
     return changed
 
 
-def _renumber_special_tokens(config, vocab):
-    """Gives the placeholder tokens past a cut vocabulary (audio, image, video tokens: a model
-    splices its towers' embeddings in where they stand) distinct ids at its end, in every
-    configuration that names them."""
+def _renumber_special_tokens(config, whole, vocab):
+    """Gives the placeholder tokens past a vocabulary cut from `whole` to `vocab` ids (audio,
+    image, video tokens: a model splices its towers' embeddings in where they stand) distinct
+    ids within it, in every configuration that names them. Where embedders own the vocabulary's
+    tail (Gemma 3n: vision and audio ids from their `vocab_offset` to `whole`, its placeholder
+    tokens among them, the per-layer table below it, audio padded with the last id), the tail
+    moves to the cut vocabulary's end as it was, and the other tokens past the cut go below it."""
+    tail = _embedded_tail(config, whole, vocab)
+    shift = vocab - whole
+    below = vocab - 1 if tail is None else tail + shift  # vocab - 1: where pad, bos and eos went
     renumbered = {}  # old id -> new id: a token named in two configurations stays one token
     for holder, name, value in list(token_fields(config)):
-        if value >= vocab:  # vocab - 1 is where pad, bos and eos went
-            setattr(holder, name, renumbered.setdefault(value, vocab - 2 - len(renumbered)))
+        if tail is not None and tail <= value < whole:
+            setattr(holder, name, value + shift)
+        elif value >= vocab:
+            setattr(holder, name, renumbered.setdefault(value, below - 1 - len(renumbered)))
+    if tail is not None:
+        for holder in configs(config):
+            for name in ("vocab_offset", "vocab_size_per_layer_input"):
+                value = get(holder, name)
+                if isinstance(value, int) and tail <= value < whole:
+                    setattr(holder, name, value + shift)
+
+
+def _embedded_tail(config, whole, vocab):
+    """The first id of the tail of a `whole`-id vocabulary that embedders of their own own
+    (the lowest `vocab_offset` of the configuration's parts past the cut to `vocab`), or None."""
+    offsets = [get(holder, "vocab_offset") for holder in configs(config)]
+    offsets = [o for o in offsets if isinstance(o, int) and vocab <= o < whole]
+    return min(offsets) if offsets and whole - min(offsets) < vocab else None
 
 
 # The steps fitted() takes until the model fits: (layers, routed experts, vocabulary, layers
