@@ -60,6 +60,19 @@ class Torch2 : public ::testing::Test {
     const fs::path build = build_of(cache_dir, stem);
     return build.empty() ? json::object() : json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   }
+
+  // The stats of the script `stem`'s model of class `cls` (a script with several models).
+  json stats_of_class(const fs::path& cache_dir, const std::string& stem,
+                      const std::string& cls) const {
+    for (const auto& e : fs::directory_iterator(cache_dir)) {
+      const fs::path stats = e.path() / "turnkey_stats.yaml";
+      if (e.path().filename().string().rfind(stem + "_", 0) != 0 || !fs::exists(stats)) continue;
+      json s = json_from_yaml(slurp(stats));
+      if (s.value("class", "") == cls) return s;
+    }
+    ADD_FAILURE() << "no build of class " << cls << " for " << stem;
+    return json::object();
+  }
 };
 
 TEST_F(Torch2, HelloWorldAndTheTestsScriptsHashTheSameUnderBothInterpreters) {
@@ -273,6 +286,21 @@ TEST_F(Torch2, TheDynamoExporterWritesAModelThatChecksItsImageTokens) {
   EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
   EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
   EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
+// erfinv, which ONNX has no op for, in a real library model (Gemma 3n's sparse activations: the
+// normal quantile of a constant) and over its whole domain: turnkey's translation lets the dynamo
+// exporter write both (without it: NotImplementedError, and the TorchScript exporter's graph).
+TEST_F(Torch2, TheDynamoExporterWritesErfinvWithinTolerance) {
+  const fs::path script = kSource / "tests/data/torch2/erfinv.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  for (const char* model : {"Gemma3nTextModel", "Erfinv"}) {
+    json s = stats_of_class(cache(), "erfinv", model);
+    EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+    EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  }
 }
 
 // A forward neither exporter can write: the build fails in one line that names both reasons,
