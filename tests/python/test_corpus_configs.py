@@ -247,5 +247,26 @@ class CorpusConfigurations(unittest.TestCase):
         given.pop("pixel_values")
         forward(model, given)
 
+    def test_qwen_2_5_omni_thinker_gets_the_vision_start_token_its_rotary_index_reads(self):
+        # Its class defaults have no `vision_start_token_id`, which its rotary index reads
+        # ("'Qwen2_5OmniThinkerConfig' object has no attribute 'vision_start_token_id'"); the
+        # published thinker_config gives 151652, renumbered into the cut vocabulary.
+        config = transformers.Qwen2_5OmniThinkerConfig(
+            text_config=dict(vocab_size=152064, hidden_size=32, intermediate_size=64,
+                             num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                             rope_parameters=dict(rope_type="default", rope_theta=10000.0,
+                                                  mrope_section=[2, 3, 3])),
+            audio_config=dict(d_model=32, encoder_layers=1, encoder_attention_heads=2,
+                              encoder_ffn_dim=64, output_dim=32),
+            vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
+                               out_hidden_size=32, fullatt_block_indexes=[0]))
+        self.assertFalse(hasattr(config, "vision_start_token_id"))
+        config = corpus_inputs.fitted(config, transformers.Qwen2_5OmniThinkerModel,
+                                      max_parameters=1)
+        self.assertLess(config.vision_start_token_id, 32000)
+        model = transformers.Qwen2_5OmniThinkerModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 16))
+
+
 if __name__ == "__main__":
     unittest.main()

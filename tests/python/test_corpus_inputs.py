@@ -469,5 +469,18 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual((given["input_ids"] == 64).sum(dim=1).tolist(), [16, 16])
         forward(model, given)
 
+    def test_a_question_answering_head_gets_a_question_and_a_context(self):
+        # Longformer's head gives the question before the separators global attention and
+        # asserts three a row ("There should be exactly three separator tokens"), which random
+        # text never holds; a data-dependent check the dry run cannot see.
+        config = transformers.LongformerConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, attention_window=8)
+        model = transformers.LongformerForQuestionAnswering(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 32)
+        separators = (given["input_ids"] == config.sep_token_id).nonzero()[:, 1].tolist()
+        self.assertEqual(separators, [4, 5, 31] * 2)  # the question is an eighth of the row
+        self.assertEqual(list(forward(model, given).start_logits.shape), [2, 32])
+
 if __name__ == "__main__":
     unittest.main()

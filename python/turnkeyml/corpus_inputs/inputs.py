@@ -11,7 +11,7 @@ from .image_tokens import image_token, with_image_tokens
 from .required import draft_inputs, grid_inputs, query_token, required, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
-from .text import sequence_length, text, text_inputs, token_ids
+from .text import question_and_context, sequence_length, text, text_inputs, token_ids
 from .unnamed import first_required, unnamed_main_inputs
 
 
@@ -184,6 +184,12 @@ def _side(config, part):
     return held if held is not None and sub(config, "vocab_size") is None else config
 
 
+def _question_answering(model):
+    """Whether model is a question-answering head (transformers' mapping of them)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES
+    return type(model).__name__ in MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES.values()
+
+
 def _text_main_inputs(model, batch_size, max_seq_length):
     """Token ids and their mask; decoder ids beside them for an encoder-decoder, each side
     within its own vocabulary and, where the decoder's tokens are codes of several channels
@@ -192,8 +198,10 @@ def _text_main_inputs(model, batch_size, max_seq_length):
     encoder, decoder = _side(config, "encoder"), _side(config, "decoder")
     length = sequence_length(encoder, max_seq_length)
     avoid = placeholder_tokens(config)
-    inputs = {"input_ids": text(encoder, batch_size, length, avoid),
-              "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
+    ids = text(encoder, batch_size, length, avoid)
+    if _question_answering(model):
+        ids = question_and_context(encoder, ids, avoid)
+    inputs = {"input_ids": ids, "attention_mask": torch.ones(batch_size, length, dtype=torch.long)}
     if getattr(config, "is_encoder_decoder", False):
         inputs["decoder_input_ids"] = token_ids(decoder, batch_size, length, avoid)
         if decoder is not config:

@@ -21,6 +21,16 @@ _PUBLISHED_EXPERTS = {
 }
 
 
+# Fields the class defaults lack altogether (not even None) and their model reads, as the
+# published checkpoints' config.json give them: Qwen2.5-Omni's and Qwen3-Omni's thinkers read
+# `vision_start_token_id` in their rotary index ("'Qwen2_5OmniThinkerConfig' object has no
+# attribute 'vision_start_token_id'"); the thinker_config of Qwen/Qwen2.5-Omni-7B and of
+# Qwen/Qwen3-Omni-30B-A3B-Instruct give 151652, the Qwen2 tokenizer's <|vision_start|> (the
+# talkers' defaults have it too).
+_PUBLISHED_MISSING = {"qwen2_5_omni_thinker": (("vision_start_token_id", 151652),),
+                      "qwen3_omni_moe_thinker": (("vision_start_token_id", 151652),)}
+
+
 # Values the class defaults do set, to what no published checkpoint of theirs has and this
 # machine cannot run, (field, the defaults' value, the published one): experts 1407 wide
 # (DeepSeek-V2's and DeepSeek-OCR 2's defaults; DeepSeek-V2-Lite's are 1408), rows torch's CPU
@@ -129,6 +139,9 @@ def published(holder):
             yield "num_attention_heads", published_heads
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
+            yield name, value
+    for name, value in _PUBLISHED_MISSING.get(get(holder, "model_type"), ()):
+        if get(holder, name) is None:
             yield name, value
     for name, default, value in _PUBLISHED_OVER_DEFAULTS.get(get(holder, "model_type"), ()):
         if vars(holder).get(name) == default:

@@ -45,6 +45,26 @@ def text(config, batch_size, length, avoid=()):
     return ids
 
 
+def question_and_context(config, ids, avoid=()):
+    """ids as a question and a context, joined as RoBERTa-like tokenizers join a pair: the
+    question (an eighth of the row), two separators, the context, a separator. A question-answering
+    head reads its question by them: Longformer's gives the question global attention and
+    asserts three separators a row ("There should be exactly three separator tokens"), BigBird's
+    measures the question to the first. ids as given where the configuration names no separator
+    within its vocabulary, or the row is too short for a pair."""
+    sep = sub(config, "sep_token_id")
+    vocab = sub(config, "vocab_size")
+    length = ids.shape[-1]
+    if (not isinstance(sep, int) or isinstance(sep, bool) or sep < 0 or sep in avoid
+            or (isinstance(vocab, int) and sep >= vocab) or length < 4):
+        return ids
+    ids = ids.clone()
+    ids[ids == sep] = next(i for i in range(sep + 2 + len(avoid)) if i != sep and i not in avoid)
+    question = max(1, length // 8)
+    ids[:, [question, question + 1, length - 1]] = sep
+    return ids
+
+
 def sequence_length(config, max_seq_length):
     limit = sub(config, "max_position_embeddings")
     if isinstance(limit, int) and limit > 0:
