@@ -8,6 +8,7 @@ from .audio import audio_inputs, audio_tower, with_audio
 from .config import (MEDIA_TOKENS, accepts, as_size, configs, first_taken, get, placeholder_tokens,
                      sub)
 from .image_tokens import image_token, with_image_tokens
+from .random_draws import with_drawn_noise
 from .required import draft_inputs, grid_inputs, query_token, required, with_required
 from .series import series_inputs
 from .sound import FEATURES, FRAMES, SAMPLES, audio_main_inputs
@@ -327,6 +328,7 @@ def transformers_inputs(model, batch_size, max_seq_length):
     if "input_ids" in inputs and "pixel_values" not in inputs:
         vision = getattr(model.config, "vision_config", None) or model.config
         inputs = with_image_tokens(model, inputs, _pixel_values(vision, batch_size))
+    inputs = with_drawn_noise(model, inputs)
     # A forward whose first parameter is none of the names its class declares, the modalities
     # use or with_required makes (VibeVoice's tokenizers declare `input_values` and take
     # `hidden_states`) takes it as its main input.
