@@ -233,6 +233,19 @@ TEST_F(Runtimes, GroupedQueryAttentionExportsWithTheTorchscriptExporter) {
   EXPECT_EQ(s["exporter_fixes"], json::array({"sdpa_grouped_query"})) << s.dump();
 }
 
+// torch.diff and cumulative sums of booleans (Pocket TTS's audio tokenizer counts its frames'
+// boundaries so): the TorchScript exporter has no symbolic for aten::diff and writes CumSum over
+// booleans, which ONNX refuses; turnkey's fixes write both, under either torch.
+TEST_F(Runtimes, DiffAndCumulativeSumsOfBooleansExportWithTheTorchscriptExporter) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "diff_cumsum.py";
+  RunResult r =
+      run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const json s = stats_of("diff_cumsum");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
+  EXPECT_EQ(s["exporter_fixes"], json::array({"aten_diff", "cumsum_integer_sum"})) << s.dump();
+}
+
 TEST_F(Runtimes, APythonSideKilledDuringExportIsOneLineAndEarlierResultsStay) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "killed_in_export.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());

@@ -176,6 +176,53 @@ def _grouped_query_attention(g, query, key, value, attn_mask=None, dropout_p=0.0
     return own(g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
+def _scalar_name(value):
+    """The element type the exporter knows for a graph value ("Float", "Bool", ...), or None:
+    torch 1.13 gives the name, torch 2 a JitScalarType."""
+    scalar = _exporter_module("symbolic_helper")._try_get_scalar_type(value)
+    return scalar.scalar_name() if hasattr(scalar, "scalar_name") else scalar
+
+
+def _diff(g, self, n, dim, prepend, append):
+    """aten::diff (torch.diff: differences of neighbours along `dim`, `n` times, after
+    concatenating `prepend` and `append`), which the TorchScript exporter has no symbolic for
+    (Pocket TTS's audio tokenizer finds its frames' boundaries with it): each pass subtracts the
+    slice [:-1] from the slice [1:]; booleans, which torch.diff compares, by Xor."""
+    symbolic_helper = _exporter_module("symbolic_helper")
+    n = symbolic_helper._get_const(n, "i", "n")
+    dim = symbolic_helper._get_const(dim, "i", "dim")
+
+    def ints(*values):
+        return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+    parts = [v for v in (prepend, self, append) if not symbolic_helper._is_none(v)]
+    values = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis_i=dim)
+    boolean = _scalar_name(self) == "Bool"
+    _used.add("aten_diff")
+    for _ in range(n):
+        later = g.op("Slice", values, ints(1), ints(2 ** 62), ints(dim))
+        earlier = g.op("Slice", values, ints(0), ints(-1), ints(dim))
+        values = g.op("Xor" if boolean else "Sub", later, earlier)
+    return values
+
+
+# torch.cumsum's result types where no dtype is asked for: integers and booleans sum as int64.
+_CUMSUM_TO_INT64 = ("Bool", "Byte", "Char", "Short", "Int")
+
+
+def _cumsum(g, self, dim, dtype=None):
+    """aten::cumsum with torch's result type: the TorchScript exporter's own symbolic writes
+    CumSum over the input as it is, which ONNX refuses for booleans ("CumSum ... has unsupported
+    type: tensor(bool)": Pocket TTS counts its frames' boundaries so) and which sums narrower
+    integers in their own type where torch sums them as int64. The input is cast first."""
+    symbolic_helper = _exporter_module("symbolic_helper")
+    own = _exporter_module("symbolic_opset11").cumsum
+    if symbolic_helper._is_none(dtype) and _scalar_name(self) in _CUMSUM_TO_INT64:
+        _used.add("cumsum_integer_sum")
+        self = g.op("Cast", self, to_i=torch.onnx.TensorProtoDataType.INT64)
+    return own(g, self, dim, dtype)
+
+
 # name, op, first opset the fix is for, the symbolic, needs: module that must be imported,
 # kind: "adds" (only where the exporter has no symbolic) or "wraps" (over the exporter's own).
 # Adding or changing a fix: bump kExporterFixesRevision in src/stages/export_pytorch.cpp (cache keys).
@@ -185,6 +232,8 @@ _FIXES = (
     ("grid_sampler_grid_type", "aten::grid_sampler", 16, _grid_sampler, None, "wraps"),
     ("sdpa_grouped_query", "aten::scaled_dot_product_attention", 14, _grouped_query_attention,
      None, "wraps"),
+    ("aten_diff", "aten::diff", 9, _diff, None, "adds"),
+    ("cumsum_integer_sum", "aten::cumsum", 11, _cumsum, None, "wraps"),
 )
 
 
