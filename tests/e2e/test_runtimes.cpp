@@ -246,6 +246,33 @@ TEST_F(Runtimes, DiffAndCumulativeSumsOfBooleansExportWithTheTorchscriptExporter
   EXPECT_EQ(s["exporter_fixes"], json::array({"aten_diff", "cumsum_integer_sum"})) << s.dump();
 }
 
+// cummax, cummin and isin, as Grounding DINO builds its text mask: no exporter writes cummax or
+// cummin, the TorchScript exporter no isin; turnkey's fixes and translations do, values and
+// indices exact (ties to the last index, as torch), with either exporter under either torch.
+TEST_F(Runtimes, RunningExtremesAndIsinExportWithEitherExporter) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "running_extremes.py";
+  std::vector<std::vector<std::string>> exporters = {{"--exporter", "torchscript"}};
+  if (torch2_run()) exporters.push_back({"--exporter", "dynamo"});
+  for (const auto& exporter : exporters) {
+    std::vector<std::string> args = {script.string(), "--iterations", "5"};
+    args.insert(args.end(), exporter.begin(), exporter.end());
+    const fs::path cache_dir = dir.path() / exporter[1];
+    RunResult r = run_turnkey(args, cache_dir);
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    json s;
+    for (const auto& e : fs::directory_iterator(cache_dir)) {
+      if (fs::exists(e.path() / "turnkey_stats.yaml"))
+        s = json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
+    }
+    EXPECT_EQ(s["exporter"], exporter[1]) << s.dump();
+    EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
+    EXPECT_EQ(s["correctness"]["outputs"][0]["max_abs_error"], 0.0) << s["correctness"].dump();
+    json fixes = json::array({"aten_cummax", "aten_cummin"});
+    if (exporter[1] == "torchscript") fixes.push_back("aten_isin");
+    EXPECT_EQ(s["exporter_fixes"], fixes) << s.dump();
+  }
+}
+
 TEST_F(Runtimes, APythonSideKilledDuringExportIsOneLineAndEarlierResultsStay) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "killed_in_export.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());

@@ -181,8 +181,11 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         exporter_fixes.reset()
         arguments["do_constant_folding"] = True
     else:
-        log.append("exporter fixes: none (they are TorchScript exporter symbolics, which the "
-                   "dynamo exporter never calls)")
+        own = exporter_fixes.own_translations()
+        log.append("exporter fixes: turnkey's translations of ops torch.onnx lacks: %s (the "
+                   "TorchScript symbolics are not called)" % ", ".join(sorted(
+                       {str(op).rsplit(".", 1)[0].rsplit(".", 1)[-1] for op in own})))
+        exporter_fixes.reset()
         weights = sum(t.numel() * t.element_size()
                       for t in itertools.chain(module.parameters(), module.buffers()))
         arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
@@ -190,8 +193,7 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         if table:
             log.append("translations: transformers' ONNX table for its models (%d ops: its "
                        "grouped_mm experts kernel, ...)" % len(table))
-        arguments["custom_translation_table"] = {**exporter_fixes.own_translations(),
-                                                 **(table or {})}
+        arguments["custom_translation_table"] = {**own, **(table or {})}
     _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
 
 
@@ -457,7 +459,7 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
     elif float64:
         reply["float64_outputs"] = _float64_outputs(module, flags, fresh, graph_outputs, outputs,
                                                     io_dir, reply)
-    reply["exporter_fixes"] = exporter_fixes.used() if exporter == "torchscript" else []
+    reply["exporter_fixes"] = exporter_fixes.used()
     reply["input_names"] = graph_inputs
     reply["output_names"] = graph_outputs
     reply["export_s"] = time.perf_counter() - start

@@ -1,8 +1,9 @@
 """Symbolic functions that torch.onnx.export lacks, or gets wrong, in the PyTorch and torchvision
-releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14).
+releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14; PyPI: torch 2.15).
 
-The fixes are TorchScript exporter symbolics: the dynamo exporter (torch.export) never calls
-them, and an export with it reports none. A fix of kind "adds" is registered only where the
+Most fixes are TorchScript exporter symbolics, which the dynamo exporter (torch.export) never
+calls; for it, turnkey gives translations of ops torch.onnx cannot translate
+(own_translations). A fix of kind "adds" is registered only where the
 installed exporter has no symbolic of its own for that op and opset, so a newer torch or
 torchvision keeps its own; a fix of kind "wraps" is registered over the exporter's own, which
 it calls with corrected arguments. A fix records when the exporter calls
@@ -223,6 +224,82 @@ def _cumsum(g, self, dim, dtype=None):
     return own(g, self, dim, dtype)
 
 
+def _isin(g, elements, test_elements, assume_unique=False, invert=False):
+    """aten::isin (torch.isin: whether each element is among test_elements), which no
+    TorchScript exporter has a symbolic for: Grounding DINO finds its text's special tokens with
+    it. Each element against every test element (Equal, broadcast over a new last axis), any
+    of them (ReduceMax over integers: ONNX's ReduceMax takes booleans only from opset 20)."""
+    invert = _exporter_module("symbolic_helper")._maybe_get_const(invert, "b")
+    call, ints, _ = _torchscript_writer(g)
+    _used.add("aten_isin")
+    tests = call("Reshape", test_elements, ints(-1))
+    equal = call("Equal", call("Unsqueeze", elements, ints(-1)), tests)
+    found = call("ReduceMax", call("Cast", equal, to=torch.onnx.TensorProtoDataType.INT32),
+                 axes=[-1], keepdims=0)
+    found = call("Cast", found, to=torch.onnx.TensorProtoDataType.BOOL)
+    return call("Not", found) if invert else found
+
+
+def _torchscript_writer(g):
+    """(call, ints, scalar) writing nodes into the TorchScript exporter's graph g: call(op,
+    *inputs, **integer attributes), a reduction's `axes` as an input from opset 18 and an
+    attribute before; ints(*values) a 1-D int64 constant, scalar(value) a 0-d one."""
+    opset = _exporter_module("symbolic_helper").GLOBALS.export_onnx_opset_version
+
+    def ints(*values):
+        return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+    def scalar(value):
+        return g.op("Constant", value_t=torch.tensor(value, dtype=torch.int64))
+
+    def call(name, *inputs, axes=None, **attributes):
+        attributes = {k + "_i": v for k, v in attributes.items()}
+        if axes is not None and opset >= 18:
+            inputs += (ints(*axes),)
+        elif axes is not None:
+            attributes["axes_i"] = list(axes)
+        return g.op(name, *inputs, **attributes)
+    return call, ints, scalar
+
+
+def _running_extreme(call, ints, scalar, x, dim, rank, largest):
+    """(values, indices) of torch.cummax (largest) or torch.cummin along `dim` of x, of `rank`
+    axes, in ONNX (opset 18), which has no such op: every element against each element up to
+    it (a triangular j <= i comparison: n x n along the axis), the others filled with the element
+    itself, which never changes the extreme; the index of the last extreme, as torch gives it
+    for ties, and never past i. `call(op, *inputs, **attributes)` writes a node, `ints(*v)` a
+    1-D int64 constant, `scalar(v)` a 0-d one: the same algorithm for both exporters."""
+    d = dim + rank if dim < 0 else dim
+    trailing = list(range(2, 1 + rank - d))  # axes after the pair (j, i) in the mask
+    n = call("Gather", call("Shape", x), scalar(d), axis=0)
+    positions = call("Range", scalar(0), n, scalar(1))
+    mask = call("LessOrEqual", call("Unsqueeze", positions, ints(1)),
+                call("Unsqueeze", positions, ints(0)))
+    if trailing:
+        mask = call("Unsqueeze", mask, ints(*trailing))
+        positions = call("Unsqueeze", positions, ints(*[a - 1 for a in trailing]))
+    filled = call("Where", mask, call("Unsqueeze", x, ints(d + 1)), call("Unsqueeze", x, ints(d)))
+    values = call("ReduceMax" if largest else "ReduceMin", filled, axes=[d], keepdims=0)
+    last = call("ArgMax" if largest else "ArgMin", filled, axis=d, keepdims=0,
+                select_last_index=1)
+    return values, call("Min", last, positions)
+
+
+def _cumulative_extreme_symbolic(largest):
+    """aten::cummax or aten::cummin for the TorchScript exporter, which has neither (Grounding
+    DINO's text mask: the previous and next special token of each token)."""
+    def symbolic(g, self, dim):
+        symbolic_helper = _exporter_module("symbolic_helper")
+        dim = symbolic_helper._get_const(dim, "i", "dim")
+        rank = symbolic_helper._get_tensor_rank(self)
+        if rank is None:
+            raise RuntimeError("aten::%s over a tensor of unknown rank"
+                               % ("cummax" if largest else "cummin"))
+        _used.add("aten_cummax" if largest else "aten_cummin")
+        return _running_extreme(*_torchscript_writer(g), self, dim, rank, largest)
+    return symbolic
+
+
 # name, op, first opset the fix is for, the symbolic, needs: module that must be imported,
 # kind: "adds" (only where the exporter has no symbolic) or "wraps" (over the exporter's own).
 # Adding or changing a fix: bump kExporterFixesRevision in src/stages/export_pytorch.cpp (cache keys).
@@ -234,6 +311,9 @@ _FIXES = (
      None, "wraps"),
     ("aten_diff", "aten::diff", 9, _diff, None, "adds"),
     ("cumsum_integer_sum", "aten::cumsum", 11, _cumsum, None, "wraps"),
+    ("aten_isin", "aten::isin", 13, _isin, None, "adds"),
+    ("aten_cummax", "aten::cummax", 13, _cumulative_extreme_symbolic(True), None, "adds"),
+    ("aten_cummin", "aten::cummin", 13, _cumulative_extreme_symbolic(False), None, "adds"),
 )
 
 
@@ -336,6 +416,7 @@ def _is_all_true(self):
     value is dead code the exporter's optimizer removes."""
     from onnxscript import opset18 as op
 
+    _used.add("aten_is_all_true")
     return op.Cast(op.ReduceMin(op.Cast(self, to=6), keepdims=0), to=9)  # INT32, then BOOL
 
 
@@ -355,6 +436,8 @@ def _erf_inv(self):
     float32 results match torch.erfinv to a few units in the last place; +-1 gives +-inf and
     beyond that NaN, as torch's."""
     from onnxscript import opset18 as op
+
+    _used.add("aten_erfinv")
 
     def const(value):
         return op.CastLike(op.Constant(value_float=value), self)
@@ -377,13 +460,37 @@ def _erf_inv(self):
     return op.Where(op.Less(op.Abs(self), one), newton, edge)
 
 
+def _cumulative_extreme_translation(largest):
+    """aten.cummax or aten.cummin for the dynamo exporter (torchlib raises NotImplementedError)."""
+    def translation(self, dim):
+        from onnxscript import opset18 as op
+
+        _used.add("aten_cummax" if largest else "aten_cummin")
+
+        def ints(*values):
+            return op.Constant(value_ints=list(values))
+
+        def scalar(value):
+            return op.Constant(value_int=value)
+
+        def call(name, *inputs, axes=None, **attributes):
+            inputs += (ints(*axes),) if axes is not None else ()
+            return getattr(op, name)(*inputs, **attributes)
+        return _running_extreme(call, ints, scalar, self, dim, len(self.shape), largest)
+    return translation
+
+
 def own_translations():
     """turnkey's translations for the dynamo exporter, of aten and prims ops torch.onnx cannot
     translate ({op: onnxscript function}; passed with the library's, which take precedence)."""
     own = {}
     for namespace, name, function in ((torch.ops.aten, "_is_all_true", _is_all_true),
                                       (torch.ops.aten, "erfinv", _erf_inv),
-                                      (torch.ops.prims, "erf_inv", _erf_inv)):
+                                      (torch.ops.prims, "erf_inv", _erf_inv),
+                                      (torch.ops.aten, "cummax",
+                                       _cumulative_extreme_translation(True)),
+                                      (torch.ops.aten, "cummin",
+                                       _cumulative_extreme_translation(False))):
         op = getattr(getattr(namespace, name, None), "default", None)
         if op is not None:
             own[op] = function
