@@ -12,7 +12,7 @@ import warnings
 
 import torch
 
-from . import exporter_fixes, float64_reference, inputs, intermediates
+from . import exporter_fixes, float64_reference, inputs, intermediates, translations
 from .hooks import state_marks
 
 onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
@@ -181,7 +181,7 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         exporter_fixes.reset()
         arguments["do_constant_folding"] = True
     else:
-        own = exporter_fixes.own_translations()
+        own = translations.own_translations()
         log.append("exporter fixes: turnkey's translations of ops torch.onnx lacks: %s (the "
                    "TorchScript symbolics are not called)" % ", ".join(sorted(
                        {str(op).rsplit(".", 1)[0].rsplit(".", 1)[-1] for op in own})))

@@ -2,8 +2,8 @@
 releases turnkey runs with (Debian 12: torch 1.13, torchvision 0.14; PyPI: torch 2.15).
 
 Most fixes are TorchScript exporter symbolics, which the dynamo exporter (torch.export) never
-calls; for it, turnkey gives translations of ops torch.onnx cannot translate
-(own_translations). A fix of kind "adds" is registered only where the
+calls; for it, turnkey gives translations of ops torch.onnx cannot translate (translations.py,
+which records its use here as well). A fix of kind "adds" is registered only where the
 installed exporter has no symbolic of its own for that op and opset, so a newer torch or
 torchvision keeps its own; a fix of kind "wraps" is registered over the exporter's own, which
 it calls with corrected arguments. A fix records when the exporter calls
@@ -262,7 +262,7 @@ def _torchscript_writer(g):
     return call, ints, scalar
 
 
-def _running_extreme(call, ints, scalar, x, dim, rank, largest):
+def running_extreme(call, ints, scalar, x, dim, rank, largest):
     """(values, indices) of torch.cummax (largest) or torch.cummin along `dim` of x, of `rank`
     axes, in ONNX (opset 18), which has no such op: every element against each element up to
     it (a triangular j <= i comparison: n x n along the axis), the others filled with the element
@@ -296,7 +296,7 @@ def _cumulative_extreme_symbolic(largest):
             raise RuntimeError("aten::%s over a tensor of unknown rank"
                                % ("cummax" if largest else "cummin"))
         _used.add("aten_cummax" if largest else "aten_cummin")
-        return _running_extreme(*_torchscript_writer(g), self, dim, rank, largest)
+        return running_extreme(*_torchscript_writer(g), self, dim, rank, largest)
     return symbolic
 
 
@@ -408,95 +408,6 @@ def library_translations(module):
     return dict(_ONNX_TRANSLATION_TABLE) or None
 
 
-def _is_all_true(self):
-    """aten._is_all_true (what torch._check_tensor_all leaves in a graph torch.export makes:
-    transformers' check that a text's image tokens match its image features) as ONNX: the least
-    of the tensor as integers, as a bool. torch 2.15's torchlib has none ("ConversionError:
-    Error when translating node %_is_all_true"); the assertion it feeds is not exported, so the
-    value is dead code the exporter's optimizer removes."""
-    from onnxscript import opset18 as op
-
-    _used.add("aten_is_all_true")
-    return op.Cast(op.ReduceMin(op.Cast(self, to=6), keepdims=0), to=9)  # INT32, then BOOL
-
-
-# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems Jade,
-# 2011): a polynomial in w = -log(1 - x^2) - 2.5 where w < 5, in sqrt(w) - 3 beyond; highest
-# power first.
-_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def _erf_inv(self):
-    """prims.erf_inv and aten.erfinv as ONNX, which has no such op (torch 2.15's torchlib raises
-    NotImplementedError: Gemma 3n's sparse activations take the normal distribution's quantile
-    of their target sparsity): Giles' approximation, then one Newton step on ONNX's Erf, so
-    float32 results match torch.erfinv to a few units in the last place; +-1 gives +-inf and
-    beyond that NaN, as torch's."""
-    from onnxscript import opset18 as op
-
-    _used.add("aten_erfinv")
-
-    def const(value):
-        return op.CastLike(op.Constant(value_float=value), self)
-
-    def horner(coefficients, w):
-        p = const(coefficients[0])
-        for c in coefficients[1:]:
-            p = op.Add(op.Mul(p, w), const(c))
-        return p
-
-    one = const(1.0)
-    w = op.Neg(op.Log(op.Mul(op.Sub(one, self), op.Add(one, self))))
-    central = horner(_ERFINV_CENTRAL, op.Sub(w, const(2.5)))
-    tail = horner(_ERFINV_TAIL, op.Sub(op.Sqrt(w), const(3.0)))
-    y = op.Mul(op.Where(op.Less(w, const(5.0)), central, tail), self)
-    slope = op.Mul(const(1.1283791670955126), op.Exp(op.Neg(op.Mul(y, y))))  # d erf/dy
-    newton = op.Sub(y, op.Div(op.Sub(op.Erf(y), self), slope))
-    # At +-1 the polynomials give -inf for both signs; beyond, w is already NaN.
-    edge = op.Where(op.Equal(op.Abs(self), one), op.Mul(op.Sign(self), const(float("inf"))), y)
-    return op.Where(op.Less(op.Abs(self), one), newton, edge)
-
-
-def _cumulative_extreme_translation(largest):
-    """aten.cummax or aten.cummin for the dynamo exporter (torchlib raises NotImplementedError)."""
-    def translation(self, dim):
-        from onnxscript import opset18 as op
-
-        _used.add("aten_cummax" if largest else "aten_cummin")
-
-        def ints(*values):
-            return op.Constant(value_ints=list(values))
-
-        def scalar(value):
-            return op.Constant(value_int=value)
-
-        def call(name, *inputs, axes=None, **attributes):
-            inputs += (ints(*axes),) if axes is not None else ()
-            return getattr(op, name)(*inputs, **attributes)
-        return _running_extreme(call, ints, scalar, self, dim, len(self.shape), largest)
-    return translation
-
-
-def own_translations():
-    """turnkey's translations for the dynamo exporter, of aten and prims ops torch.onnx cannot
-    translate ({op: onnxscript function}; passed with the library's, which take precedence)."""
-    own = {}
-    for namespace, name, function in ((torch.ops.aten, "_is_all_true", _is_all_true),
-                                      (torch.ops.aten, "erfinv", _erf_inv),
-                                      (torch.ops.prims, "erf_inv", _erf_inv),
-                                      (torch.ops.aten, "cummax",
-                                       _cumulative_extreme_translation(True)),
-                                      (torch.ops.aten, "cummin",
-                                       _cumulative_extreme_translation(False))):
-        op = getattr(getattr(namespace, name, None), "default", None)
-        if op is not None:
-            own[op] = function
-    return own
-
-
 def exporter_version(exporter):
     """What made the file: torch's version, and onnxscript's for the dynamo exporter."""
     versions = "torch %s" % torch.__version__.split("+")[0]
@@ -521,6 +432,11 @@ def unsupported_operator_error():
         if found is not None:
             return found
     return ()
+
+
+def record(fix):
+    """Notes that a graph being exported used `fix` (a symbolic or a translation of turnkey's)."""
+    _used.add(fix)
 
 
 def reset():

@@ -2,7 +2,7 @@
 cannot translate (NotImplementedError): a tiny Gemma 3n text model, whose sparse activations
 take the normal distribution's quantile of their target sparsity (prims.erf_inv of a constant),
 and erfinv itself over its whole domain, tails and +-1 included. turnkey's own translation
-(exporter_fixes.own_translations) lets the dynamo exporter write both."""
+(python/turnkeyml/discovery/translations.py) lets the dynamo exporter write both."""
 import torch, transformers
 torch.manual_seed(0)
 

@@ -1,7 +1,7 @@
 """A tiny LLaVA called with an image and its 16 image tokens (a 32-pixel image in patches of 8):
 transformers checks that the tokens match the image features with torch._check_tensor_all, which
 torch.export leaves as aten._is_all_true, an op torch 2.15's dynamo exporter cannot translate;
-turnkey's own translation (exporter_fixes.own_translations) lets the dynamo exporter write it."""
+turnkey's own translation (python/turnkeyml/discovery/translations.py) lets the dynamo exporter write it."""
 import torch, transformers
 torch.manual_seed(0)
 config = transformers.LlavaConfig(
