@@ -273,6 +273,20 @@ TEST_F(Runtimes, RunningExtremesAndIsinExportWithEitherExporter) {
   }
 }
 
+// Overlapping chunks taken with as_strided over a view that is not row-major in memory, as
+// Longformer takes them at batch size 1: torch reads the storage, the exporter's own symbolic
+// read the logical order (cosine 0.001 here; Longformer's heads: max rel error 0.03). turnkey's
+// fix puts the axes in memory order first, also where the trace lost the sizes to a padding.
+TEST_F(Runtimes, AsStridedOverATransposedViewReadsMemoryOrder) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "strided_chunks.py";
+  RunResult r =
+      run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const json s = stats_of("strided_chunks");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
+  EXPECT_EQ(s["exporter_fixes"], json::array({"as_strided_memory_order"})) << s.dump();
+}
+
 TEST_F(Runtimes, APythonSideKilledDuringExportIsOneLineAndEarlierResultsStay) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "killed_in_export.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
