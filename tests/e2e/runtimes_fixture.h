@@ -1,5 +1,6 @@
 // The fixture of the runtime end-to-end tests (test_runtimes.cpp, test_runtime_verdicts.cpp): a
-// cache of its own per test, and the stats of a build by script or by model variable.
+// cache of its own per test, the stats of a build by script or by model variable, and the check
+// the exporter fixes' tests share.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -48,6 +49,19 @@ class Runtimes : public ::testing::Test {
     }
     ADD_FAILURE() << "no build for the model " << variable;
     return nlohmann::json::object();
+  }
+
+  // Runs tests/data/scripts/<stem>.py with the TorchScript exporter (the exporter fixes' tests):
+  // it must end within tolerance, written with exactly `fixes` of turnkey's.
+  void expect_torchscript_fixes(const std::string& stem, const nlohmann::json& fixes) {
+    const std::filesystem::path script =
+        std::filesystem::path(TURNKEY_SOURCE_DIR) / "tests" / "data" / "scripts" / (stem + ".py");
+    RunResult r =
+        run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    const nlohmann::json s = stats_of(stem);
+    EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
+    EXPECT_EQ(s["exporter_fixes"], fixes) << s.dump();
   }
 };
 

@@ -199,6 +199,8 @@ TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
   EXPECT_FALSE(stats_of_model("drifting")["correctness"].contains("float64"));
 }
 
+// Rows sorted by score where scores tie: another order is the same result; another row of the
+// same score is inconclusive (reported, with its latency); both are in the stats and the report.
 TEST_F(Runtimes, TiedScoresAreMatchedUpToTheirOrderAndOtherTiedRowsAreInconclusive) {
   const fs::path script = kSource / "tests" / "data" / "scripts" / "tied_scores.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());

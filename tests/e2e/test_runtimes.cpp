@@ -189,8 +189,6 @@ TEST_F(Runtimes, ExporterFixesExportRoiAlignAndInPlaceZeroFaithfully) {
   EXPECT_EQ(builds["inplace_zero"], 1);
 }
 
-// Rows sorted by score where scores tie: another order is the same result; another row of the
-// same score is inconclusive (reported, with its latency); both are in the stats and the report.
 // A fix that wraps the exporter's own symbolic: the TorchScript exporter types a grid built from
 // traced sizes double beside a float input (OneFormer, Mask2Former), a pair ONNX Runtime has no
 // GridSample kernel for ("Could not find an implementation for GridSample(16)"); the grid is
@@ -224,26 +222,14 @@ TEST_F(Runtimes, GroupedQueryAttentionExportsWithTheTorchscriptExporter) {
         << log;
     return;
   }
-  const fs::path script = kSource / "tests" / "data" / "scripts" / "grouped_query.py";
-  RunResult r =
-      run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  const json s = stats_of("grouped_query");
-  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
-  EXPECT_EQ(s["exporter_fixes"], json::array({"sdpa_grouped_query"})) << s.dump();
+  expect_torchscript_fixes("grouped_query", json::array({"sdpa_grouped_query"}));
 }
 
 // torch.diff and cumulative sums of booleans (Pocket TTS's audio tokenizer counts its frames'
 // boundaries so): the TorchScript exporter has no symbolic for aten::diff and writes CumSum over
 // booleans, which ONNX refuses; turnkey's fixes write both, under either torch.
 TEST_F(Runtimes, DiffAndCumulativeSumsOfBooleansExportWithTheTorchscriptExporter) {
-  const fs::path script = kSource / "tests" / "data" / "scripts" / "diff_cumsum.py";
-  RunResult r =
-      run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  const json s = stats_of("diff_cumsum");
-  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
-  EXPECT_EQ(s["exporter_fixes"], json::array({"aten_diff", "cumsum_integer_sum"})) << s.dump();
+  expect_torchscript_fixes("diff_cumsum", json::array({"aten_diff", "cumsum_integer_sum"}));
 }
 
 // cummax, cummin and isin, as Grounding DINO builds its text mask: no exporter writes cummax or
@@ -278,13 +264,7 @@ TEST_F(Runtimes, RunningExtremesAndIsinExportWithEitherExporter) {
 // read the logical order (cosine 0.001 here; Longformer's heads: max rel error 0.03). turnkey's
 // fix puts the axes in memory order first, also where the trace lost the sizes to a padding.
 TEST_F(Runtimes, AsStridedOverATransposedViewReadsMemoryOrder) {
-  const fs::path script = kSource / "tests" / "data" / "scripts" / "strided_chunks.py";
-  RunResult r =
-      run_turnkey({script.string(), "--iterations", "5", "--exporter", "torchscript"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  const json s = stats_of("strided_chunks");
-  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s["correctness"].dump();
-  EXPECT_EQ(s["exporter_fixes"], json::array({"as_strided_memory_order"})) << s.dump();
+  expect_torchscript_fixes("strided_chunks", json::array({"as_strided_memory_order"}));
 }
 
 TEST_F(Runtimes, APythonSideKilledDuringExportIsOneLineAndEarlierResultsStay) {
