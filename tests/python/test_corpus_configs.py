@@ -247,6 +247,17 @@ class CorpusConfigurations(unittest.TestCase):
         given.pop("pixel_values")
         forward(model, given)
 
+    def test_blt_cuts_its_hashed_byte_n_gram_tables_with_its_vocabulary(self):
+        # BLT's 260-byte vocabulary leaves nothing to cut; its hashed n-gram tables (500,002
+        # rows for each of 6 n-gram sizes) are 3.1 B of its 4.6 B parameters: cut to one layer
+        # a part it stayed at 3.2 B and its build asked for 12 GB (out of memory). Hashes are
+        # taken modulo the table's size, which any size holds.
+        config = corpus_inputs.fitted(transformers.BltConfig(), transformers.BltModel)
+        self.assertEqual(config.encoder_hash_byte_group_vocab, 32000)
+        with torch.device("meta"):
+            size = sum(p.numel() for p in transformers.BltModel(config).parameters())
+        self.assertLess(size, corpus_inputs.MAX_PARAMETERS)
+
     def test_qwen_2_5_omni_thinker_gets_the_vision_start_token_its_rotary_index_reads(self):
         # Its class defaults have no `vision_start_token_id`, which its rotary index reads
         # ("'Qwen2_5OmniThinkerConfig' object has no attribute 'vision_start_token_id'"); the
