@@ -9,26 +9,30 @@ from .config import placeholder_tokens, sub
 def token_ids(config, batch_size, length, avoid=()):
     vocab = sub(config, "vocab_size") or 1000
     high = max(2, min(int(vocab), 32000))
-    ids = torch.randint(0, high, (batch_size, length))
-    # A random placeholder would ask for an image or audio not given: the lowest id that is none
-    # takes its place.
-    instead = next((i for i in range(high) if i not in avoid), 0)
-    for token in avoid:
+    return _without(torch.randint(0, high, (batch_size, length)), avoid, high)
+
+
+def _without(ids, tokens, high):
+    """ids with each of `tokens` replaced by the lowest id below `high` that is none of them: a
+    random placeholder would ask for an image or audio not given, a random separator would
+    split a question elsewhere."""
+    instead = next((i for i in range(high) if i not in tokens), 0)
+    for token in tokens:
         ids[ids == token] = instead
     return ids
 
 
-def _end_of_sequence(config, avoid):
-    """The configuration's end-of-sequence token id (the first of a list), or None where it
-    names none, one outside its vocabulary, or a placeholder."""
-    eos = sub(config, "eos_token_id")
-    if isinstance(eos, (list, tuple)):
-        eos = eos[0] if eos else None
+def _special_token(config, name, avoid):
+    """The configuration's token id `name` (the first of a list), or None where it names none,
+    one outside its vocabulary, or a placeholder."""
+    token = sub(config, name)
+    if isinstance(token, (list, tuple)):
+        token = token[0] if token else None
     vocab = sub(config, "vocab_size")
-    if (not isinstance(eos, int) or isinstance(eos, bool) or eos < 0 or eos in avoid
-            or (isinstance(vocab, int) and eos >= vocab)):
+    if (not isinstance(token, int) or isinstance(token, bool) or token < 0 or token in avoid
+            or (isinstance(vocab, int) and token >= vocab)):
         return None
-    return eos
+    return token
 
 
 def text(config, batch_size, length, avoid=()):
@@ -37,7 +41,7 @@ def text(config, batch_size, length, avoid=()):
     text without it ("Each example must contain at least one <eos> token"), which a call on fake
     tensors cannot see. The token ends the text and appears nowhere else in it: BART's also
     refuses rows of different counts ("All examples must have the same number of <eos> tokens")."""
-    eos = _end_of_sequence(config, avoid)
+    eos = _special_token(config, "eos_token_id", avoid)
     if eos is None or length < 1:
         return token_ids(config, batch_size, length, avoid)
     ids = token_ids(config, batch_size, length, set(avoid) | {eos})
@@ -52,14 +56,11 @@ def question_and_context(config, ids, avoid=()):
     asserts three separators a row ("There should be exactly three separator tokens"), BigBird's
     measures the question to the first. ids as given where the configuration names no separator
     within its vocabulary, or the row is too short for a pair."""
-    sep = sub(config, "sep_token_id")
-    vocab = sub(config, "vocab_size")
+    sep = _special_token(config, "sep_token_id", avoid)
     length = ids.shape[-1]
-    if (not isinstance(sep, int) or isinstance(sep, bool) or sep < 0 or sep in avoid
-            or (isinstance(vocab, int) and sep >= vocab) or length < 4):
+    if sep is None or length < 4:
         return ids
-    ids = ids.clone()
-    ids[ids == sep] = next(i for i in range(sep + 2 + len(avoid)) if i != sep and i not in avoid)
+    ids = _without(ids.clone(), set(avoid) | {sep}, sep + 2 + len(avoid))
     question = max(1, length // 8)
     ids[:, [question, question + 1, length - 1]] = sep
     return ids
