@@ -1,7 +1,8 @@
 # labels: test_group::torch2 author::turnkey
 """corpus_inputs for the classes the transformers dry run still failed in session 19
 (docs/corpus_dry_runs.md): image pairs, audio or clips beside text, texts and sizes a forward
-requires under names of its own, frames and images at the sizes a tower takes. Each builds a real
+requires under names of its own, frames and images at the sizes a tower takes; since session 21
+a question beside its context and noise a forward would draw itself. Each builds a real
 transformers class from a tiny configuration (random weights, no download) and runs its forward
 with the corpus's inputs. Run by the PyPI interpreter:
 `.deps/pypi/bin/python3 tests/python/test_corpus_side_inputs.py` (ctest: torch2.corpus_side_inputs)."""
@@ -182,6 +183,43 @@ class InputsBesideTheMainOne(unittest.TestCase):
         given = corpus_inputs.transformers_inputs(model, 1, 8)
         self.assertEqual(given["target_sizes"].tolist(), [[8, 8]])
         forward(model, given)
+
+    def test_a_question_answering_head_gets_a_question_and_a_context(self):
+        # Longformer's head gives the question before the separators global attention and
+        # asserts three a row ("There should be exactly three separator tokens"), which random
+        # text never holds; a data-dependent check the dry run cannot see.
+        config = transformers.LongformerConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, attention_window=8)
+        model = transformers.LongformerForQuestionAnswering(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 32)
+        separators = (given["input_ids"] == config.sep_token_id).nonzero()[:, 1].tolist()
+        self.assertEqual(separators, [4, 5, 31] * 2)  # the question is an eighth of the row
+        self.assertEqual(list(forward(model, given).start_logits.shape), [2, 32])
+
+    def test_noise_a_forward_would_draw_itself_is_given(self):
+        # ViTMAE masks patches at random by `noise` it draws where none is given, UnivNet
+        # vocodes `noise_sequence` likewise: PyTorch's run and the exported graph drew other
+        # numbers (ViTMAE: "inconclusive: nondeterministic operator RandomUniformLike"; UnivNet:
+        # the dynamo exporter had no translation of randn). Given, the forward is a function.
+        config = transformers.ViTMAEConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            image_size=32, patch_size=8)
+        model = transformers.ViTMAEModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["noise"].shape), [2, 16])  # 16 patches an image
+        first, second = forward(model, given), forward(model, given)
+        self.assertTrue(torch.equal(first.last_hidden_state, second.last_hidden_state))
+        config = transformers.UnivNetConfig(
+            model_in_channels=8, model_hidden_channels=8, num_mel_bins=16,
+            resblock_kernel_sizes=[3], resblock_stride_sizes=[8], resblock_dilation_sizes=[[1]],
+            kernel_predictor_num_blocks=1, kernel_predictor_hidden_channels=8)
+        model = transformers.UnivNetModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        frames = given["input_features"].shape[1]
+        self.assertEqual(list(given["noise_sequence"].shape), [1, frames, 8])
+        self.assertTrue(torch.equal(forward(model, given).waveforms,
+                                    forward(model, given).waveforms))
 
 
 if __name__ == "__main__":

@@ -178,14 +178,10 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
     arguments = exporter_fixes.export_arguments(exporter)
     if exporter == "torchscript":
         log.extend(exporter_fixes.apply(opset))
-        exporter_fixes.reset()
         arguments["do_constant_folding"] = True
     else:
-        own = translations.own_translations()
         log.append("exporter fixes: turnkey's translations of ops torch.onnx lacks: %s (the "
-                   "TorchScript symbolics are not called)" % ", ".join(sorted(
-                       {str(op).rsplit(".", 1)[0].rsplit(".", 1)[-1] for op in own})))
-        exporter_fixes.reset()
+                   "TorchScript symbolics are not called)" % ", ".join(translations.NAMES))
         weights = sum(t.numel() * t.element_size()
                       for t in itertools.chain(module.parameters(), module.buffers()))
         arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
@@ -193,7 +189,9 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         if table:
             log.append("translations: transformers' ONNX table for its models (%d ops: its "
                        "grouped_mm experts kernel, ...)" % len(table))
-        arguments["custom_translation_table"] = {**own, **(table or {})}
+        arguments["custom_translation_table"] = {**translations.own_translations(),
+                                                 **(table or {})}
+    exporter_fixes.reset()
     _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
 
 

@@ -80,18 +80,23 @@ def _cumulative_extreme_translation(largest):
     return translation
 
 
+# (namespace of torch.ops, op, translation): the ops turnkey translates for the dynamo exporter.
+_TRANSLATIONS = (("aten", "_is_all_true", _is_all_true), ("aten", "erfinv", _erf_inv),
+                 ("prims", "erf_inv", _erf_inv),
+                 ("aten", "cummax", _cumulative_extreme_translation(True)),
+                 ("aten", "cummin", _cumulative_extreme_translation(False)))
+
+# Their names, for the export log.
+NAMES = tuple(sorted({"%s.%s" % (namespace, name) for namespace, name, _ in _TRANSLATIONS}))
+
+
 def own_translations():
     """turnkey's translations for the dynamo exporter, of aten and prims ops torch.onnx cannot
-    translate ({op: onnxscript function}; passed with the library's, which take precedence)."""
+    translate ({op: onnxscript function}; passed with the library's, which take precedence); an
+    op this torch does not have is left out."""
     own = {}
-    for namespace, name, function in ((torch.ops.aten, "_is_all_true", _is_all_true),
-                                      (torch.ops.aten, "erfinv", _erf_inv),
-                                      (torch.ops.prims, "erf_inv", _erf_inv),
-                                      (torch.ops.aten, "cummax",
-                                       _cumulative_extreme_translation(True)),
-                                      (torch.ops.aten, "cummin",
-                                       _cumulative_extreme_translation(False))):
-        op = getattr(getattr(namespace, name, None), "default", None)
+    for namespace, name, function in _TRANSLATIONS:
+        op = getattr(getattr(getattr(torch.ops, namespace, None), name, None), "default", None)
         if op is not None:
             own[op] = function
     return own
