@@ -278,6 +278,26 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.Qwen2_5OmniThinkerModel(config).eval()
         forward(model, corpus_inputs.transformers_inputs(model, 1, 16))
 
+    def test_perception_lm_gets_its_published_perception_encoder(self):
+        # Its class defaults name timm's resnet50 with no arguments, and its projector reads
+        # `vision_config.model_args["embed_dim"]` ("'NoneType' object is not subscriptable"):
+        # Perception-LM-1B's tower is given, its images at the tower's 448 rather than timm's
+        # 336 for that architecture. Built here with one of the tower's 23 layers (time).
+        config = transformers.PerceptionLMConfig(text_config=dict(
+            model_type="llama", vocab_size=1000, hidden_size=32, intermediate_size=64,
+            num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1))
+        self.assertIsNone(config.vision_config.model_args)
+        config = defaults.completed(config)
+        tower = config.vision_config
+        self.assertEqual(tower.architecture, "vit_pe_core_large_patch14_336")
+        self.assertEqual((tower.model_args["embed_dim"], tower.model_args["depth"]), (1024, 23))
+        tower.model_args["depth"] = 1
+        model = transformers.PerceptionLMModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["pixel_values"].shape[-2:]), [448, 448])
+        images = forward(model, given).image_hidden_states
+        self.assertEqual(images.shape[-1], 32)  # projected from 1024 to the text width
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -104,6 +104,9 @@ def _timm_size(config):
     name = sub(config, "architecture")
     if not isinstance(name, str):
         return None
+    given = (sub(config, "model_args") or {}).get("img_size")
+    if isinstance(given, (list, tuple)) and len(given) == 2:
+        return list(given)  # the arguments the tower is built with (PerceptionLM's 448)
     try:
         import timm
 

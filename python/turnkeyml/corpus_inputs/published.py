@@ -3,6 +3,8 @@ its model needs, as the published checkpoints of the model give them (their conf
 corpus builds from the defaults, which would otherwise not build or not run. Part of
 defaults.completed."""
 
+import copy
+
 from .config import get
 
 
@@ -38,6 +40,30 @@ _PUBLISHED_MISSING = {"qwen2_5_omni_thinker": (("vision_start_token_id", 151652)
 # DeepSeek-OCR 2's config.json have 1408 and 896.
 _PUBLISHED_OVER_DEFAULTS = {"deepseek_v2": (("moe_intermediate_size", 1407, 1408),),
                             "deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
+
+
+# timm vision towers the class defaults leave without the arguments their model reads
+# (PerceptionLM's projector reads `vision_config.model_args["embed_dim"]`: "'NoneType' object is
+# not subscriptable"; the defaults name timm's resnet50), as the published checkpoints give them:
+# facebook/Perception-LM-1B's and -3B's Perception Encoder, vit_pe_core_large_patch14_336 at 448
+# (transformers' convert_perception_lm_weights_to_hf.py: width 1024, 23 layers, 32 patches a
+# side, no norm after the blocks, layer scale 0.1, no pooling).
+_PUBLISHED_TIMM_TOWERS = {
+    "perception_lm": ("vit_pe_core_large_patch14_336", {
+        "embed_dim": 1024, "depth": 23, "img_size": (448, 448), "global_pool": "",
+        "use_post_transformer_norm": False, "init_values": 0.1, "ref_feat_shape": (32, 32)}),
+}
+
+
+def _timm_tower(holder):
+    """(field, value) of a vision tower given its published timm architecture and arguments."""
+    published_tower = _PUBLISHED_TIMM_TOWERS.get(get(holder, "model_type"))
+    tower = get(holder, "vision_config")
+    if published_tower is None or tower is None or get(tower, "model_args") is not None:
+        return
+    tower = copy.deepcopy(tower)
+    tower.architecture, tower.model_args = published_tower[0], dict(published_tower[1])
+    yield "vision_config", tower
 
 
 # Head counts of published towers, by (model type, width), for class defaults whose heads do not
@@ -128,6 +154,7 @@ def published(holder):
     if isinstance(misspelt, str) and get(holder, "architecture") != misspelt:
         yield "architecture", misspelt
     yield from _pp_ocr_detector(holder)
+    yield from _timm_tower(holder)
     first, rest = _PUBLISHED_MLP_KINDS.get(get(holder, "model_type"), (None, None))
     if first and "mlp_layer_types" in vars(holder) and vars(holder)["mlp_layer_types"] is None \
             and isinstance(layers, int):
