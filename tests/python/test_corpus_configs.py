@@ -298,6 +298,21 @@ class CorpusConfigurations(unittest.TestCase):
         images = forward(model, given).image_hidden_states
         self.assertEqual(images.shape[-1], 32)  # projected from 1024 to the text width
 
+    def test_qwen3_omni_thinker_text_gets_its_published_heads(self):
+        # Its class defaults put 2048 in 28 heads: 73-wide heads its rotary embedding makes 74
+        # wide ("The size of tensor a (73) must match the size of tensor b (74)"); the published
+        # thinker has 32 heads of 128. Cut to one layer and few experts here (time).
+        config = transformers.Qwen3OmniMoeThinkerConfig()
+        self.assertEqual((config.text_config.hidden_size,
+                          config.text_config.num_attention_heads), (2048, 28))
+        config = corpus_inputs.fitted(config, transformers.Qwen3OmniMoeThinkerModel,
+                                      max_parameters=1)
+        text = config.text_config
+        self.assertEqual((text.num_attention_heads, text.head_dim), (32, 128))
+        model = transformers.Qwen3OmniMoeThinkerModel(config).eval()
+        out = forward(model, corpus_inputs.transformers_inputs(model, 1, 16))
+        self.assertEqual(list(out.last_hidden_state.shape), [1, 16, 2048])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -66,11 +66,15 @@ def _timm_tower(holder):
     yield "vision_config", tower
 
 
-# Head counts of published towers, by (model type, width), for class defaults whose heads do not
-# divide their width (Aya Vision's SigLIP defaults: 1152 wide, 14 heads, "embed_dim must be
-# divisible by num_heads"): SigLIP So400m's 16 (google/siglip-so400m-patch14-384's config.json,
-# the tower CohereLabs/aya-vision-8b's config.json gives).
-_PUBLISHED_HEADS = {("siglip_vision_model", 1152): 16}
+# Head counts (and head widths, where the published checkpoint sets them) of published models, by
+# (model type, width), for class defaults whose heads do not divide their width: Aya Vision's
+# SigLIP defaults, 1152 wide in 14 heads ("embed_dim must be divisible by num_heads"), get SigLIP
+# So400m's 16 (google/siglip-so400m-patch14-384's config.json, the tower
+# CohereLabs/aya-vision-8b's config.json gives); Qwen3-Omni's thinker text defaults, 2048 wide in
+# 28 heads (rotary over 73-wide heads: "The size of tensor a (73) must match the size of tensor b
+# (74)"), get Qwen/Qwen3-Omni-30B-A3B-Instruct's 32 heads of 128.
+_PUBLISHED_HEADS = {("siglip_vision_model", 1152): (16, None),
+                    ("qwen3_omni_moe_text", 2048): (32, 128)}
 
 
 # Per-layer MLP kinds the class defaults leave None and their model reads per layer ("'NoneType'
@@ -161,9 +165,12 @@ def published(holder):
         yield "mlp_layer_types", [first] + [rest] * (layers - 1)
     width, heads = get(holder, "hidden_size"), get(holder, "num_attention_heads")
     if isinstance(width, int) and isinstance(heads, int) and heads > 0 and width % heads:
-        published_heads = _PUBLISHED_HEADS.get((get(holder, "model_type"), width))
+        published_heads, head_width = _PUBLISHED_HEADS.get((get(holder, "model_type"), width),
+                                                           (None, None))
         if published_heads:
             yield "num_attention_heads", published_heads
+        if head_width and get(holder, "head_dim") is None:
+            yield "head_dim", head_width
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value
