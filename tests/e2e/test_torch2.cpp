@@ -303,6 +303,37 @@ TEST_F(Torch2, TheDynamoExporterWritesErfinvWithinTolerance) {
   }
 }
 
+// A range of float bounds is written as torch counts it (double precision: arange(1/7, 1.0, 1/7)
+// has 7 elements), not as torchlib's float32 Range (6, which the ONNX checker refuses against
+// torch's recorded shape, and the TorchScript fallback then writes float Gather indices for
+// Idefics 3's positions): the dynamo exporter's file, within tolerance, the fix in the stats.
+TEST_F(Torch2, TheDynamoExporterWritesAFloatRangeAsTorchCountsIt) {
+  const fs::path script = kSource / "tests/data/torch2/float_range.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  for (const char* model : {"Idefics3VisionTransformer", "FloatRange"}) {
+    json s = stats_of_class(cache(), "float_range", model);
+    EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+    EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+    EXPECT_EQ(s["exporter_fixes"], json::array({"aten_arange_float"})) << s.dump();
+    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  }
+}
+
+// Bounds onnxscript's optimizer leaves dangling where it fuses clips of one tensor (Gemma 4
+// audio's clipped projections) are mended into initializers: the dynamo exporter's file, within
+// tolerance (the k and v bounds clip: a lost bound would show), the mend in the stats.
+TEST_F(Torch2, TheDynamoExportersFusedClipBoundsAreKept) {
+  const fs::path script = kSource / "tests/data/torch2/shared_clips.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of(cache(), "shared_clips");
+  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+  EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+  EXPECT_EQ(s["exporter_fixes"], json::array({"dangling_constants"})) << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+}
+
 // A forward neither exporter can write: the build fails in one line that names both reasons,
 // the TorchScript exporter's (the last tried) first; the stats keep the dynamo exporter's.
 TEST_F(Torch2, WhenEveryExporterFailsTheLineNamesEachOnesReason) {

@@ -145,6 +145,18 @@ def _trace_mode(grad):
     return stack
 
 
+def _export_and_save(target, feed, path, **arguments):
+    """torch.onnx.export writing `path`; the dynamo exporter's program is mended first
+    (translations.mend: what it leaves out of the file) and saved as the export would have."""
+    if not arguments.get("dynamo"):
+        torch.onnx.export(target, feed, path, **arguments)
+        return
+    external_data = arguments.pop("external_data", True)
+    program = torch.onnx.export(target, feed, None, **arguments)
+    translations.mend(program.model)
+    program.save(path, external_data=external_data)
+
+
 def _export_traced(module, target, feed, path, opset, input_names, output_names, log,
                    export_arguments):
     """torch.onnx.export of `target` (module or its _FlatCall) with the grad mode it needs:
@@ -156,9 +168,9 @@ def _export_traced(module, target, feed, path, opset, input_names, output_names,
     for attempt in ((grad,) if grad else (False, True)):
         try:
             with _trace_mode(attempt):
-                torch.onnx.export(target, feed, path, opset_version=opset,
-                                  input_names=list(input_names), output_names=output_names,
-                                  **export_arguments)
+                _export_and_save(target, feed, path, opset_version=opset,
+                                 input_names=list(input_names), output_names=output_names,
+                                 **export_arguments)
             return
         except unsupported as error:
             if attempt:

@@ -80,14 +80,77 @@ def _cumulative_extreme_translation(largest):
     return translation
 
 
-# (namespace of torch.ops, op, translation): the ops turnkey translates for the dynamo exporter.
-_TRANSLATIONS = (("aten", "_is_all_true", _is_all_true), ("aten", "erfinv", _erf_inv),
-                 ("prims", "erf_inv", _erf_inv),
-                 ("aten", "cummax", _cumulative_extreme_translation(True)),
-                 ("aten", "cummin", _cumulative_extreme_translation(False)))
+# The element types torchlib passes as arange's `dtype` (ONNX's numbers), as torch's.
+_ARANGE_TYPES = {1: torch.float32, 2: torch.uint8, 3: torch.int8, 5: torch.int16, 6: torch.int32,
+                 7: torch.int64, 10: torch.float16, 11: torch.float64}
+_MAX_FOLDED_ARANGE = 1 << 20  # elements written as a constant; longer ranges stay Range
+
+
+def _folded_arange(numbers, dtype):
+    """torch.arange(*numbers) as an ONNX constant, or None where torchlib's Range gives torch's
+    values: some bound or step is not a Python number (a size traced as a symbol), none is a
+    float, or the range is long. torch counts a float range in double precision, torchlib's
+    Range in float32: Idefics 3's arange(1/7, 1.0, 1/7) has 7 elements in torch and 6 in the
+    file, whose recorded shape the ONNX checker then refuses ("Inferred shape and existing
+    shape differ in dimension 0: (6) vs (7)")."""
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers) \
+            or not any(isinstance(n, float) for n in numbers):
+        return None
+    if dtype not in (-1, None) and dtype not in _ARANGE_TYPES:
+        return None
+    values = torch.arange(*numbers, dtype=_ARANGE_TYPES.get(dtype))
+    if values.numel() > _MAX_FOLDED_ARANGE:
+        return None
+    import onnx_ir as ir
+    from onnxscript import opset18 as op
+
+    record("aten_arange_float")
+    return op.Constant(value=ir.tensor(values.numpy()))
+
+
+def _arange_start_step(start, end, step=1, dtype=-1, layout="", device="", pin_memory=False):
+    """aten.arange.start_step: a float range of constant bounds as torch makes it (_folded_arange),
+    else torchlib's own translation."""
+    folded = _folded_arange((start, end, step), dtype)
+    if folded is not None:
+        return folded
+    from onnxscript.function_libs.torch_lib.ops import core
+
+    return core.aten_arange_start_step(start, end, step, dtype, layout, device, pin_memory)
+
+
+def _arange_start(start, end, dtype=-1, layout="", device="", pin_memory=False):
+    """aten.arange.start, as _arange_start_step."""
+    folded = _folded_arange((start, end), dtype)
+    if folded is not None:
+        return folded
+    from onnxscript.function_libs.torch_lib.ops import core
+
+    return core.aten_arange_start(start, end, dtype, layout, device, pin_memory)
+
+
+def _arange(end, dtype=-1, layout="", device="", pin_memory=False):
+    """aten.arange, as _arange_start_step."""
+    folded = _folded_arange((end,), dtype)
+    if folded is not None:
+        return folded
+    from onnxscript.function_libs.torch_lib.ops import core
+
+    return core.aten_arange(end, dtype, layout, device, pin_memory)
+
+
+# (namespace of torch.ops, op, overload, translation): the ops turnkey translates for the dynamo
+# exporter.
+_TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
+                 ("aten", "erfinv", "default", _erf_inv), ("prims", "erf_inv", "default", _erf_inv),
+                 ("aten", "cummax", "default", _cumulative_extreme_translation(True)),
+                 ("aten", "cummin", "default", _cumulative_extreme_translation(False)),
+                 ("aten", "arange", "default", _arange), ("aten", "arange", "start", _arange_start),
+                 ("aten", "arange", "start_step", _arange_start_step))
 
 # Their names, for the export log.
-NAMES = tuple(sorted({"%s.%s" % (namespace, name) for namespace, name, _ in _TRANSLATIONS}))
+NAMES = tuple(sorted("%s.%s" % (namespace, name) + ("" if overload == "default" else "." + overload)
+                     for namespace, name, overload, _ in _TRANSLATIONS))
 
 
 def own_translations():
@@ -95,8 +158,23 @@ def own_translations():
     translate ({op: onnxscript function}; passed with the library's, which take precedence); an
     op this torch does not have is left out."""
     own = {}
-    for namespace, name, function in _TRANSLATIONS:
-        op = getattr(getattr(getattr(torch.ops, namespace, None), name, None), "default", None)
+    for namespace, name, overload, function in _TRANSLATIONS:
+        op = getattr(getattr(getattr(torch.ops, namespace, None), name, None), overload, None)
         if op is not None:
             own[op] = function
     return own
+
+
+def mend(model):
+    """Mends what the dynamo exporter's program (an onnx_ir model) would write wrong: a constant
+    that nodes read but no node makes and no initializer holds (torch 2.15 leaves the bounds of
+    Gemma 4 audio's clipped projections so, 48 `mul_N_min_1`-like values, and the file is
+    refused: "Nodes in a graph must be topologically sorted, however input 'mul_8_min_1' of
+    node ... is not output of any previous nodes") becomes the initializer it stands for."""
+    graph = model.graph
+    for node in graph:
+        for value in node.inputs:
+            if (value is not None and value.producer() is None and value.const_value is not None
+                    and not value.is_graph_input() and not value.is_initializer()):
+                graph.register_initializer(value)
+                record("dangling_constants")
