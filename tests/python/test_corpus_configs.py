@@ -313,6 +313,24 @@ class CorpusConfigurations(unittest.TestCase):
         out = forward(model, corpus_inputs.transformers_inputs(model, 1, 16))
         self.assertEqual(list(out.last_hidden_state.shape), [1, 16, 2048])
 
+    def test_lw_detr_gets_the_projector_scale_of_its_published_checkpoint(self):
+        # Its class defaults give the projector no scale: no feature map ("torch.cat(): expected a
+        # non-empty list of Tensors"); lwdetr_small_60e_coco has one at 1.0, and the two fields
+        # the class derives from the scales follow it (a level of d_model channels).
+        config = transformers.LwDetrConfig(
+            d_model=32, decoder_ffn_dim=32, decoder_layers=1, decoder_self_attention_heads=2,
+            decoder_cross_attention_heads=2, num_queries=10,
+            backbone_config=dict(model_type="lw_detr_vit", hidden_size=32, num_hidden_layers=2,
+                                 num_attention_heads=2, mlp_ratio=2, image_size=64,
+                                 window_block_indices=[0], out_indices=[1, 2]))
+        self.assertEqual(tuple(config.projector_scale_factors), ())
+        config = defaults.completed(config)
+        self.assertEqual((list(config.projector_scale_factors), config.projector_in_channels,
+                          config.num_feature_levels), ([1.0], [32], 1))
+        model = transformers.LwDetrModel(config).eval()
+        out = forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        self.assertEqual(list(out.last_hidden_state.shape[:2]), [1, 10])
+
 
 if __name__ == "__main__":
     unittest.main()

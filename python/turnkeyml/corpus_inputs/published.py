@@ -42,6 +42,20 @@ _PUBLISHED_OVER_DEFAULTS = {"deepseek_v2": (("moe_intermediate_size", 1407, 1408
                             "deepseek_ocr2_text": (("moe_intermediate_size", 1407, 896),)}
 
 
+def _lw_detr_scales(holder):
+    """LW-DETR's defaults give its projector no scale (`projector_scale_factors=()`: no feature
+    map, "torch.cat(): expected a non-empty list of Tensors"); AnnaZhang/lwdetr_small_60e_coco,
+    the checkpoint its configuration class names, has one at 1.0 (transformers'
+    convert_lw_detr_to_hf.py: tiny, small and medium), with the two fields the class derives
+    from the scales when it is made (one level of d_model channels)."""
+    if get(holder, "model_type") != "lw_detr" or tuple(vars(holder).get(
+            "projector_scale_factors", (None,))) != ():
+        return
+    yield "projector_scale_factors", [1.0]
+    yield "projector_in_channels", [get(holder, "d_model")]
+    yield "num_feature_levels", 1
+
+
 # timm vision towers the class defaults leave without the arguments their model reads
 # (PerceptionLM's projector reads `vision_config.model_args["embed_dim"]`: "'NoneType' object is
 # not subscriptable"; the defaults name timm's resnet50), as the published checkpoints give them:
@@ -159,6 +173,7 @@ def published(holder):
         yield "architecture", misspelt
     yield from _pp_ocr_detector(holder)
     yield from _timm_tower(holder)
+    yield from _lw_detr_scales(holder)
     first, rest = _PUBLISHED_MLP_KINDS.get(get(holder, "model_type"), (None, None))
     if first and "mlp_layer_types" in vars(holder) and vars(holder)["mlp_layer_types"] is None \
             and isinstance(layers, int):
