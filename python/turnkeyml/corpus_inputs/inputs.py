@@ -104,7 +104,8 @@ def _timm_size(config):
     name = sub(config, "architecture")
     if not isinstance(name, str):
         return None
-    given = (sub(config, "model_args") or {}).get("img_size")
+    arguments = sub(config, "model_args")
+    given = arguments.get("img_size") if isinstance(arguments, dict) else None
     if isinstance(given, (list, tuple)) and len(given) == 2:
         return list(given)  # the arguments the tower is built with (PerceptionLM's 448)
     try:
