@@ -257,22 +257,24 @@ TEST_F(Torch2, AutoFallsBackToTorchscriptAndSaysWhy) {
 }
 
 // A graph the dynamo exporter writes but the checker's strict shape inference rejects is that
-// exporter's failure: auto asks the TorchScript exporter next (whose graph here is rejected too,
-// as tests/data/torch2/checker_rejected.py says), and the one line names both reasons.
+// exporter's failure: auto asks the TorchScript exporter next, whose graph passes here (as
+// tests/data/torch2/checker_rejected.py says), and the stats and log name the rejection.
+// (Idefics 3's tower was this test's model until exporter fixes revision 10 let the dynamo
+// exporter write it: Torch2.TheDynamoExporterWritesAFloatRangeAsTorchCountsIt.)
 TEST_F(Torch2, AGraphTheCheckerRejectsMakesAutoTryTheNextExporter) {
   const fs::path script = kSource / "tests/data/torch2/checker_rejected.py";
   RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
-  EXPECT_EQ(r.exit_code, 1) << r.all();
+  ASSERT_EQ(r.exit_code, 0) << r.all();
   json s = stats_of(cache(), "checker_rejected");
+  EXPECT_EQ(s["exporter"], "torchscript") << s.dump();
   EXPECT_TRUE(std::regex_search(
-      s.value("error", ""),
-      std::regex("^ONNX checker: shape inference: .*Gather.* \\(the torchscript exporter; "
-                 "before it, dynamo exporter failed: ONNX checker: shape inference: .*differ")))
+      s.value("exporter_fallback", ""),
+      std::regex("^dynamo exporter failed: ONNX checker: shape inference: .*Squeeze.*must be 1 "
+                 "instead of 8")))
       << s.dump();
-  EXPECT_EQ(s.value("exporter_fallback", "").rfind("dynamo exporter failed: ONNX checker", 0), 0)
-      << s.dump();
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
   const std::string log = slurp(build_of(cache(), "checker_rejected") / "log_export-pytorch.txt");
-  EXPECT_NE(log.find("(6) vs (7); trying the torchscript exporter"), std::string::npos) << log;
+  EXPECT_NE(log.find("instead of 8; trying the torchscript exporter"), std::string::npos) << log;
 }
 
 // An image spliced into the text at image tokens: transformers' check that they match leaves
