@@ -73,6 +73,25 @@ class Torch2 : public ::testing::Test {
     ADD_FAILURE() << "no build of class " << cls << " for " << stem;
     return json::object();
   }
+
+  // Runs tests/data/torch2/<stem>.py and expects each model of `classes` written by the dynamo
+  // exporter (no fallback) within tolerance, naming `fixes` of turnkey's in its stats (not
+  // checked where `fixes` is null).
+  void expect_dynamo_writes(const std::string& stem, std::initializer_list<const char*> classes,
+                            const json& fixes) {
+    const fs::path script = kSource / "tests/data/torch2" / (stem + ".py");
+    RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    for (const char* model : classes) {
+      json s = stats_of_class(cache(), stem, model);
+      EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+      EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
+      if (!fixes.is_null()) {
+        EXPECT_EQ(s["exporter_fixes"], fixes) << s.dump();
+      }
+      EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+    }
+  }
 };
 
 TEST_F(Torch2, HelloWorldAndTheTestsScriptsHashTheSameUnderBothInterpreters) {
@@ -281,28 +300,14 @@ TEST_F(Torch2, AGraphTheCheckerRejectsMakesAutoTryTheNextExporter) {
 // aten._is_all_true in the graph, which the dynamo exporter writes with turnkey's translation
 // (without it: a ConversionError, and the TorchScript exporter's graph instead).
 TEST_F(Torch2, TheDynamoExporterWritesAModelThatChecksItsImageTokens) {
-  const fs::path script = kSource / "tests/data/torch2/image_tokens.py";
-  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  json s = stats_of(cache(), "image_tokens");
-  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
-  EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
-  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  expect_dynamo_writes("image_tokens", {"LlavaModel"}, nullptr);
 }
 
 // erfinv, which ONNX has no op for, in a real library model (Gemma 3n's sparse activations: the
 // normal quantile of a constant) and over its whole domain: turnkey's translation lets the dynamo
 // exporter write both (without it: NotImplementedError, and the TorchScript exporter's graph).
 TEST_F(Torch2, TheDynamoExporterWritesErfinvWithinTolerance) {
-  const fs::path script = kSource / "tests/data/torch2/erfinv.py";
-  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  for (const char* model : {"Gemma3nTextModel", "Erfinv"}) {
-    json s = stats_of_class(cache(), "erfinv", model);
-    EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
-    EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
-    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
-  }
+  expect_dynamo_writes("erfinv", {"Gemma3nTextModel", "Erfinv"}, nullptr);
 }
 
 // A range of float bounds is written as torch counts it (double precision: arange(1/7, 1.0, 1/7)
@@ -310,30 +315,15 @@ TEST_F(Torch2, TheDynamoExporterWritesErfinvWithinTolerance) {
 // torch's recorded shape, and the TorchScript fallback then writes float Gather indices for
 // Idefics 3's positions): the dynamo exporter's file, within tolerance, the fix in the stats.
 TEST_F(Torch2, TheDynamoExporterWritesAFloatRangeAsTorchCountsIt) {
-  const fs::path script = kSource / "tests/data/torch2/float_range.py";
-  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  for (const char* model : {"Idefics3VisionTransformer", "FloatRange"}) {
-    json s = stats_of_class(cache(), "float_range", model);
-    EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
-    EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
-    EXPECT_EQ(s["exporter_fixes"], json::array({"aten_arange_float"})) << s.dump();
-    EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
-  }
+  expect_dynamo_writes("float_range", {"Idefics3VisionTransformer", "FloatRange"},
+                       json::array({"aten_arange_float"}));
 }
 
 // Bounds onnxscript's optimizer leaves dangling where it fuses clips of one tensor (Gemma 4
 // audio's clipped projections) are mended into initializers: the dynamo exporter's file, within
 // tolerance (the k and v bounds clip: a lost bound would show), the mend in the stats.
 TEST_F(Torch2, TheDynamoExportersFusedClipBoundsAreKept) {
-  const fs::path script = kSource / "tests/data/torch2/shared_clips.py";
-  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
-  json s = stats_of(cache(), "shared_clips");
-  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
-  EXPECT_EQ(s.value("exporter_fallback", ""), "") << s.dump();
-  EXPECT_EQ(s["exporter_fixes"], json::array({"dangling_constants"})) << s.dump();
-  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  expect_dynamo_writes("shared_clips", {"SharedClips"}, json::array({"dangling_constants"}));
 }
 
 // A forward neither exporter can write: the build fails in one line that names both reasons,
