@@ -6,6 +6,8 @@ builds the real transformers class and runs its forward with the corpus's inputs
 PyPI interpreter: `.deps/pypi/bin/python3 tests/python/test_corpus_configs.py` (ctest:
 torch2.corpus_configs); the input layouts are tests/python/test_corpus_inputs.py's."""
 
+import contextlib
+import io
 import unittest
 
 import torch
@@ -330,6 +332,21 @@ class CorpusConfigurations(unittest.TestCase):
         model = transformers.LwDetrModel(config).eval()
         out = forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
         self.assertEqual(list(out.last_hidden_state.shape[:2]), [1, 10])
+
+    def test_a_configuration_that_does_not_build_on_the_meta_device_says_why(self):
+        # Granite 4 Vision's defaults lack `deepstack_layer_map`: fitted cannot count the model,
+        # the script then builds its 8 B text model whole and runs out of memory before the
+        # projector raises. fitted says the cause; a model that builds says nothing of the kind.
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            corpus_inputs.fitted(transformers.Granite4VisionConfig(),
+                                 transformers.Granite4VisionModel)
+            corpus_inputs.fitted(transformers.BertConfig(num_hidden_layers=1),
+                                 transformers.BertModel)
+        lines = [line for line in said.getvalue().splitlines() if "meta device" in line]
+        self.assertEqual(lines, [
+            "corpus_inputs: Granite4VisionModel does not build from Granite4VisionConfig on the "
+            "meta device, so it is not cut (TypeError: object of type 'NoneType' has no len())"])
 
 
 if __name__ == "__main__":

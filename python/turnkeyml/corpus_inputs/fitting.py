@@ -43,12 +43,15 @@ _EXPERTS_PER_TOKEN = ("num_experts_per_tok", "moe_topk", "top_k", "num_experts_p
                       "top_k_experts")
 
 
-def _parameters(cls, config):
-    """Parameters of cls(config), built on the meta device (no memory); None if it fails."""
+def _parameters(cls, config, errors=None):
+    """Parameters of cls(config), built on the meta device (no memory); None if it fails (the
+    error's line appended to `errors` where one is given)."""
     try:
         with torch.device("meta"):
             return sum(p.numel() for p in cls(config).parameters())
-    except Exception:  # the real build raises it again, in the script's own words
+    except Exception as error:  # the real build raises it again, in the script's own words
+        if errors is not None:
+            errors.append("%s: %s" % (type(error).__name__, str(error).strip().split("\n")[0]))
         return None
 
 
@@ -288,7 +291,15 @@ def _as_decoder(config, cls):
     Returns (configuration, its model's parameters: None where it does not build)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    before = _parameters(cls, config)
+    errors = []
+    before = _parameters(cls, config, errors)
+    if errors:
+        # Said, since the script then builds the model as given, whole: where the real build
+        # fails the same way only after allocating the model's layers, this line is the cause
+        # (Granite 4 Vision's defaults lack `deepstack_layer_map`; its 8 B text model was built
+        # first, out of memory).
+        print("corpus_inputs: %s does not build from %s on the meta device, so it is not cut "
+              "(%s)" % (cls.__name__, type(config).__name__, errors[0]))
     if (before is not None or get(config, "is_decoder") is not False
             or cls.__name__ not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()):
         return config, before
