@@ -167,10 +167,12 @@ def own_translations():
 
 def mend(model):
     """Mends what the dynamo exporter's program (an onnx_ir model) would write wrong: a constant
-    that nodes read but no node makes and no initializer holds (torch 2.15 leaves the bounds of
-    Gemma 4 audio's clipped projections so, 48 `mul_N_min_1`-like values, and the file is
-    refused: "Nodes in a graph must be topologically sorted, however input 'mul_8_min_1' of
-    node ... is not output of any previous nodes") becomes the initializer it stands for."""
+    that nodes read but no node makes and no initializer holds becomes the initializer it stands
+    for. onnxscript 0.7.2's optimizer, fusing two clips of one tensor, names the fused bounds
+    after that tensor; where it fuses more than one pair on the same tensor, only the first
+    pair's bounds are registered (Gemma 4 audio's clipped projections: 48 `mul_N_min_1`-like
+    values), and the file is refused: "Nodes in a graph must be topologically sorted, however
+    input 'mul_8_min_1' of node ... is not output of any previous nodes"."""
     graph = model.graph
     for node in graph:
         for value in node.inputs:
