@@ -280,7 +280,22 @@ def fitted(config, cls, max_parameters=MAX_PARAMETERS):
     sections that do not fit their width are made to last (rotary.rotary_sections_fitted: on
     the model as cut, which builds faster)."""
     config, before = _as_decoder(completed(config), cls)
+    if before is None:
+        _say_why_not_cut(config, cls)
     return rotary_sections_fitted(_cut(config, cls, max_parameters, before), cls)
+
+
+def _say_why_not_cut(config, cls):
+    """Prints why a model that does not build on the meta device is not cut (its build tried
+    once more for the error): the script then builds it as given, whole, and where the real
+    build allocates layers before it fails the same way, this line is the cause (Granite 4
+    Vision's defaults lack `deepstack_layer_map`; its 8 B text model was built first, out of
+    memory)."""
+    errors = []
+    _parameters(cls, config, errors)
+    if errors:
+        print("corpus_inputs: %s does not build from %s on the meta device, so it is not cut "
+              "(%s)" % (cls.__name__, type(config).__name__, errors[0]))
 
 
 def _as_decoder(config, cls):
@@ -291,15 +306,7 @@ def _as_decoder(config, cls):
     Returns (configuration, its model's parameters: None where it does not build)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    errors = []
-    before = _parameters(cls, config, errors)
-    if errors:
-        # Said, since the script then builds the model as given, whole: where the real build
-        # fails the same way only after allocating the model's layers, this line is the cause
-        # (Granite 4 Vision's defaults lack `deepstack_layer_map`; its 8 B text model was built
-        # first, out of memory).
-        print("corpus_inputs: %s does not build from %s on the meta device, so it is not cut "
-              "(%s)" % (cls.__name__, type(config).__name__, errors[0]))
+    before = _parameters(cls, config)
     if (before is not None or get(config, "is_decoder") is not False
             or cls.__name__ not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()):
         return config, before
