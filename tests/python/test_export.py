@@ -232,6 +232,33 @@ class Export(unittest.TestCase):
         self.assertIn("float64 reference left out: RuntimeError", reply["log"])
         self.assertTrue(os.path.exists(reply["onnx_path"]))
 
+    def test_a_float64_run_past_its_budget_is_a_check_not_made(self):
+        # PyTorch's float64 kernels can be far slower than its float32 ones (focalnet_large_fl4:
+        # 1,498 s): past TURNKEY_FLOAT64_BUDGET_S the run stops at the next module call, the
+        # model is given back as it was, and the export stands.
+        model = Mixed().eval()
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        os.environ["TURNKEY_FLOAT64_BUDGET_S"] = "0"
+        try:
+            reply = self.export(entry_of(model, torch.randn(2, 8)), float64=True)
+        finally:
+            del os.environ["TURNKEY_FLOAT64_BUDGET_S"]
+        self.assertEqual(reply["float64_outputs"], [])
+        self.assertIn("float64 reference left out: over its 0 s budget "
+                      "(TURNKEY_FLOAT64_BUDGET_S)", reply["log"])
+        self.assertTrue(os.path.exists(reply["onnx_path"]))
+        for name, value in before.items():
+            self.assertTrue(torch.equal(model.state_dict()[name], value), name)
+        self.assertEqual(model.state_dict()[name].dtype, value.dtype)
+        os.environ["TURNKEY_FLOAT64_BUDGET_S"] = "soon"
+        try:
+            reply = self.export(entry_of(model, torch.randn(2, 8)), float64=True)
+        finally:
+            del os.environ["TURNKEY_FLOAT64_BUDGET_S"]
+        self.assertIn("TURNKEY_FLOAT64_BUDGET_S='soon' is not a number of seconds: 300 s used",
+                      reply["log"])
+        self.assertEqual(len(reply["float64_outputs"]), 1)
+
     def test_lines_printed_while_exporting_say_when(self):
         log = self.export(entry_of(Chatty().eval(), torch.randn(2, 8)))["log"]
         self.assertRegex(log, r"(^|\n)\[\+[0-9]+\.[0-9] s\] phase one\.\.\. done\n"
