@@ -5,14 +5,12 @@ import itertools
 import mmap
 import shutil
 import os
-import sys
-import tempfile
 import time
-import warnings
 
 import torch
 
 from . import exporter_fixes, float64_reference, inputs, intermediates, translations
+from .captured_output import captured_output as _captured_output
 from .hooks import state_marks
 
 onnx = None  # set by load_onnx(), the library's module even where a user file shadows it
@@ -67,61 +65,6 @@ def _output_names(output):
 
     inputs.walk(output, "output", visit)
     return names
-
-
-class _Stamped:
-    """sys.stdout while output is captured: each line printed from Python starts with the
-    seconds since the capture began, so a long export's log says which of its phases took the
-    time (the dynamo exporter prints one line as each phase starts and ends). Lines written by
-    C++ code straight to the file descriptor carry no stamp."""
-
-    def __init__(self, stream, start):
-        self._stream, self._start, self._line_start = stream, start, True
-
-    def write(self, text):
-        for piece in text.splitlines(keepends=True):
-            if self._line_start:
-                self._stream.write("[+%.1f s] " % (time.perf_counter() - self._start))
-            self._stream.write(piece)
-            self._line_start = piece.endswith("\n")
-        return len(text)
-
-    def __getattr__(self, name):  # flush, fileno, encoding, isatty: the stream's own
-        return getattr(self._stream, name)
-
-
-@contextlib.contextmanager
-def _captured_output():
-    """Everything written to fd 1 and 2 (Python or C++ level) goes into the yielded list; lines
-    printed from Python are stamped with their time (_Stamped)."""
-    log = []
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved = [os.dup(1), os.dup(2)]
-    stdout = sys.stdout
-    with tempfile.TemporaryFile() as sink, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        if stdout is not None and not isinstance(stdout, _Stamped):
-            sys.stdout = _Stamped(stdout, time.perf_counter())
-        try:
-            yield log
-        finally:
-            sys.stdout = stdout
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-            sink.seek(0)
-            text = sink.read().decode("utf-8", "replace")
-            log.extend("%s: %s" % (w.category.__name__, w.message) for w in caught)
-            if text:
-                log.append(text.rstrip("\n"))
 
 
 # Modules whose eval-mode forward, with grad off, takes a fused fast path that torch.onnx.export

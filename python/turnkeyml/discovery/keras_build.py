@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import export as torch_export
+from .captured_output import captured_output
 from . import keras_intermediates as kmid
 from . import keras_model as km
 from . import keras_tf2onnx
@@ -90,7 +91,7 @@ def export(entry, path, opset, io_dir, reply):
     private = "%s.tmp%d" % (path, os.getpid())
     os.mkdir(private)
     try:
-        with torch_export._captured_output() as log:
+        with captured_output() as log:
             reference = _reference(entry)
             function, specs = _flat_function(entry)
             # Outputs without signal: the layer calls of the trace converted are kept for the
@@ -139,7 +140,7 @@ def _intermediates(entry, model, traced, io_dir, reply):
     missed check, never a failed export."""
     log = []
     try:
-        with torch_export._captured_output() as log:
+        with captured_output() as log:
             eager = []
             with kmid.layer_inputs(entry.module, eager):
                 _reference(entry)

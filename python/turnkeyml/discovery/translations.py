@@ -108,35 +108,29 @@ def _folded_arange(numbers, dtype):
     return op.Constant(value=ir.tensor(values.numpy()))
 
 
-def _arange_start_step(start, end, step=1, dtype=-1, layout="", device="", pin_memory=False):
-    """aten.arange.start_step: a float range of constant bounds as torch makes it (_folded_arange),
-    else torchlib's own translation."""
-    folded = _folded_arange((start, end, step), dtype)
+def _folded_or_torchlib(numbers, dtype, torchlib_name, *arguments):
+    """_folded_arange of `numbers`, else torchlib's own translation `torchlib_name`."""
+    folded = _folded_arange(numbers, dtype)
     if folded is not None:
         return folded
     from onnxscript.function_libs.torch_lib.ops import core
 
-    return core.aten_arange_start_step(start, end, step, dtype, layout, device, pin_memory)
+    return getattr(core, torchlib_name)(*arguments)
+
+
+# aten.arange's three overloads: their parameters spelt out, which the exporter reads to call them.
+def _arange_start_step(start, end, step=1, dtype=-1, layout="", device="", pin_memory=False):
+    return _folded_or_torchlib((start, end, step), dtype, "aten_arange_start_step",
+                               start, end, step, dtype, layout, device, pin_memory)
 
 
 def _arange_start(start, end, dtype=-1, layout="", device="", pin_memory=False):
-    """aten.arange.start, as _arange_start_step."""
-    folded = _folded_arange((start, end), dtype)
-    if folded is not None:
-        return folded
-    from onnxscript.function_libs.torch_lib.ops import core
-
-    return core.aten_arange_start(start, end, dtype, layout, device, pin_memory)
+    return _folded_or_torchlib((start, end), dtype, "aten_arange_start",
+                               start, end, dtype, layout, device, pin_memory)
 
 
 def _arange(end, dtype=-1, layout="", device="", pin_memory=False):
-    """aten.arange, as _arange_start_step."""
-    folded = _folded_arange((end,), dtype)
-    if folded is not None:
-        return folded
-    from onnxscript.function_libs.torch_lib.ops import core
-
-    return core.aten_arange(end, dtype, layout, device, pin_memory)
+    return _folded_or_torchlib((end,), dtype, "aten_arange", end, dtype, layout, device, pin_memory)
 
 
 # (namespace of torch.ops, op, overload, translation): the ops turnkey translates for the dynamo
