@@ -19,8 +19,8 @@ std::optional<int64_t> env_int(const char* name, int64_t min, int64_t max);
 bool show_tracebacks();
 
 // Checks every TURNKEY_* variable turnkey knows (TURNKEY_TRACEBACK, TURNKEY_DEBUG,
-// TURNKEY_BUILD_MONITOR, TURNKEY_ONNX_OPSET, TURNKEY_TIMEOUT_SECONDS), so a bad value fails the
-// command up front with one line.
+// TURNKEY_BUILD_MONITOR, TURNKEY_SANDBOX, TURNKEY_ONNX_OPSET, TURNKEY_TIMEOUT_SECONDS,
+// TURNKEY_FLOAT64_BUDGET_S), so a bad value fails the command up front with one line.
 void validate_environment();
 
 // Puts back the LD_LIBRARY_PATH a caller had before it prepended the binary's own library path
