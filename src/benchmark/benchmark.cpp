@@ -135,7 +135,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
 
   // Correctness against the PyTorch outputs saved at export.
-  const Judgement judged = judge_outputs(build, m.outputs, setup);
+  const Judgement judged = judge_outputs(build, m.outputs, setup, log);
   log += measurement_log(build, setup, m, live, judged.line);
 
   // Data first (the verdict's line and the flags); the block renders it.

@@ -85,9 +85,10 @@ std::string reference_outputs_name(const Build& build);
 // A runtime's outputs against the PyTorch outputs saved at export (docs/measurement.md):
 // writes `correctness` (with its verdict) and the error fields into the build's stats. Outputs
 // that carry no signal are judged on the export's intermediate tensors, which the setup's
-// runtime computes on a copy of the graph (benchmark_judge.cpp), or inconclusive.
+// runtime computes on a copy of the graph (benchmark_judge.cpp), or inconclusive. A mismatch
+// may ask the script's process for PyTorch's float64 outputs (float64_on_demand), said in `log`.
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const BenchmarkSetup& setup);
+                        const BenchmarkSetup& setup, std::string& log);
 
 // One repetition: a session loaded, warmed up and timed (docs/measurement.md, "Repetitions").
 struct Repetition {

@@ -15,6 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "benchmark/runtime_deviations.h"
 #include "turnkey/common/error.h"
+#include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/onnx/nondeterminism.h"
 
@@ -77,6 +78,42 @@ Float64Check check_float64(const Build& build, const std::vector<HostTensor>& re
     f = Float64Check{};  // unreadable or incomparable: a check not made, the verdict as before
   }
   return f;
+}
+
+// PyTorch's float64 outputs asked of the script's process (float64_on_demand, build.h) into the
+// build's io folder, after the timed calls; a failure is a check not made, said in `log`.
+void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference, std::string& log) {
+  log += "outside the tolerance of PyTorch's float32 outputs: its float64 outputs asked for\n";
+  json names = json::array(), shapes = json::array();
+  for (const HostTensor& t : reference) {
+    names.push_back(t.name);
+    shapes.push_back(t.shape);
+  }
+  try {
+    const fs::path io_dir = build.dir->path() / "io";
+    fs::create_directories(io_dir);
+    Outbox outbox = build.session->outbox();
+    const json reply = build.session->request({{"type", "float64"},
+                                               {"id", build.model->id},
+                                               {"io_dir", outbox.folder(io_dir).string()},
+                                               {"names", names},
+                                               {"shapes", shapes}},
+                                              "float64_saved", ErrorKind::Runtime);
+    if (const std::string said = reply.value("log", std::string()); !said.empty()) {
+      log += said + "\n";
+    }
+    if (!reply.value("ok", false)) {
+      throw Error(ErrorKind::Runtime, reply.value("error", std::string("?")));
+    }
+    std::vector<fs::path> taken;
+    for (const std::string& p : reply_strings(reply, "float64_outputs", ErrorKind::Runtime)) {
+      taken.push_back(outbox.take(p, ErrorKind::Runtime));
+    }
+    build.float64_pbs = std::move(taken);
+  } catch (const Error& e) {
+    build.float64_pbs.clear();  // a check not made: the verdict stands on the float32 outputs
+    log += fmt::format("float64 reference outputs left out: {}\n", e.what());
+  }
 }
 
 json float64_record(const Float64Check& f) {
@@ -215,7 +252,7 @@ void describe_outputs(Compared& r) {
 }
 
 Compared compare_with_reference(Build& build, const std::vector<HostTensor>& outputs,
-                                const BenchmarkSetup& setup) {
+                                const BenchmarkSetup& setup, std::string& log) {
   Compared r;
   r.data = !build.input_data.empty();
   r.whose = reference_outputs_name(build);
@@ -237,6 +274,7 @@ Compared compare_with_reference(Build& build, const std::vector<HostTensor>& out
         build.facts ? build.facts->op_histogram : std::map<std::string, int64_t>{});
   }
   if (!r.within && r.compare_error.empty() && r.random_ops.empty() && !r.deviation && !r.data) {
+    if (float64_on_demand(build)) ask_float64_outputs(build, r.reference, log);
     r.f64 = check_float64(build, r.reference, outputs, setup.tolerance);
   }
   // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
@@ -385,7 +423,7 @@ std::string reference_outputs_name(const Build& build) {
 }
 
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const BenchmarkSetup& setup) {
+                        const BenchmarkSetup& setup, std::string& log) {
   BuildStats& s = build.stats;
   // --input-data: its expected outputs, when it has them, are the reference (docs/measurement.md).
   const bool data = !build.input_data.empty();
@@ -399,7 +437,7 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
           {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
   }
-  const Compared r = compare_with_reference(build, outputs, setup);
+  const Compared r = compare_with_reference(build, outputs, setup, log);
   s.set("correctness", correctness_record(r, setup.tolerance));
   s.set("max_abs_error", r.worst_abs);
   s.set("max_rel_error", r.c.worst_rel_error);

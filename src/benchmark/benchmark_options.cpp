@@ -169,11 +169,12 @@ RuntimeOptions runtime_options(const Build& build, const json& opts,
 
 }  // namespace
 
-bool benchmark_uses_script_process(const Build& /*build*/, const json& opts) {
+bool benchmark_uses_script_process(const Build& build, const json& opts) {
   const auto it = opts.find("runtime");
   if (it != opts.end() && !it->is_string()) return true;  // the tool itself says what is wrong
   const Runtime* runtime = find_runtime(it == opts.end() ? "ort" : it->get<std::string>());
-  return runtime == nullptr || runtime->needs_live_model();
+  // The judge may ask the script's process for PyTorch's float64 outputs (build.h).
+  return runtime == nullptr || runtime->needs_live_model() || float64_on_demand(build);
 }
 
 BenchmarkSetup resolve_benchmark(const Build& build, const json& opts, std::string& log) {

@@ -120,8 +120,9 @@ const std::vector<ToolSpec>& tool_specs() {
          {.choices = exporters}},
         {"--no-float64-reference", "no_float64_reference", T::Flag,
          "Skip PyTorch's float64 run of the call, which tells a model that amplifies float32 "
-         "rounding from a runtime's mismatch (docs/measurement.md); it makes an export about a "
-         "quarter longer (bench/export_speed.py: 1.24x bert-base, 1.25x resnet50)",
+         "rounding from a runtime's mismatch (docs/measurement.md). Made on demand after a "
+         "mismatch (the script's process then stays for the benchmark); by the export for "
+         "models over 256 MiB, a quarter of its time (bench/export_speed.py: 1.24x bert-base)",
          false}},
        A::PyTorchModel,
        A::OnnxModel,

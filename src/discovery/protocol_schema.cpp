@@ -130,6 +130,8 @@ const std::vector<Row>& table() {
       {"bench_outputs", reply({strings("outputs", 10000, kPathBytes)})},
       {"reference_saved",
        reply({strings("inputs", 10000, kPathBytes), strings("outputs", 10000, kPathBytes)})},
+      {"float64_saved",
+       reply({strings("float64_outputs", 10000, kPathBytes), str("log", kTextBytes)})},
       {"traced", reply({str("path", kPathBytes), strings("inputs", 10000, kPathBytes)})},
       {"stage_done", reply({str("log", kTextBytes)})},
   };

@@ -118,6 +118,18 @@ bool python_stage_uses_script_process(const Build& build, const nlohmann::json& 
 // What a custom stage's output depends on beyond its options: its sequence file's SHA-256.
 std::string python_stage_versions(const Build& build, const nlohmann::json& options);
 
+// PyTorch's float64 outputs, the reference for a model that amplifies float32 rounding
+// (docs/measurement.md), are made on demand: the benchmark asks the script's process for them
+// only where a runtime's outputs are outside the tolerance of the float32 ones, which spares
+// every other export one more forward in float64 (a third of a timm export). Deferrable: the
+// build's PyTorch model is live, has at most 256 MiB of parameters (a larger one's export makes
+// them, so that its process can end before the benchmark: docs/measurement.md), and its
+// sequence has a benchmark (one run later through load-build has what the export made). On
+// demand: deferrable, not made yet, the export wanted them (no --no-float64-reference) and its
+// outputs are the reference. The benchmark then keeps the script's process alive.
+bool float64_deferrable(const Build& build);
+bool float64_on_demand(const Build& build);
+
 // Writes turnkey_stats.yaml: the build's stats, with this run's result (when it benchmarked) put
 // among the results earlier runs left (build_records.h). Throws Error(Io) when it cannot write.
 void write_build_stats(Build& build);

@@ -35,20 +35,25 @@ class Runtimes : public ::testing::Test {
     return json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   }
 
-  // The stats of the build of the model the script holds in `variable` (several per script).
-  nlohmann::json stats_of_model(const std::string& variable) const {
+  // The build of the model the script holds in `variable` (several per script).
+  std::filesystem::path build_of_model(const std::string& variable) const {
     for (const auto& e : std::filesystem::directory_iterator(cache())) {
       const std::filesystem::path state = e.path() / (e.path().filename().string() + "_state.yaml");
-      if (!std::filesystem::exists(state) ||
-          json_from_yaml(slurp(state)).value("model_name", std::string()) != variable) {
-        continue;
+      if (std::filesystem::exists(state) &&
+          json_from_yaml(slurp(state)).value("model_name", std::string()) == variable) {
+        return e.path();
       }
-      if (!std::filesystem::exists(e.path() / "turnkey_stats.yaml"))
-        return nlohmann::json::object();
-      return json_from_yaml(slurp(e.path() / "turnkey_stats.yaml"));
     }
     ADD_FAILURE() << "no build for the model " << variable;
-    return nlohmann::json::object();
+    return {};
+  }
+
+  nlohmann::json stats_of_model(const std::string& variable) const {
+    const std::filesystem::path build = build_of_model(variable);
+    if (build.empty() || !std::filesystem::exists(build / "turnkey_stats.yaml")) {
+      return nlohmann::json::object();
+    }
+    return json_from_yaml(slurp(build / "turnkey_stats.yaml"));
   }
 
   // Runs tests/data/scripts/<stem>.py with the TorchScript exporter (the exporter fixes' tests):

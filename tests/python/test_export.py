@@ -226,6 +226,32 @@ class Export(unittest.TestCase):
         self.assertEqual(state_marks(model), marks)  # the first call's outputs stay usable
         self.assertFalse(model.training)
 
+    def test_float64_outputs_asked_for_after_the_export_match_the_eager_ones(self):
+        # The core asks for them after the benchmark (the `float64` command) where a runtime's
+        # outputs are outside the tolerance: the same call, the model given back as it was.
+        model = Mixed().eval()
+        entry = entry_of(model, torch.randn(2, 8))
+        reply = self.export(entry)
+        self.assertNotIn("float64_outputs", reply)
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        asked = {}
+        later = os.path.join(self.dir, "later")
+        os.mkdir(later)
+        export.float64_outputs(entry, later, ["y"], [[2, 4]], asked)
+        self.assertEqual(asked["float64_outputs"], [os.path.join(later, "float64_output_0.pb")])
+        self.assertRegex(asked["log"], r"float64 reference outputs in [0-9.]+ s")
+        saved = onnx.numpy_helper.to_array(onnx.load_tensor(asked["float64_outputs"][0]))
+        self.assertEqual(saved.dtype, numpy.float64)
+        numpy.testing.assert_allclose(saved, self.saved_outputs(reply)[0], rtol=1e-5, atol=1e-6)
+        for name, value in before.items():
+            self.assertTrue(torch.equal(model.state_dict()[name], value), name)
+        # Other shapes than the float32 call's: a check not made, said in the log.
+        asked = {}
+        export.float64_outputs(entry, later, ["y"], [[2, 5]], asked)
+        self.assertEqual(asked["float64_outputs"], [])
+        self.assertIn("float64 reference left out: ValueError: its outputs have other shapes",
+                      asked["log"])
+
     def test_a_failed_float64_run_is_a_check_not_made(self):
         reply = self.export(entry_of(Float32Only().eval(), torch.randn(2, 8)), float64=True)
         self.assertEqual(reply["float64_outputs"], [])

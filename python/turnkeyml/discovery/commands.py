@@ -182,6 +182,18 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
             raise ValueError("bench_outputs before a successful bench_prepare")
         reply["outputs"] = state["bench"].save_outputs(command["io_dir"])
 
+    def do_float64(command, reply):
+        entry = entry_of(command)
+        pytorch_only(entry, "a float64 reference")
+        names, shapes = command.get("names"), command.get("shapes")
+        if (not isinstance(names, list) or not isinstance(shapes, list)
+                or len(names) != len(shapes) or not all(isinstance(n, str) for n in names)
+                or not all(isinstance(s, list) and all(isinstance(d, int) for d in s)
+                           for s in shapes)):
+            raise ValueError("names and shapes must be lists of one length, of strings and of "
+                             "lists of integers")
+        module("export").float64_outputs(entry, command["io_dir"], names, shapes, reply)
+
     def do_reference(command, reply):
         entry = entry_of(command)
         reply["inputs"], reply["outputs"] = module("keras" if is_keras(entry) else "timing") \
@@ -216,6 +228,7 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         "bench_outputs": ("bench_outputs", do_bench_outputs),
         "bench_profile": ("bench_profiled", do_bench_profile),
         "reference": ("reference_saved", do_reference),
+        "float64": ("float64_saved", do_float64),
         "trace": ("traced", do_trace),
     }
     try:

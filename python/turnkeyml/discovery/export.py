@@ -301,13 +301,31 @@ def _intermediates(module, flags, fresh, graph, io_dir, reply):
     return note_intermediates(reply, log, found)
 
 
-def _float64_outputs(module, flags, fresh, names, outputs, io_dir, reply):
+def _float64_outputs(module, flags, fresh, names, shapes, io_dir, reply):
     """float64_reference.run with this module's output capture and tensor writer; its log lines
     go to the reply's log."""
-    saved, log = float64_reference.run(module, flags, fresh, names, outputs, io_dir,
+    saved, log = float64_reference.run(module, flags, fresh, names, shapes, io_dir,
                                        _save_tensor, _captured_output)
     _noted(reply, log)
     return saved
+
+
+def float64_outputs(entry, io_dir, names, shapes, reply):
+    """The `float64` command: PyTorch's float64 outputs of the entry's captured call, asked for
+    after its export, when a runtime's outputs were outside the tolerance of its float32 ones
+    (`names` and `shapes`: those of output_N.pb). Fills the reply's `float64_outputs` (none
+    when the run failed: its log says why) and `log`."""
+    load_onnx()
+    if not os.path.isdir(io_dir):
+        raise FileNotFoundError("folder %s does not exist" % io_dir)
+    module = entry.module
+    flags = [(m, m.training) for m in module.modules()]
+    fresh = lambda: inputs.copy_call((entry.captured_args, entry.captured_kwargs),
+                                     lambda t: t.clone())
+    reply["log"] = ""
+    reply["float64_outputs"] = _float64_outputs(module, flags, fresh, names, shapes, io_dir,
+                                                reply)
+    return reply
 
 
 def _noted(reply, log):
@@ -330,7 +348,8 @@ def note_intermediates(reply, log, found):
 def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float64=True):
     """Writes `path` and io_dir/input_N.pb, output_N.pb, filling `reply` with the reply's fields
     as it goes (so `log` survives a failure). `exporters`: the exporters to try, in order;
-    `float64`: also io_dir/float64_output_N.pb (_float64_outputs).
+    `float64`: also io_dir/float64_output_N.pb (_float64_outputs); the core asks for them here
+    only where it cannot ask later (the `float64` command, float64_outputs above).
 
     Raises on failure (the caller turns it into ok=false). The module's training flags and the
     entry's captured inputs are left as they were.
@@ -410,8 +429,8 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
     if not intermediates.has_signal(outputs):
         reply["intermediates"] = _intermediates(module, flags, fresh, graph, io_dir, reply)
     elif float64:
-        reply["float64_outputs"] = _float64_outputs(module, flags, fresh, graph_outputs, outputs,
-                                                    io_dir, reply)
+        reply["float64_outputs"] = _float64_outputs(module, flags, fresh, graph_outputs,
+                                                    [t.shape for t in outputs], io_dir, reply)
     reply["exporter_fixes"] = exporter_fixes.used()
     reply["input_names"] = graph_inputs
     reply["output_names"] = graph_outputs

@@ -65,7 +65,7 @@ def _deadline(module, seconds):
             handle.remove()
 
 
-def run(module, flags, fresh, names, outputs, io_dir, save_tensor, captured_output):
+def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_output):
     """PyTorch's outputs of the same call with every float parameter, buffer and input in float64
     (io_dir/float64_output_N.pb), for the core to tell a model that amplifies float32 rounding
     beyond the tolerance (a random 24-layer EmbeddingGemma 2: PyTorch's own float32 outputs 12%
@@ -73,7 +73,8 @@ def run(module, flags, fresh, names, outputs, io_dir, save_tensor, captured_outp
     forward at twice the cost of a float32 one; the model is given back bit for bit (float32 ->
     float64 -> float32 is exact), in new storage: its weights are held once, in float64, while
     it runs. Returns (the .pb paths, the log's lines); a failure is only a check not made: no
-    paths and a log line. `save_tensor(path, name, tensor)` writes a TensorProto;
+    paths and a log line. `shapes`: those of the float32 call's outputs, which the float64 ones
+    must have. `save_tensor(path, name, tensor)` writes a TensorProto;
     `captured_output()` is the export's context that collects warnings and prints as lines."""
     log = []
     tensors = [t for t in itertools.chain(module.parameters(), module.buffers())
@@ -102,7 +103,7 @@ def run(module, flags, fresh, names, outputs, io_dir, save_tensor, captured_outp
                     t.data = t.data.to(dtype)
                 for m, training in flags:
                     m.training = training
-        if [tuple(t.shape) for t in result] != [tuple(t.shape) for t in outputs]:
+        if [tuple(t.shape) for t in result] != [tuple(s) for s in shapes]:
             raise ValueError("its outputs have other shapes than the float32 call's")
         for n, (name, tensor) in enumerate(zip(names, result)):
             pb = os.path.join(io_dir, "float64_output_%d.pb" % n)
