@@ -15,6 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "benchmark/runtime_deviations.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 #include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/onnx/nondeterminism.h"
@@ -102,6 +103,7 @@ void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference,
     if (const std::string said = reply.value("log", std::string()); !said.empty()) {
       log += said + "\n";
     }
+    build.stats.set("float64_left_out", reply.value("float64_left_out", std::string()));
     if (!reply.value("ok", false)) {
       throw Error(ErrorKind::Runtime, reply.value("error", std::string("?")));
     }
@@ -112,6 +114,7 @@ void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference,
     build.float64_pbs = std::move(taken);
   } catch (const Error& e) {
     build.float64_pbs.clear();  // a check not made: the verdict stands on the float32 outputs
+    build.stats.set("float64_left_out", one_line(e.what()));
     log += fmt::format("float64 reference outputs left out: {}\n", e.what());
   }
 }
@@ -227,6 +230,7 @@ struct Compared {
   std::string ties, random_ops, no_signal;
   const RuntimeDeviation* deviation = nullptr;
   Float64Check f64;
+  std::string float64_left_out;  // why PyTorch's float64 outputs were not made ("" = not asked)
   IntermediateCheck mid;
   bool mid_within = false;
 };
@@ -276,6 +280,7 @@ Compared compare_with_reference(Build& build, const std::vector<HostTensor>& out
   if (!r.within && r.compare_error.empty() && r.random_ops.empty() && !r.deviation && !r.data) {
     if (float64_on_demand(build)) ask_float64_outputs(build, r.reference, log);
     r.f64 = check_float64(build, r.reference, outputs, setup.tolerance);
+    r.float64_left_out = build.stats.text("float64_left_out", "");
   }
   // A match of PyTorch's outputs that carry no signal checked nothing (a mismatch still is one);
   // expected outputs the user supplied are data, whatever their values.
@@ -339,7 +344,12 @@ json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
 Judgement worded_mismatch(const Compared& r, const std::string& errors,
                           const transforms::Tolerance& tol) {
   const Float64Check& f = r.f64;
-  if (!f.made) return {"outside tolerance: " + errors, true};
+  if (!f.made) {
+    // Whether the model amplifies float32 rounding was not checked: say why, when it was meant to be.
+    const std::string why = r.float64_left_out;
+    return {"outside tolerance: " + errors + (why.empty() ? "" : " (no float64 check: " + why + ")"),
+            true};
+  }
   const std::string own = fmt::format("PyTorch's own float32 outputs against its float64 ones: {}",
                                       errors_text(f.own, tol));
   if (!f.amplifies) {

@@ -320,6 +320,7 @@ ExportResult ScriptSession::export_model(int id, const fs::path& onnx_path, int 
   r.exporter_version = str("exporter_version");
   r.exporter_fallback = str("exporter_fallback");
   r.exporter_warning = str("exporter_warning");
+  r.float64_left_out = str("float64_left_out");
   for (const auto& p : e.value("inputs", json::array())) r.inputs.push_back(p.get<std::string>());
   for (const auto& p : e.value("outputs", json::array())) r.outputs.push_back(p.get<std::string>());
   for (const auto& p : e.value("float64_outputs", json::array())) {

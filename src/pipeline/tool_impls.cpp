@@ -7,7 +7,8 @@ namespace turnkey::engine_internal {
 const std::vector<ToolImpl>& tool_impls() {
   static const std::vector<ToolImpl> kImpls = {
       {"export-pytorch", tool_export_pytorch, export_versions, resolve_export_options,
-       {"exporter", "exporter_version", "exporter_fallback", "opset", "exporter_fixes"},
+       {"exporter", "exporter_version", "exporter_fallback", "opset", "exporter_fixes",
+        "float64_left_out"},
        export_uses_script_process},
       {"optimize-ort", tool_optimize_ort, ort_versions, nullptr,
        {"optimize_level", "optimize_nodes_before", "optimize_nodes_after",

@@ -12,6 +12,7 @@
 #include "turnkey/catalog/status.h"
 #include "turnkey/common/env.h"
 #include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey::engine_internal {
 
@@ -122,12 +123,14 @@ namespace {
 // taken is a check not made, never a failed export.
 void take_float64_outputs(Build& build, const ExportResult& r, Outbox& outbox, std::string& log) {
   build.float64_pbs.clear();
+  build.stats.set("float64_left_out", r.float64_left_out);
   try {
     for (const fs::path& p : r.float64_outputs) {
       build.float64_pbs.push_back(outbox.take(p, ErrorKind::Export));
     }
   } catch (const Error& e) {
     build.float64_pbs.clear();
+    build.stats.set("float64_left_out", one_line(e.what()));
     log += fmt::format("float64 reference outputs left out: {}\n", e.what());
   }
 }

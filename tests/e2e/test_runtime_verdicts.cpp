@@ -206,11 +206,23 @@ TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
         << model << ": " << log;
   }
 
+  // A float64 run that cannot be made (here: past its time budget) leaves a mismatch that says
+  // why rounding was not checked, as a field too.
+  r = run_turnkey({script.string(), "--iterations", "5"}, cache(),
+                  {{"TURNKEY_FLOAT64_BUDGET_S", "0"}});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("(no float64 check: over its 0 s budget (TURNKEY_FLOAT64_BUDGET_S))"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(stats_of_model("drifting")["float64_left_out"],
+            "over its 0 s budget (TURNKEY_FLOAT64_BUDGET_S)");
+
   // Without the float64 run (its cost is one more forward), the same model is a mismatch.
   r = run_turnkey({script.string(), "--iterations", "5", "--no-float64-reference"}, cache());
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_EQ(stats_of_model("drifting")["correctness"]["verdict"], "outside_tolerance");
   EXPECT_FALSE(stats_of_model("drifting")["correctness"].contains("float64"));
+  EXPECT_EQ(r.out.find("no float64 check"), std::string::npos) << "not asked for: nothing to say";
 }
 
 // Rows sorted by score where scores tie: another order is the same result; another row of the

@@ -215,6 +215,7 @@ class Export(unittest.TestCase):
         marks = state_marks(model)
         reply = self.export(entry, float64=True)
         self.assertEqual(len(reply["float64_outputs"]), 1)
+        self.assertNotIn("float64_left_out", reply)
         self.assertRegex(reply["log"], r"float64 reference outputs in [0-9.]+ s")
         saved = onnx.numpy_helper.to_array(onnx.load_tensor(reply["float64_outputs"][0]))
         self.assertEqual(saved.dtype, numpy.float64)
@@ -256,6 +257,9 @@ class Export(unittest.TestCase):
         reply = self.export(entry_of(Float32Only().eval(), torch.randn(2, 8)), float64=True)
         self.assertEqual(reply["float64_outputs"], [])
         self.assertIn("float64 reference left out: RuntimeError", reply["log"])
+        self.assertTrue(reply["float64_left_out"].startswith("RuntimeError: "),
+                        reply["float64_left_out"])
+        self.assertNotIn("\n", reply["float64_left_out"])
         self.assertTrue(os.path.exists(reply["onnx_path"]))
 
     def test_a_float64_run_past_its_budget_is_a_check_not_made(self):
@@ -272,6 +276,8 @@ class Export(unittest.TestCase):
         self.assertEqual(reply["float64_outputs"], [])
         self.assertIn("float64 reference left out: over its 0 s budget "
                       "(TURNKEY_FLOAT64_BUDGET_S)", reply["log"])
+        self.assertEqual(reply["float64_left_out"],
+                         "over its 0 s budget (TURNKEY_FLOAT64_BUDGET_S)")
         self.assertTrue(os.path.exists(reply["onnx_path"]))
         for name, value in before.items():
             self.assertTrue(torch.equal(model.state_dict()[name], value), name)

@@ -21,11 +21,12 @@ namespace turnkey {
 //    schema 4 and 5 read as before. 7: the exporter (a result setting) and its version.
 //    8: flag_codes (the codes of measurement_flags, common/flags.h); the openvino runtime's
 //    facts (openvino_*, no column). 9: exporter_warning (no column). 10: the verdict
-//    within_tolerance_of_float64 and correctness.float64 (docs/measurement.md).
+//    within_tolerance_of_float64 and correctness.float64 (docs/measurement.md). 11:
+//    float64_left_out (no column).
 // The state's own: 7: `run` (the id of the run's record, build_cache.h RunRecord) in place of the
 //    run's whole `command_line`; the first tool's options. States of 6 and before read as before.
 inline constexpr int kStateSchemaVersion = 7;
-inline constexpr int kStatsSchemaVersion = 10;
+inline constexpr int kStatsSchemaVersion = 11;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)

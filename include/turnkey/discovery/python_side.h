@@ -100,6 +100,7 @@ struct ExportResult {
   // Only when they do: PyTorch's outputs of the call run in float64 (.pb files, output order),
   // for the check to tell a model that amplifies float32 rounding; empty when not made.
   std::vector<std::filesystem::path> float64_outputs;
+  std::string float64_left_out;  // why none were made, when asked ("2.3 GB of float weights")
 };
 
 struct ScriptOptions {

@@ -303,10 +303,12 @@ def _intermediates(module, flags, fresh, graph, io_dir, reply):
 
 def _float64_outputs(module, flags, fresh, names, shapes, io_dir, reply):
     """float64_reference.run with this module's output capture and tensor writer; its log lines
-    go to the reply's log."""
-    saved, log = float64_reference.run(module, flags, fresh, names, shapes, io_dir,
-                                       _save_tensor, _captured_output)
+    go to the reply's log, and why it made none to its `float64_left_out`."""
+    saved, log, why = float64_reference.run(module, flags, fresh, names, shapes, io_dir,
+                                            _save_tensor, _captured_output)
     _noted(reply, log)
+    if why:
+        reply["float64_left_out"] = (why.strip().splitlines() or [why])[0]  # one line
     return saved
 
 

@@ -72,8 +72,9 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
     from its float64 ones) from a runtime that computes wrong (docs/measurement.md). One more
     forward at twice the cost of a float32 one; the model is given back bit for bit (float32 ->
     float64 -> float32 is exact), in new storage: its weights are held once, in float64, while
-    it runs. Returns (the .pb paths, the log's lines); a failure is only a check not made: no
-    paths and a log line. `shapes`: those of the float32 call's outputs, which the float64 ones
+    it runs. Returns (the .pb paths, the log's lines, why none: "" when made); a failure is only
+    a check not made: no
+    paths, a log line and its reason. `shapes`: those of the float32 call's outputs, which the float64 ones
     must have. `save_tensor(path, name, tensor)` writes a TensorProto;
     `captured_output()` is the export's context that collects warnings and prints as lines."""
     log = []
@@ -81,8 +82,9 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
                if t.is_floating_point()]
     size = sum(t.numel() * t.element_size() for t in tensors)
     if size > _FLOAT64_MAX_BYTES:
-        log.append("float64 reference left out: %.1f GB of float weights" % (size / 1e9))
-        return [], log
+        why = "%.1f GB of float weights" % (size / 1e9)
+        log.append("float64 reference left out: " + why)
+        return [], log, why
     kept = [(t, t.dtype) for t in tensors]
     saved = []
     notes = []  # said before the run's own lines
@@ -111,9 +113,10 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
             saved.append(pb)
         log.append("float64 reference outputs in %.3f s" % (time.perf_counter() - start))
     except _OverBudget as error:
-        log.append("float64 reference left out: %s" % error)
-        saved = []
+        why = str(error)
     except Exception as error:  # noqa: BLE001 (see the docstring)
-        log.append("float64 reference left out: %s: %s" % (type(error).__name__, error))
-        saved = []
-    return saved, notes + log
+        why = "%s: %s" % (type(error).__name__, error)
+    else:
+        return saved, notes + log, ""
+    log.append("float64 reference left out: " + why)
+    return [], notes + log, why
