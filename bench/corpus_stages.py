@@ -15,7 +15,9 @@ A second table splits the PyTorch exports by phase, from each build's log_export
 whose lines printed from Python carry their time ("[+812.4 s] [torch.onnx] Run
 decompositions... ✅"): the dynamo exporter's phases and the writing of its file, the
 TorchScript exporter's run where dynamo failed, reading the file back for the checker, the
-float64 reference run (from turnkey's own lines of each step), the rest as "other". Logs
+float64 reference run (from turnkey's own lines of each step; since 8ca7fec only a model over
+256 MiB has it in its export: the others' is made on demand, in the benchmark), the rest as
+"other". Logs
 written before the stamps (turnkey before f8a99fb) are left out of it; before 6c607c8 they
 have no step lines, and all but the dynamo phases is "other".
 """
