@@ -345,10 +345,10 @@ Judgement worded_mismatch(const Compared& r, const std::string& errors,
                           const transforms::Tolerance& tol) {
   const Float64Check& f = r.f64;
   if (!f.made) {
-    // Whether the model amplifies float32 rounding was not checked: say why, when it was meant to be.
-    const std::string why = r.float64_left_out;
-    return {"outside tolerance: " + errors + (why.empty() ? "" : " (no float64 check: " + why + ")"),
-            true};
+    // Whether the model amplifies float32 rounding was not checked: say why, where it was asked.
+    const std::string& why = r.float64_left_out;
+    const std::string unchecked = why.empty() ? "" : " (no float64 check: " + why + ")";
+    return {"outside tolerance: " + errors + unchecked, true};
   }
   const std::string own = fmt::format("PyTorch's own float32 outputs against its float64 ones: {}",
                                       errors_text(f.own, tol));
