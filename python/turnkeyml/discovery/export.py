@@ -308,8 +308,15 @@ def _float64_outputs(module, flags, fresh, names, shapes, io_dir, reply):
                                             _save_tensor, _captured_output)
     _noted(reply, log)
     if why:
-        reply["float64_left_out"] = (why.strip().splitlines() or [why])[0]  # one line
+        reply["float64_left_out"] = why
     return saved
+
+
+def _fresh_calls(entry):
+    """A function giving fresh copies of the entry's captured call for every use: a forward that
+    writes into its inputs must not change what is saved as input_N.pb, nor a later use's."""
+    return lambda: inputs.copy_call((entry.captured_args, entry.captured_kwargs),
+                                    lambda t: t.clone())
 
 
 def float64_outputs(entry, io_dir, names, shapes, reply):
@@ -322,11 +329,9 @@ def float64_outputs(entry, io_dir, names, shapes, reply):
         raise FileNotFoundError("folder %s does not exist" % io_dir)
     module = entry.module
     flags = [(m, m.training) for m in module.modules()]
-    fresh = lambda: inputs.copy_call((entry.captured_args, entry.captured_kwargs),
-                                     lambda t: t.clone())
     reply["log"] = ""
-    reply["float64_outputs"] = _float64_outputs(module, flags, fresh, names, shapes, io_dir,
-                                                reply)
+    reply["float64_outputs"] = _float64_outputs(module, flags, _fresh_calls(entry), names,
+                                                shapes, io_dir, reply)
     return reply
 
 
@@ -363,10 +368,7 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
     start = time.perf_counter()
     module = entry.module
     flags = [(m, m.training) for m in module.modules()]
-    # Fresh copies for every use: a forward that writes into its inputs must not change what
-    # we save as input_N.pb, nor the captured inputs of a later export.
-    fresh = lambda: inputs.copy_call((entry.captured_args, entry.captured_kwargs),
-                                     lambda t: t.clone())
+    fresh = _fresh_calls(entry)
     saved_inputs = dict(zip(entry.input_names, inputs.tensors_of(fresh())))
     reply.update(onnx_path=path, opset=opset, log="")
     # A private folder beside the target: the exporter writes the model under its final name

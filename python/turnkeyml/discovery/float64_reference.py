@@ -72,11 +72,11 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
     from its float64 ones) from a runtime that computes wrong (docs/measurement.md). One more
     forward at twice the cost of a float32 one; the model is given back bit for bit (float32 ->
     float64 -> float32 is exact), in new storage: its weights are held once, in float64, while
-    it runs. Returns (the .pb paths, the log's lines, why none: "" when made); a failure is only
-    a check not made: no
-    paths, a log line and its reason. `shapes`: those of the float32 call's outputs, which the float64 ones
-    must have. `save_tensor(path, name, tensor)` writes a TensorProto;
-    `captured_output()` is the export's context that collects warnings and prints as lines."""
+    it runs. Returns (the .pb paths, the log's lines, why none were made in one line: "" when
+    they were); a failure is only a check not made. `shapes`: those of the float32 call's
+    outputs, which the float64 ones must have. `save_tensor(path, name, tensor)` writes a
+    TensorProto; `captured_output()` is the export's context that collects warnings and prints
+    as lines."""
     log = []
     tensors = [t for t in itertools.chain(module.parameters(), module.buffers())
                if t.is_floating_point()]
@@ -119,4 +119,4 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
     else:
         return saved, notes + log, ""
     log.append("float64 reference left out: " + why)
-    return [], notes + log, why
+    return [], notes + log, (why.strip().splitlines() or [why])[0]
