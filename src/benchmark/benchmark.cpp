@@ -1,6 +1,7 @@
 // The benchmark tool: loads the model on the chosen runtime, times it with the measurement loop
 // (src/measure/), judges its outputs and records the result. Option checks, the judgement and
-// the recording live in benchmark_options.cpp, benchmark_judge.cpp and benchmark_record.cpp.
+// the recording live in benchmark_options.cpp, benchmark_judge.cpp and benchmark_record.cpp;
+// the requests to the script's process (reference outputs, float64 outputs) here.
 #include "benchmark/benchmark.h"
 
 #include <fmt/format.h>
@@ -9,8 +10,9 @@
 #include <filesystem>
 
 #include "benchmark/benchmark_profile.h"
-#include "turnkey/common/error.h"
 #include "turnkey/catalog/status.h"
+#include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey::engine_internal {
 
@@ -27,7 +29,7 @@ void save_reference(Build& build, const std::string& runtime_name) {
                             runtime_name));
   }
   if (!build.output_pbs.empty()) return;
-  const fs::path io_dir = build.dir->path() / "io";
+  const fs::path io_dir = build.dir->io_dir();
   fs::create_directories(io_dir);
   Outbox outbox = build.session->outbox();
   json reply = build.session->request({{"type", "reference"},
@@ -96,6 +98,42 @@ std::string measurement_log(const Build& build, const BenchmarkSetup& setup, con
 }
 
 }  // namespace
+
+void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference, std::string& log) {
+  log += "outside the tolerance of PyTorch's float32 outputs: its float64 outputs asked for\n";
+  json names = json::array(), shapes = json::array();
+  for (const HostTensor& t : reference) {
+    names.push_back(t.name);
+    shapes.push_back(t.shape);
+  }
+  try {
+    const fs::path io_dir = build.dir->io_dir();
+    fs::create_directories(io_dir);
+    Outbox outbox = build.session->outbox();
+    const json reply = build.session->request({{"type", "float64"},
+                                               {"id", build.model->id},
+                                               {"io_dir", outbox.folder(io_dir).string()},
+                                               {"names", names},
+                                               {"shapes", shapes}},
+                                              "float64_saved", ErrorKind::Runtime);
+    if (const std::string said = reply.value("log", std::string()); !said.empty()) {
+      log += said + "\n";
+    }
+    build.stats.set("float64_left_out", reply.value("float64_left_out", std::string()));
+    if (!reply.value("ok", false)) {
+      throw Error(ErrorKind::Runtime, reply.value("error", std::string("?")));
+    }
+    std::vector<fs::path> taken;
+    for (const std::string& p : reply_strings(reply, "float64_outputs", ErrorKind::Runtime)) {
+      taken.push_back(outbox.take(p, ErrorKind::Runtime));
+    }
+    build.float64_pbs = std::move(taken);
+  } catch (const Error& e) {
+    build.float64_pbs.clear();  // a check not made: the verdict stands on the float32 outputs
+    build.stats.set("float64_left_out", one_line(e.what()));
+    log += fmt::format("float64 reference outputs left out: {}\n", e.what());
+  }
+}
 
 void tool_benchmark(Build& build, const json& opts, std::string& log) {
   // Recorded first, so a failed benchmark still says what it tried.

@@ -90,6 +90,11 @@ std::string reference_outputs_name(const Build& build);
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
                         const BenchmarkSetup& setup, std::string& log);
 
+// PyTorch's float64 outputs asked of the script's process (float64_on_demand, build.h) into the
+// build's io folder, for the judge after the timed calls: build.float64_pbs, or none and
+// `float64_left_out` saying why (a check not made, never a failed benchmark), said in `log`.
+void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference, std::string& log);
+
 // One repetition: a session loaded, warmed up and timed (docs/measurement.md, "Repetitions").
 struct Repetition {
   LoopResult loop;

@@ -15,8 +15,6 @@
 #include "benchmark/benchmark.h"
 #include "benchmark/runtime_deviations.h"
 #include "turnkey/common/error.h"
-#include "turnkey/common/text.h"
-#include "turnkey/discovery/python_side.h"
 #include "turnkey/onnx/model_facts.h"
 #include "turnkey/onnx/nondeterminism.h"
 
@@ -79,44 +77,6 @@ Float64Check check_float64(const Build& build, const std::vector<HostTensor>& re
     f = Float64Check{};  // unreadable or incomparable: a check not made, the verdict as before
   }
   return f;
-}
-
-// PyTorch's float64 outputs asked of the script's process (float64_on_demand, build.h) into the
-// build's io folder, after the timed calls; a failure is a check not made, said in `log`.
-void ask_float64_outputs(Build& build, const std::vector<HostTensor>& reference, std::string& log) {
-  log += "outside the tolerance of PyTorch's float32 outputs: its float64 outputs asked for\n";
-  json names = json::array(), shapes = json::array();
-  for (const HostTensor& t : reference) {
-    names.push_back(t.name);
-    shapes.push_back(t.shape);
-  }
-  try {
-    const fs::path io_dir = build.dir->path() / "io";
-    fs::create_directories(io_dir);
-    Outbox outbox = build.session->outbox();
-    const json reply = build.session->request({{"type", "float64"},
-                                               {"id", build.model->id},
-                                               {"io_dir", outbox.folder(io_dir).string()},
-                                               {"names", names},
-                                               {"shapes", shapes}},
-                                              "float64_saved", ErrorKind::Runtime);
-    if (const std::string said = reply.value("log", std::string()); !said.empty()) {
-      log += said + "\n";
-    }
-    build.stats.set("float64_left_out", reply.value("float64_left_out", std::string()));
-    if (!reply.value("ok", false)) {
-      throw Error(ErrorKind::Runtime, reply.value("error", std::string("?")));
-    }
-    std::vector<fs::path> taken;
-    for (const std::string& p : reply_strings(reply, "float64_outputs", ErrorKind::Runtime)) {
-      taken.push_back(outbox.take(p, ErrorKind::Runtime));
-    }
-    build.float64_pbs = std::move(taken);
-  } catch (const Error& e) {
-    build.float64_pbs.clear();  // a check not made: the verdict stands on the float32 outputs
-    build.stats.set("float64_left_out", one_line(e.what()));
-    log += fmt::format("float64 reference outputs left out: {}\n", e.what());
-  }
 }
 
 json float64_record(const Float64Check& f) {

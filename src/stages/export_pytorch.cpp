@@ -256,7 +256,7 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
       tool_checks::exporter_order(options.value("exporter", "auto"), build.stats.text("torch_version", ""));
   const int opset = resolve_opset(options, exporters.front());
   const fs::path onnx_dir = build.dir->path() / "onnx";
-  const fs::path io_dir = build.dir->path() / "io";
+  const fs::path io_dir = build.dir->io_dir();
   fs::create_directories(onnx_dir);
   fs::create_directories(io_dir);
   const fs::path target =

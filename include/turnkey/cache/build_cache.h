@@ -66,6 +66,8 @@ class BuildDir {
   const std::filesystem::path& path() const { return dir_; }
   std::filesystem::path state_path() const { return dir_ / (name_ + "_state.yaml"); }
   std::filesystem::path stats_path() const { return dir_ / "turnkey_stats.yaml"; }
+  // The .pb files of the model's inputs and PyTorch's outputs (float32, float64, intermediates).
+  std::filesystem::path io_dir() const { return dir_ / "io"; }
   // Where a stats file that could not be read is kept when a new one replaces it.
   std::filesystem::path unreadable_stats_path() const {
     return dir_ / "turnkey_stats.yaml.unreadable";
