@@ -43,17 +43,25 @@ std::string errors_text(const transforms::Comparison& c, const transforms::Toler
 // float32 rounding"): how far PyTorch's own float32 outputs are from them sets the tolerance.
 struct Float64Check {
   bool made = false;
-  transforms::Comparison own;      // PyTorch's float32 outputs against its float64 ones
-  transforms::Comparison runtime;  // the runtime's, against the float64 ones
-  transforms::Tolerance tolerance;  // for `runtime`: the given one, or twice PyTorch's own error
-  bool amplifies = false;   // `own` is outside the given tolerance
-  bool computable = false;  // ... yet still resembles them (cosine >= kMinFloat32Cosine)
-  bool within = false;      // amplifies, computable, and the runtime within `tolerance`
+  transforms::Comparison own;       // PyTorch's float32 outputs against its float64 ones
+  transforms::Comparison runtime;   // the runtime's, against the float64 ones
+  transforms::Tolerance tolerance;  // for `runtime`: the given one, or wider (kFloat64ErrorFactor)
+  bool amplifies = false;           // `own` is outside the given tolerance
+  bool computable = false;          // ... yet still resembles them (cosine >= kMinFloat32Cosine)
+  bool within = false;              // amplifies, computable, and the runtime within `tolerance`
 };
 
 // Below this cosine, PyTorch's own float32 outputs no longer resemble its float64 ones: float32
 // cannot compute the model, and no runtime's outputs can be judged.
 constexpr double kMinFloat32Cosine = 0.99;
+
+// How much further from the float64 outputs than PyTorch's own float32 outputs a runtime's may be.
+// Two float32 implementations of an amplifying model land at random distances from float64:
+// over 200 random chaotic networks, ONNX Runtime's max rel error was 0.3 to 5.9 times PyTorch's
+// (bench/float64_rule.py). Three times calls 4 of them mismatches and catches 173 of 200 export
+// errors; the rule before (twice) called 43 mismatches. An error grows 1 - cosine by its square,
+// so the cosine's tolerance is kFloat64ErrorFactor squared times PyTorch's 1 - cosine.
+constexpr double kFloat64ErrorFactor = 3;
 
 Float64Check check_float64(const Build& build, const std::vector<HostTensor>& reference,
                            const std::vector<HostTensor>& outputs,
@@ -67,8 +75,9 @@ Float64Check check_float64(const Build& build, const std::vector<HostTensor>& re
     f.computable = f.own.worst_cosine >= kMinFloat32Cosine;
     f.tolerance = tol;
     if (f.amplifies) {
-      f.tolerance.max_rel_error = std::max(tol.max_rel_error, 2 * f.own.worst_rel_error);
-      f.tolerance.min_cosine = std::min(tol.min_cosine, 1 - 2 * (1 - f.own.worst_cosine));
+      constexpr double k = kFloat64ErrorFactor;
+      f.tolerance.max_rel_error = std::max(tol.max_rel_error, k * f.own.worst_rel_error);
+      f.tolerance.min_cosine = std::min(tol.min_cosine, 1 - k * k * (1 - f.own.worst_cosine));
     }
     f.runtime = transforms::compare_outputs(f64, outputs, f.tolerance);
     f.within = f.amplifies && f.computable && f.runtime.within && !f.runtime.inconclusive;
@@ -324,14 +333,14 @@ Judgement worded_mismatch(const Compared& r, const std::string& errors,
   const std::string runtime = fmt::format("the runtime's: {}", errors_text(f.runtime, f.tolerance));
   if (f.within) {
     return {fmt::format("within tolerance of PyTorch's float64 outputs, the model amplifying "
-                        "float32 rounding beyond the tolerance ({}); {}, the tolerance twice "
+                        "float32 rounding beyond the tolerance ({}); {}, the tolerance {:g} times "
                         "PyTorch's own error",
-                        own, runtime),
+                        own, runtime, kFloat64ErrorFactor),
             false};
   }
   return {fmt::format("outside tolerance: {} (the model amplifies float32 rounding: {}; {}, "
-                      "more than twice PyTorch's own error)",
-                      errors, own, runtime),
+                      "more than {:g} times PyTorch's own error)",
+                      errors, own, runtime, kFloat64ErrorFactor),
           true};
 }
 

@@ -160,7 +160,9 @@ TEST_F(Runtimes, AMismatchTheExporterWarnedOfNamesTheWarning) {
 
 // A model that amplifies float32 rounding beyond the tolerance (a random 24-layer EmbeddingGemma 2:
 // PyTorch's own float32 outputs 12% from its float64 ones) is no runtime's mismatch: the runtime
-// is judged against PyTorch's float64 outputs, with twice PyTorch's own error as the tolerance;
+// is judged against PyTorch's float64 outputs, with 3 times PyTorch's own error as the tolerance
+// (9 times its 1 - cosine: ONNX Runtime's own float32 error, drawn anew per model, reaches 2.6
+// times PyTorch's on `drifting` on some CPUs);
 // where float32 cannot compute the model at all, the verdict is inconclusive. A mismatch of a
 // well-conditioned model stays one, and says so (above: "not float32 rounding").
 TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
@@ -181,7 +183,9 @@ TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
   const double own_cosine = f64["pytorch_float32"]["cosine"].get<double>();
   EXPECT_LT(own_cosine, 0.9999);  // outside the tolerance ...
   EXPECT_GT(own_cosine, 0.99);    // ... yet still resembling the float64 outputs
-  EXPECT_DOUBLE_EQ(f64["tolerance_min_cosine"].get<double>(), 1 - 2 * (1 - own_cosine));
+  // 1 - cosine grows with the square of an error; the YAML keeps 10 digits.
+  EXPECT_NEAR(f64["tolerance_min_cosine"].get<double>(), 1 - 9 * (1 - own_cosine), 1e-9);
+  EXPECT_NE(r.out.find("the tolerance 3 times PyTorch's own error"), std::string::npos) << r.out;
 
   json lost = stats_of_model("lost")["correctness"];
   EXPECT_EQ(lost["verdict"], "inconclusive") << lost.dump();
@@ -223,6 +227,31 @@ TEST_F(Runtimes, AModelThatAmplifiesFloat32RoundingIsJudgedAgainstFloat64) {
   EXPECT_EQ(stats_of_model("drifting")["correctness"]["verdict"], "outside_tolerance");
   EXPECT_FALSE(stats_of_model("drifting")["correctness"].contains("float64"));
   EXPECT_EQ(r.out.find("no float64 check"), std::string::npos) << "not asked for: nothing to say";
+}
+
+// The float64 rule forgives rounding, not export errors: the same amplifying network exported
+// with one layer's weights off by 1e-3 is a mismatch, beyond the rule's tolerance, and says so.
+TEST_F(Runtimes, AnExportErrorInAModelThatAmplifiesRoundingStaysAMismatch) {
+  const fs::path script = kSource / "tests" / "data" / "scripts" / "amplified_miscompiled.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("Status:         Numeric mismatch (benchmark): ort outputs differ from "
+                       "PyTorch's: outside tolerance: "),
+            std::string::npos)
+      << r.out;
+  json s = stats_of_model("miscompiled");
+  EXPECT_EQ(s["correctness"]["verdict"], "outside_tolerance") << s.dump();
+  const json& f64 = s["correctness"]["float64"];
+  EXPECT_TRUE(f64["amplifies_float32_rounding"].get<bool>()) << f64.dump();
+  EXPECT_LT(f64["runtime"]["cosine"].get<double>(), f64["tolerance_min_cosine"].get<double>());
+  EXPECT_NE(s.value("error", "")
+                .find("(the model amplifies float32 rounding: PyTorch's own "
+                      "float32 outputs against its float64 ones: "),
+            std::string::npos)
+      << s.value("error", "");
+  // The one-line error is cut; the benchmark log keeps the whole verdict.
+  const std::string log = slurp(build_of_model("miscompiled") / "log_benchmark.txt");
+  EXPECT_NE(log.find("more than 3 times PyTorch's own error)"), std::string::npos) << log;
 }
 
 // Rows sorted by score where scores tie: another order is the same result; another row of the

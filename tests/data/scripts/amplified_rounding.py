@@ -34,8 +34,9 @@ class Lost(Chaotic):
 
 
 x = torch.randn(64, 64)
-drifting = Drifting().eval()
-lost = Lost().eval()
-with torch.no_grad():
-    drifting(x)
-    lost(x)
+if __name__ == "__main__":  # amplified_miscompiled.py imports the networks
+    drifting = Drifting().eval()
+    lost = Lost().eval()
+    with torch.no_grad():
+        drifting(x)
+        lost(x)
