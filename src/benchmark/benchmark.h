@@ -87,8 +87,15 @@ std::string reference_outputs_name(const Build& build);
 // that carry no signal are judged on the export's intermediate tensors, which the setup's
 // runtime computes on a copy of the graph (benchmark_judge.cpp), or inconclusive. A mismatch
 // may ask the script's process for PyTorch's float64 outputs (float64_on_demand), said in `log`.
+// On a mismatch, `again` (when given) gives the outputs of one more call on the same inputs: a
+// runtime whose outputs change from call to call is named nondeterministic (`correctness.repeat`).
 Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
-                        const BenchmarkSetup& setup, std::string& log);
+                        const BenchmarkSetup& setup, std::string& log,
+                        const std::function<std::vector<HostTensor>()>& again = nullptr);
+
+// The outputs of one call in a fresh session, after the timed ones (the judge's `again`).
+std::vector<HostTensor> outputs_of_one_more_call(Build& build, const BenchmarkSetup& setup,
+                                                 bool live);
 
 // PyTorch's float64 outputs asked of the script's process (float64_on_demand, build.h) into the
 // build's io folder, for the judge after the timed calls: build.float64_pbs, or none and

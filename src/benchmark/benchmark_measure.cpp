@@ -59,6 +59,13 @@ std::unique_ptr<Session> load_session(Build& build, const BenchmarkSetup& setup,
 
 }  // namespace
 
+std::vector<HostTensor> outputs_of_one_more_call(Build& build, const BenchmarkSetup& setup,
+                                                 bool live) {
+  std::unique_ptr<Session> session = load_session(build, setup, live);
+  session->run();
+  return session->outputs();
+}
+
 namespace {
 
 // What every repetition of one measurement shares.

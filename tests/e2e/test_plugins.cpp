@@ -250,6 +250,39 @@ TEST_F(Plugins, PluginErrorsFailTheBenchmarkWithThePluginsMessage) {
   EXPECT_NE(ok.out.find("(test-plugin v1.0-test)"), std::string::npos) << ok.out;
 }
 
+// A runtime whose outputs change from call to call (a race between its threads) is a mismatch
+// that says so: one more call in a fresh session, after the timed ones, gave other outputs.
+TEST_F(Plugins, ARuntimeWhoseOutputsChangeFromCallToCallIsNamedNondeterministic) {
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"TURNKEY_PLUGIN_PATH", (kTestPlugins / "good").string()}};
+  const std::string script =
+      (fs::path(TURNKEY_SOURCE_DIR) / "tests" / "data" / "scripts" / "passthrough.py").string();
+  RunResult r = run_turnkey(
+      {script, "--runtime", "test-plugin", "--rt-args", "drift=1", "--iterations", "3"}, cache(),
+      env);
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("Numeric mismatch (benchmark): test-plugin outputs differ from PyTorch's: "
+                       "outside tolerance (nondeterministic: another call on the same inputs "
+                       "gave other outputs, max abs error "),
+            std::string::npos)
+      << r.out;
+  json s = stats_of("passthrough");
+  EXPECT_EQ(s["correctness"]["verdict"], "outside_tolerance") << s.dump();
+  EXPECT_FALSE(s["correctness"]["repeat"]["within"].get<bool>()) << s.dump();
+  const fs::path build = cache() / s.value("build_name", std::string());
+  EXPECT_NE(slurp(build / "log_benchmark.txt")
+                .find("one more call in a fresh session, against the judged outputs: "),
+            std::string::npos);
+
+  // The same runtime computing the same outputs at every call: within tolerance, nothing asked.
+  RunResult ok =
+      run_turnkey({script, "--runtime", "test-plugin", "--iterations", "3"}, cache(), env);
+  EXPECT_EQ(ok.exit_code, 0) << ok.all();
+  s = stats_of("passthrough");
+  EXPECT_EQ(s["correctness"]["verdict"], "within_tolerance") << s.dump();
+  EXPECT_FALSE(s["correctness"].contains("repeat")) << s.dump();
+}
+
 TEST_F(Plugins, UnavailablePluginSaysWhy) {
   const std::vector<std::pair<std::string, std::string>> env = {
       {"TURNKEY_PLUGIN_PATH", (kTestPlugins / "good").string()}, {"TEST_PLUGIN_UNAVAILABLE", "1"}};

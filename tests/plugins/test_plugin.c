@@ -3,7 +3,9 @@
  * handed over. Built several times with different definitions:
  *   TEST_PLUGIN_NAME  runtime name (default "test-plugin")
  *   TEST_PLUGIN_ABI   ABI version it claims (default TURNKEY_PLUGIN_ABI_VERSION)
- * Runtime arguments: fail_at=load|run makes that step fail with "test-plugin refuses to <step>".
+ * Runtime arguments: fail_at=load|run makes that step fail with "test-plugin refuses to <step>";
+ * drift=1 adds 1 to every float32 output at each run (a runtime whose outputs change from call to
+ * call, as a race between threads makes them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ struct turnkey_session {
   int64_t** shapes;
   void** data;
   int fail_run;
+  int drift;
   long runs;
 };
 
@@ -53,8 +56,12 @@ static void test_destroy(turnkey_session* s) {
 }
 
 static turnkey_session* test_load(const turnkey_load_request* r, char* error, size_t size) {
-  int fail_run = 0;
+  int fail_run = 0, drift = 0;
   for (size_t i = 0; i < r->option_count; ++i) {
+    if (strcmp(r->options[i].key, "drift") == 0) {
+      drift = strcmp(r->options[i].value, "1") == 0;
+      continue;
+    }
     if (strcmp(r->options[i].key, "fail_at") != 0) {
       snprintf(error, size, "unknown runtime argument '%s'", r->options[i].key);
       return NULL;
@@ -68,6 +75,7 @@ static turnkey_session* test_load(const turnkey_load_request* r, char* error, si
   turnkey_session* s = calloc(1, sizeof *s);
   s->count = r->input_count;
   s->fail_run = fail_run;
+  s->drift = drift;
   s->tensors = calloc(s->count ? s->count : 1, sizeof *s->tensors);
   s->names = calloc(s->count ? s->count : 1, sizeof *s->names);
   s->shapes = calloc(s->count ? s->count : 1, sizeof *s->shapes);
@@ -93,6 +101,11 @@ static int test_run(turnkey_session* s, char* error, size_t size) {
     return 1;
   }
   ++s->runs;
+  for (size_t i = 0; s->drift && i < s->count; ++i) {
+    if (s->tensors[i].dtype != TURNKEY_DTYPE_FLOAT32) continue;
+    float* values = s->data[i];
+    for (uint64_t j = 0; j < s->tensors[i].size_bytes / sizeof(float); ++j) values[j] += 1.0f;
+  }
   return 0;
 }
 
