@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <optional>
 
 #include "benchmark/benchmark.h"
 #include "benchmark/runtime_deviations.h"
@@ -204,6 +205,7 @@ struct Compared {
   std::string float64_left_out;  // why PyTorch's float64 outputs were not made ("" = not asked)
   IntermediateCheck mid;
   bool mid_within = false;
+  std::optional<transforms::Comparison> repeat;  // one more call against these outputs (a mismatch)
 };
 
 void describe_outputs(Compared& r) {
@@ -303,6 +305,11 @@ json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
   }
   if (!r.ties.empty()) correctness["ties"] = r.ties;
   if (r.f64.made) correctness["float64"] = float64_record(r.f64);
+  if (r.repeat) {
+    correctness["repeat"] = {{"max_rel_error", r.repeat->worst_rel_error},
+                             {"cosine", r.repeat->worst_cosine},
+                             {"within", r.repeat->within}};
+  }
   if (!r.no_signal.empty()) {
     correctness["no_signal"] = r.no_signal;
     if (r.mid.made) correctness["intermediates"] = r.mid.record;
@@ -311,20 +318,30 @@ json correctness_record(const Compared& r, const transforms::Tolerance& tol) {
   return correctness;
 }
 
+// A mismatch's first words, with what one more call said where it gave other outputs.
+std::string outside_head(const Compared& r, const transforms::Tolerance& tol) {
+  if (!r.repeat || r.repeat->within) return "outside tolerance";
+  return fmt::format("outside tolerance (nondeterministic: another call on the same inputs gave "
+                     "other outputs, {}; a race between the runtime's threads? --threads 1 to "
+                     "check)",
+                     errors_text(*r.repeat, tol));
+}
+
 // A mismatch's line, with what PyTorch's float64 outputs say of it when they were made.
 Judgement worded_mismatch(const Compared& r, const std::string& errors,
                           const transforms::Tolerance& tol) {
+  const std::string head = outside_head(r, tol);
   const Float64Check& f = r.f64;
   if (!f.made) {
     // Whether the model amplifies float32 rounding was not checked: say why, where it was asked.
     const std::string& why = r.float64_left_out;
     const std::string unchecked = why.empty() ? "" : " (no float64 check: " + why + ")";
-    return {"outside tolerance: " + errors + unchecked, true};
+    return {head + ": " + errors + unchecked, true};
   }
   const std::string own = fmt::format("PyTorch's own float32 outputs against its float64 ones: {}",
                                       errors_text(f.own, tol));
   if (!f.amplifies) {
-    return {fmt::format("outside tolerance: {} ({}: not float32 rounding)", errors, own), true};
+    return {fmt::format("{}: {} ({}: not float32 rounding)", head, errors, own), true};
   }
   if (!f.computable) {
     return {fmt::format("inconclusive: float32 arithmetic cannot compute this model's outputs "
@@ -340,9 +357,9 @@ Judgement worded_mismatch(const Compared& r, const std::string& errors,
                         own, runtime, kFloat64ErrorFactor),
             false};
   }
-  return {fmt::format("outside tolerance: {} (the model amplifies float32 rounding: {}; {}, "
+  return {fmt::format("{}: {} (the model amplifies float32 rounding: {}; {}, "
                       "more than {:g} times PyTorch's own error)",
-                      errors, own, runtime, kFloat64ErrorFactor),
+                      head, errors, own, runtime, kFloat64ErrorFactor),
           true};
 }
 
@@ -399,33 +416,23 @@ Judgement worded(const Compared& r, const transforms::Tolerance& tol) {
 // A mismatch may be the runtime disagreeing with itself: a race between its threads gives other
 // outputs on other calls (ONNX Runtime 1.32's ScatterND with reduction 'add' and repeated indices,
 // a mixture of experts' combine: docs/measurement.md, "A runtime that disagrees with itself").
-// One more call, in a fresh session after the timed ones, against the judged outputs says so.
-void check_repeat(const std::vector<HostTensor>& outputs,
-                  const std::function<std::vector<HostTensor>()>& again,
-                  const transforms::Tolerance& tol, json& record, Judgement& judged,
-                  std::string& log) {
-  transforms::Comparison c;
+// One more call, in a fresh session after the timed ones, against the judged outputs; none when
+// that call failed (a check not made: the mismatch stands as judged).
+std::optional<transforms::Comparison> repeat_of(
+    const std::vector<HostTensor>& outputs, const std::function<std::vector<HostTensor>()>& again,
+    const transforms::Tolerance& tol, std::string& log) {
   try {
-    c = transforms::compare_outputs(outputs, again(), tol);
+    const transforms::Comparison c = transforms::compare_outputs(outputs, again(), tol);
+    log += fmt::format("one more call in a fresh session, against the judged outputs: {}\n",
+                       errors_text(c, tol));
+    return c;
   } catch (const Error& e) {
     log += fmt::format("one more call, to check the runtime against itself, failed: {}\n",
                        e.what());
-    return;
-  } catch (const std::bad_alloc&) {  // a check not made: the mismatch stands as judged
+  } catch (const std::bad_alloc&) {
     log += "one more call, to check the runtime against itself, ran out of memory\n";
-    return;
   }
-  const std::string errors = errors_text(c, tol);
-  record["repeat"] = {
-      {"max_rel_error", c.worst_rel_error}, {"cosine", c.worst_cosine}, {"within", c.within}};
-  log += fmt::format("one more call in a fresh session, against the judged outputs: {}\n", errors);
-  const std::string head = "outside tolerance";
-  if (c.within || judged.line.rfind(head, 0) != 0) return;
-  judged.line.insert(head.size(),
-                     fmt::format(" (nondeterministic: another call on the same inputs gave other "
-                                 "outputs, {}; a race between the runtime's threads? --threads 1 "
-                                 "to check)",
-                                 errors));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -451,11 +458,13 @@ Judgement judge_outputs(Build& build, const std::vector<HostTensor>& outputs,
           {{"reference", "none (no PyTorch outputs: an ONNX input)"}, {"verdict", "not_checked"}});
     return {"not checked (no PyTorch outputs saved for this model)", false};
   }
-  const Compared r = compare_with_reference(build, outputs, setup, log);
-  json record = correctness_record(r, setup.tolerance);
+  Compared r = compare_with_reference(build, outputs, setup, log);
   Judgement judged = worded(r, setup.tolerance);
-  if (judged.mismatch && again) check_repeat(outputs, again, setup.tolerance, record, judged, log);
-  s.set("correctness", record);
+  if (judged.mismatch && again) {
+    r.repeat = repeat_of(outputs, again, setup.tolerance, log);
+    judged = worded(r, setup.tolerance);
+  }
+  s.set("correctness", correctness_record(r, setup.tolerance));
   s.set("max_abs_error", r.worst_abs);
   s.set("max_rel_error", r.c.worst_rel_error);
   s.set("min_cosine", r.c.worst_cosine);
