@@ -221,6 +221,30 @@ class InputsBesideTheMainOne(unittest.TestCase):
         self.assertTrue(torch.equal(forward(model, given).waveforms,
                                     forward(model, given).waveforms))
 
+    def test_a_vision_language_action_model_gets_cameras_text_and_its_actions(self):
+        # π0 (PI0Model): "missing 1 required positional argument: 'action_embeds'", and without
+        # images of each camera, their mask and the text with each image's tokens its prefix
+        # fails. The actions are embeddings in the action expert's width (48 here, not the
+        # text's 32 or the vision tower's 16), the state and then the chunk (5 + 1).
+        tiny = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                    num_attention_heads=2, num_key_value_heads=1, head_dim=16, vocab_size=100)
+        config = transformers.PI0Config(
+            vlm_config=dict(model_type="paligemma", text_config=dict(tiny, model_type="gemma"),
+                            vision_config=dict(model_type="siglip_vision_model", hidden_size=16,
+                                               intermediate_size=32, num_hidden_layers=1,
+                                               num_attention_heads=2, image_size=28,
+                                               patch_size=7, vision_use_head=False),
+                            projection_dim=32, image_token_id=99),
+            dit_config=dict(tiny, model_type="gemma", hidden_size=48), chunk_size=5)
+        model = transformers.PI0Model(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2, 3, 3, 28, 28])  # 3 cameras
+        self.assertTrue(bool(given["pixel_attention_mask"].all()))
+        image_tokens = (given["input_ids"] == 99).sum(1).tolist()
+        self.assertEqual(image_tokens, [3 * 16] * 2)  # 16 patches an image, each camera's
+        self.assertEqual(list(given["action_embeds"].shape), [2, 6, 48])
+        self.assertEqual(list(forward(model, given).last_hidden_state.shape), [2, 6, 48])
+
 
 if __name__ == "__main__":
     unittest.main()

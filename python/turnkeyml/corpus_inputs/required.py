@@ -6,6 +6,7 @@ import inspect
 
 import torch
 
+from .actions import with_actions
 from .config import MEDIA_TOKENS, accepts, first_taken, get, sub
 from .text import sequence_length, text_inputs, token_ids
 
@@ -188,6 +189,7 @@ def with_required(model, given, batch_size):
     _image_positions(model, given, batch_size)
     _image_queries(model, given, batch_size)
     _patchified(model, given, batch_size)
+    with_actions(model, given, needed, batch_size)
     if "input_ids" in needed and "input_ids" not in given:
         # Text a model of another main input requires beside it, where no rule above made it
         # (Grounding DINO: the phrases naming what to find in its image), from its text
