@@ -333,6 +333,41 @@ class CorpusConfigurations(unittest.TestCase):
         out = forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
         self.assertEqual(list(out.last_hidden_state.shape[:2]), [1, 10])
 
+    def test_fields_the_layers_read_and_the_configuration_classes_lack_are_given(self):
+        # transformers 5.23's DBRX attention reads `rope_theta` its configuration class lacks
+        # and clamps to a `clip_qkv` its defaults leave None; Moonshine Streaming's decoder
+        # reads `num_key_value_heads` its class lacks: dbrx-base's values, and as many key-value
+        # heads as heads (2 here, not the defaults' 8).
+        config = transformers.DbrxConfig(
+            d_model=32, n_heads=2, n_layers=1, max_seq_len=64, vocab_size=100,
+            ffn_config=dict(ffn_hidden_size=64, moe_num_experts=2, moe_top_k=1))
+        self.assertFalse(hasattr(config.attn_config, "rope_theta"))
+        config = defaults.completed(config)
+        self.assertEqual((config.attn_config.rope_theta, config.attn_config.clip_qkv), (500000, 8))
+        model = transformers.DbrxModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        tiny = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                    num_attention_heads=2)
+        config = transformers.MoonshineStreamingConfig(
+            vocab_size=100, encoder_config=dict(tiny, num_key_value_heads=2), **tiny)
+        self.assertFalse(hasattr(config, "num_key_value_heads"))
+        config = defaults.completed(config)
+        self.assertEqual(config.num_key_value_heads, 2)
+        model = transformers.MoonshineStreamingModel(config).eval()
+        forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+
+    def test_uvdoc_puts_out_every_bridge_stage_its_head_reads(self):
+        # Its backbone's defaults put out the last of its six bridge stages, its head reads all
+        # six ("weight of size [128, 768, 1, 1], expected input[1, 128, 14, 14] to have 768
+        # channels").
+        config = transformers.UVDocConfig()
+        self.assertEqual(config.backbone_config.out_features, ["stage6"])
+        config = defaults.completed(config)
+        self.assertEqual(config.backbone_config.out_features, ["stage%d" % i for i in range(1, 7)])
+        model = transformers.UVDocModel(config).eval()
+        out = forward(model, corpus_inputs.transformers_inputs(model, 1, 8))
+        self.assertEqual(out.last_hidden_state.shape[1], 2)  # a point per cell: (x, y)
+
     def test_a_configuration_that_does_not_build_on_the_meta_device_says_why(self):
         # Granite 4 Vision's defaults lack `deepstack_layer_map`: fitted cannot count the model,
         # the script then builds its 8 B text model whole and runs out of memory before the

@@ -33,6 +33,24 @@ _PUBLISHED_MISSING = {"qwen2_5_omni_thinker": (("vision_start_token_id", 151652)
                       "qwen3_omni_moe_thinker": (("vision_start_token_id", 151652),)}
 
 
+# Model types whose layers read `num_key_value_heads` where their configuration class has none
+# (Moonshine Streaming's decoder: "'MoonshineStreamingConfig' object has no attribute
+# 'num_key_value_heads'", transformers 5.23): as many as its heads, the multi-head attention of
+# its encoder's defaults (8 of 8) and of Moonshine's configuration, which derives its decoder's
+# key-value heads from its heads.
+_MULTI_HEAD_WITHOUT_FIELD = ("moonshine_streaming",)
+
+
+# The same by configuration class, for parts whose model type is empty. DBRX's attention reads
+# `attn_config.rope_theta`, which DbrxAttentionConfig lacks since transformers moved the rotary
+# base to the whole configuration's rope_parameters ("'DbrxAttentionConfig' object has no
+# attribute 'rope_theta'"; the attention keeps it, the rotary embedding reads rope_parameters,
+# so it changes no output), and clamps its projections to `clip_qkv`, which the defaults leave
+# None ("torch.clamp: At least one of 'min' or 'max' must not be None").
+# databricks/dbrx-base's config.json: rope_theta 500000, clip_qkv 8.
+_PUBLISHED_MISSING_BY_CLASS = {"DbrxAttentionConfig": (("rope_theta", 500000), ("clip_qkv", 8))}
+
+
 # Values the class defaults do set, to what no published checkpoint of theirs has and this
 # machine cannot run, (field, the defaults' value, the published one): experts 1407 wide
 # (DeepSeek-V2's and DeepSeek-OCR 2's defaults; DeepSeek-V2-Lite's are 1408), rows torch's CPU
@@ -67,6 +85,18 @@ _PUBLISHED_TIMM_TOWERS = {
         "embed_dim": 1024, "depth": 23, "img_size": (448, 448), "global_pool": "",
         "use_post_transformer_norm": False, "init_values": 0.1, "ref_feat_shape": (32, 32)}),
 }
+
+
+def _uvdoc_bridges(holder):
+    """UVDoc's head reads every bridge stage of its backbone (its connector is one 128-channel
+    map per stage wide: "weight of size [128, 768, 1, 1], expected input[1, 128, 14, 14] to have
+    768 channels"), while the backbone's defaults put out only the last, as any backbone's do:
+    every stage out, which a checkpoint whose head builds has."""
+    stages = get(holder, "stage_names")
+    if (get(holder, "model_type") != "uvdoc_backbone" or not isinstance(stages, list)
+            or list(get(holder, "out_features") or ()) != stages[-1:]):
+        return
+    yield "out_features", stages[1:]
 
 
 def _timm_tower(holder):
@@ -189,9 +219,14 @@ def published(holder):
     for name, value in _PUBLISHED_EXPERTS.get(get(holder, "model_type"), ()):
         if name in vars(holder) and vars(holder)[name] is None:
             yield name, value
-    for name, value in _PUBLISHED_MISSING.get(get(holder, "model_type"), ()):
+    for name, value in _PUBLISHED_MISSING.get(get(holder, "model_type"), ()) + \
+            _PUBLISHED_MISSING_BY_CLASS.get(type(holder).__name__, ()):
         if get(holder, name) is None:
             yield name, value
+    yield from _uvdoc_bridges(holder)
+    if get(holder, "model_type") in _MULTI_HEAD_WITHOUT_FIELD and isinstance(heads, int) \
+            and get(holder, "num_key_value_heads") is None:
+        yield "num_key_value_heads", heads
     for name, default, value in _PUBLISHED_OVER_DEFAULTS.get(get(holder, "model_type"), ()):
         if vars(holder).get(name) == default:
             yield name, value
