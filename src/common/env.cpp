@@ -51,9 +51,10 @@ void validate_environment() {
   env_bool("TURNKEY_SANDBOX", false);
   env_int("TURNKEY_ONNX_OPSET", 7, 30);
   env_int("TURNKEY_TIMEOUT_SECONDS", 1, 365LL * 24 * 3600);
-  // Read by the Python side when it exports (float64_reference.py); refused here so a bad value
-  // stops the command before any script runs.
+  // Read by the Python side when it exports (float64_reference.py, onnx_optimizer.py); refused
+  // here so a bad value stops the command before any script runs.
   env_int("TURNKEY_FLOAT64_BUDGET_S", 0, 365LL * 24 * 3600);
+  env_int("TURNKEY_ONNX_OPTIMIZER_BUDGET_S", 0, 365LL * 24 * 3600);
 }
 
 void restore_library_path() {

@@ -305,6 +305,7 @@ TEST_F(CacheCli, InvalidEnvironmentValuesAreUsageErrors) {
            {"TURNKEY_ONNX_OPSET", "seventeen"},
            {"TURNKEY_TIMEOUT_SECONDS", "-5"},
            {"TURNKEY_FLOAT64_BUDGET_S", "soon"},
+           {"TURNKEY_ONNX_OPTIMIZER_BUDGET_S", "-1"},
            {"TURNKEY_DEBUG", "perhaps"}}) {
     RunResult r = run_turnkey({"version"}, cache(), {{var, value}});
     EXPECT_EQ(r.exit_code, 2) << var;

@@ -258,6 +258,28 @@ TEST_F(Torch2, TheExporterIsChosenRecordedAndPartOfTheKey) {
   EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
 }
 
+// onnxscript's optimizer runs within TURNKEY_ONNX_OPTIMIZER_BUDGET_S (onnx_optimizer.py; the
+// budget's expiry is tests/python/test_onnx_optimizer.py's): 0 leaves the graph as the exporter
+// made it, benchmarked within tolerance, and what made the file says so, in the stats and on the
+// terminal.
+TEST_F(Torch2, AGraphLeftUnoptimizedIsBenchmarkedAndSaysSo) {
+  const fs::path script = kSource / "examples/cli/scripts/hello_world.py";
+  RunResult r = run_turnkey({script.string(), "--iterations", "5"}, cache(),
+                            {{"TURNKEY_ONNX_OPTIMIZER_BUDGET_S", "0"}});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  json s = stats_of(cache(), "hello_world");
+  EXPECT_EQ(s["exporter"], "dynamo") << s.dump();
+  const std::string note = "; the graph not optimized: TURNKEY_ONNX_OPTIMIZER_BUDGET_S=0";
+  const std::string made_by = s["exporter_version"].get<std::string>();
+  ASSERT_GE(made_by.size(), note.size()) << s.dump();
+  EXPECT_EQ(made_by.substr(made_by.size() - note.size()), note) << s.dump();
+  EXPECT_NE(r.out.find(note + "), opset 18"), std::string::npos) << r.out;
+  EXPECT_TRUE(s["correctness"]["within"].get<bool>()) << s["correctness"].dump();
+  EXPECT_NE(slurp(build_of(cache(), "hello_world") / "log_export-pytorch.txt")
+                .find("onnxscript's optimizer not run (TURNKEY_ONNX_OPTIMIZER_BUDGET_S=0)"),
+            std::string::npos);
+}
+
 // A forward the dynamo exporter cannot trace: auto falls back to the TorchScript exporter and
 // says why, in the stats and the export log; naming dynamo fails that build in one line.
 TEST_F(Torch2, AutoFallsBackToTorchscriptAndSaysWhy) {

@@ -53,6 +53,15 @@ class ExportPhases(unittest.TestCase):
                           "in 30.000 s")
         self.assertAlmostEqual(stages_tool.export_phases(log)["torchscript exporter"], 5.0)
 
+    def test_the_optimizer_turnkey_runs_itself_is_the_same_phase(self):
+        # Since onnx_optimizer.py the export runs without torch's optimizer step and turnkey
+        # runs it after, within its budget: its own line gives the phase torch's lines named.
+        log = LOG.replace("[+400.0 s] [torch.onnx] Optimize the ONNX graph...\n", "").replace(
+            "[+1000.0 s] [torch.onnx] Optimize the ONNX graph... \u2705",
+            "onnxscript's optimizer ran 600.000 s")
+        self.assertNotEqual(log, LOG)
+        self.assertEqual(stages_tool.export_phases(log), stages_tool.export_phases(LOG))
+
     def test_a_log_without_stamps_or_without_an_export_gives_nothing(self):
         # turnkey before f8a99fb: no stamps, no lines of its own steps.
         unstamped = "\n".join(line.split("] ", 1)[1] if line.startswith("[+") else line

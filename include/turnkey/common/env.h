@@ -20,7 +20,8 @@ bool show_tracebacks();
 
 // Checks every TURNKEY_* variable turnkey knows (TURNKEY_TRACEBACK, TURNKEY_DEBUG,
 // TURNKEY_BUILD_MONITOR, TURNKEY_SANDBOX, TURNKEY_ONNX_OPSET, TURNKEY_TIMEOUT_SECONDS,
-// TURNKEY_FLOAT64_BUDGET_S), so a bad value fails the command up front with one line.
+// TURNKEY_FLOAT64_BUDGET_S, TURNKEY_ONNX_OPTIMIZER_BUDGET_S), so a bad value fails the command up
+// front with one line.
 void validate_environment();
 
 // Puts back the LD_LIBRARY_PATH a caller had before it prepended the binary's own library path

@@ -9,7 +9,8 @@ import time
 
 import torch
 
-from . import exporter_fixes, float64_reference, inputs, intermediates, translations
+from . import (exporter_fixes, float64_reference, inputs, intermediates, onnx_optimizer,
+               translations)
 from .captured_output import captured_output as _captured_output
 from .hooks import state_marks
 
@@ -88,16 +89,21 @@ def _trace_mode(grad):
     return stack
 
 
-def _export_and_save(target, feed, path, **arguments):
-    """torch.onnx.export writing `path`; the dynamo exporter's program is mended first
-    (translations.mend: what it leaves out of the file) and saved as the export would have."""
+def _export_and_save(target, feed, path, log, **arguments):
+    """torch.onnx.export writing `path`; the dynamo exporter's program is optimized within a
+    budget (onnx_optimizer), mended (translations.mend: what it leaves out of the file) and
+    saved as the export would have. Returns the optimizer's note for what made the file."""
     if not arguments.get("dynamo"):
         torch.onnx.export(target, feed, path, **arguments)
-        return
+        return ""
     external_data = arguments.pop("external_data", True)
-    program = torch.onnx.export(target, feed, None, **arguments)
+    if onnx_optimizer.torch_optimizes() is not None:
+        arguments["optimize"] = False
+    program, note = onnx_optimizer.export(
+        lambda: torch.onnx.export(target, feed, None, **arguments), log)
     translations.mend(program.model)
     program.save(path, external_data=external_data)
+    return note
 
 
 def _export_traced(module, target, feed, path, opset, input_names, output_names, log,
@@ -111,10 +117,9 @@ def _export_traced(module, target, feed, path, opset, input_names, output_names,
     for attempt in ((grad,) if grad else (False, True)):
         try:
             with _trace_mode(attempt):
-                _export_and_save(target, feed, path, opset_version=opset,
-                                 input_names=list(input_names), output_names=output_names,
-                                 **export_arguments)
-            return
+                return _export_and_save(target, feed, path, log, opset_version=opset,
+                                        input_names=list(input_names),
+                                        output_names=output_names, **export_arguments)
         except unsupported as error:
             if attempt:
                 raise
@@ -147,7 +152,8 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         arguments["custom_translation_table"] = {**translations.own_translations(),
                                                  **(table or {})}
     exporter_fixes.reset()
-    _export_traced(module, target, feed, path, opset, input_names, output_names, log, arguments)
+    return _export_traced(module, target, feed, path, opset, input_names, output_names, log,
+                          arguments)
 
 
 # What torch.onnx's TorchScript exporter warns where its graph computes other values than PyTorch
@@ -171,8 +177,8 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
         try:
             started = time.perf_counter()
             try:
-                _export_with(exporter, module, target, feed, path, opset, input_names,
-                             output_names, log)
+                note = _export_with(exporter, module, target, feed, path, opset, input_names,
+                                    output_names, log)
             finally:  # where an export's time goes: bench/corpus_stages.py reads these lines
                 log.append("the %s exporter ran %.3f s" % (exporter, time.perf_counter() - started))
             if exporter == "dynamo" and opset != _DYNAMO_BASE_OPSET:
@@ -198,7 +204,8 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
             _remove_partial(path)
             continue
         reply["exporter"] = exporter
-        reply["exporter_version"] = exporter_fixes.exporter_version(exporter)
+        reply["exporter_version"] = "; ".join(
+            filter(None, [exporter_fixes.exporter_version(exporter), note]))
         if failures:
             reply["exporter_fallback"] = "; ".join(failures)
         return exporter, model

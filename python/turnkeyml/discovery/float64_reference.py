@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from . import inputs
+from . import budgets, inputs
 
 
 # The float64 run is left out above this many bytes of float parameters and buffers: it holds
@@ -25,21 +25,6 @@ _BUDGET_S = 300.0
 
 class _OverBudget(Exception):
     """The float64 run went past its budget."""
-
-
-def _budget(log):
-    """The budget in seconds: TURNKEY_FLOAT64_BUDGET_S, else _BUDGET_S (also, with a log line,
-    where the variable is not a number of seconds)."""
-    value = os.environ.get("TURNKEY_FLOAT64_BUDGET_S", "")
-    try:
-        seconds = float(value) if value else _BUDGET_S
-        if seconds >= 0:
-            return seconds
-    except ValueError:
-        pass
-    log.append("TURNKEY_FLOAT64_BUDGET_S=%r is not a number of seconds: %g s used"
-               % (value, _BUDGET_S))
-    return _BUDGET_S
 
 
 @contextlib.contextmanager
@@ -88,7 +73,7 @@ def run(module, flags, fresh, names, shapes, io_dir, save_tensor, captured_outpu
     kept = [(t, t.dtype) for t in tensors]
     saved = []
     notes = []  # said before the run's own lines
-    budget = _budget(notes)
+    budget = budgets.seconds("TURNKEY_FLOAT64_BUDGET_S", _BUDGET_S, notes)
     try:
         start = time.perf_counter()
         with captured_output() as log:
