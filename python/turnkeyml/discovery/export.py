@@ -97,10 +97,11 @@ def _export_and_save(target, feed, path, log, **arguments):
         torch.onnx.export(target, feed, path, **arguments)
         return ""
     external_data = arguments.pop("external_data", True)
-    if onnx_optimizer.torch_optimizes() is not None:
-        arguments["optimize"] = False
-    program, note = onnx_optimizer.export(
-        lambda: torch.onnx.export(target, feed, None, **arguments), log)
+
+    def export_with(optimize):
+        given = arguments if optimize is None else dict(arguments, optimize=optimize)
+        return torch.onnx.export(target, feed, None, **given)
+    program, note = onnx_optimizer.export(export_with, log)
     translations.mend(program.model)
     program.save(path, external_data=external_data)
     return note
