@@ -85,11 +85,7 @@ _EXPORTED = re.compile(r"^exported .* in ([0-9.]+) s$")
 # turnkey's own lines of the export's steps (python/turnkeyml/discovery/export.py), by phase.
 _STEPS = ((re.compile(r"^the (\w+) exporter ran ([0-9.]+) s$"), None),
           (re.compile(r"^read back and checked in ([0-9.]+) s$"), "read back and checked"),
-          (re.compile(r"^float64 reference outputs in ([0-9.]+) s$"), "float64 reference"),
-          # onnxscript's optimizer stopped at its budget (onnx_optimizer.py): torch's line of
-          # the phase's end never came; turnkey's line gives its time.
-          (re.compile(r"^onnxscript's optimizer stopped after ([0-9.]+) s, at its "),
-           "Optimize the ONNX graph"))
+          (re.compile(r"^float64 reference outputs in ([0-9.]+) s$"), "float64 reference"))
 
 
 def export_phases(text):

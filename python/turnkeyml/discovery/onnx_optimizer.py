@@ -6,8 +6,9 @@ rest of the export took four (mamba_causal_lm and rwkv_model past the corpus's 1
 docs/torch_versions.md). torch's own optimize step runs here for at most
 TURNKEY_ONNX_OPTIMIZER_BUDGET_S (default 300 s), where torch runs it (after the opset conversion,
 before the inputs and outputs are renamed: their order matters for a graph whose input is its
-output); past it the export is made again with optimize=False and kept unoptimized (ONNX Runtime
-optimizes a graph when it loads it), and what made the file says so. Part of export.export."""
+output); past it the graph as the exporter made it is put back (a copy taken before the step:
+its nodes, not its weights, which the copy shares) and the export goes on, unoptimized (ONNX
+Runtime optimizes a graph when it loads it); what made the file says so. Part of export.export."""
 
 import contextlib
 import inspect
@@ -65,10 +66,12 @@ def _finished_within(call, seconds):
 
 
 @contextlib.contextmanager
-def _bounded_optimize_step(seconds, spent):
-    """torch's ONNXProgram.optimize, for the block, runs within `seconds` (appending the seconds
-    it ran to `spent`) and raises _OverBudget past them. Where torch keeps the class elsewhere,
-    the step runs as torch has it."""
+def _bounded_optimize_step(seconds, runs):
+    """torch's ONNXProgram.optimize, for the block, runs within `seconds` (appending (seconds it
+    ran, whether it finished) to `runs`); past them the program's model is put back as it was before the step
+    (Model.clone: the graph copied, its tensors shared; byte for byte the same file), or, where
+    onnx_ir cannot copy it, _OverBudget is raised out of the export. Where torch keeps the class
+    elsewhere, the step runs as torch has it."""
     try:
         from torch.onnx._internal.exporter._onnx_program import ONNXProgram
     except ImportError:
@@ -77,16 +80,26 @@ def _bounded_optimize_step(seconds, spent):
     original = ONNXProgram.optimize
 
     def optimize(program):
+        kept = program.model.clone() if hasattr(program.model, "clone") else None
         started = time.perf_counter()
         finished = _finished_within(lambda: original(program), seconds)
-        spent.append(time.perf_counter() - started)
-        if not finished:
+        runs.append((time.perf_counter() - started, finished))
+        if finished:
+            return
+        if kept is None:
             raise _OverBudget()
+        program.model = kept
     ONNXProgram.optimize = optimize
     try:
         yield
     finally:
         ONNXProgram.optimize = original
+
+
+def _stopped(seconds, runs, log, again):
+    log.append("onnxscript's optimizer stopped after %.3f s, at its %g s budget (%s): the graph "
+               "%s, not optimized" % (sum(r[0] for r in runs), seconds, VARIABLE, again))
+    return "the graph not optimized: onnxscript's optimizer ran past its %g s budget" % seconds
 
 
 def export(export_with, log):
@@ -100,13 +113,14 @@ def export(export_with, log):
     if seconds == 0:
         log.append("onnxscript's optimizer not run (%s=0)" % VARIABLE)
         return export_with(False), "the graph not optimized: %s=0" % VARIABLE
-    spent = []
+    runs = []
     try:
-        with _bounded_optimize_step(seconds, spent):
-            return export_with(None), ""  # torch's own lines time the step ("Optimize the ...")
+        with _bounded_optimize_step(seconds, runs):
+            program = export_with(None)
     except _OverBudget:
-        pass
-    log.append("onnxscript's optimizer stopped after %.3f s, at its %g s budget (%s): the graph "
-               "exported again, not optimized" % (sum(spent), seconds, VARIABLE))
-    return export_with(False), ("the graph not optimized: onnxscript's optimizer ran past its "
-                                "%g s budget" % seconds)
+        note = _stopped(seconds, runs, log, "exported again")
+        return export_with(False), note
+    # torch's own lines time a step that finished ("Optimize the ONNX graph... ✅").
+    if any(not finished for _, finished in runs):
+        return program, _stopped(seconds, runs, log, "as the exporter made it")
+    return program, ""
