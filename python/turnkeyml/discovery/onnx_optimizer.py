@@ -68,10 +68,10 @@ def _finished_within(call, seconds):
 @contextlib.contextmanager
 def _bounded_optimize_step(seconds, runs):
     """torch's ONNXProgram.optimize, for the block, runs within `seconds` (appending (seconds it
-    ran, whether it finished) to `runs`); past them the program's model is put back as it was before the step
-    (Model.clone: the graph copied, its tensors shared; byte for byte the same file), or, where
-    onnx_ir cannot copy it, _OverBudget is raised out of the export. Where torch keeps the class
-    elsewhere, the step runs as torch has it."""
+    ran, whether it finished) to `runs`); past them the program's model is put back as it was
+    before the step (Model.clone: the graph copied, its tensors shared; byte for byte the same
+    file), or, where onnx_ir cannot copy it, _OverBudget is raised out of the export. Where torch
+    keeps the class elsewhere, the step runs as torch has it."""
     try:
         from torch.onnx._internal.exporter._onnx_program import ONNXProgram
     except ImportError:
