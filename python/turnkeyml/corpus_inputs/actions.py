@@ -22,16 +22,17 @@ _CHUNK = 50
 def _tokens_per_image(model, image):
     """The feature vectors the model's vision tower makes of one image (its `get_image_features`,
     on fake tensors: patches, pooled and projected as the class does), else None."""
-    towers = [m for m in model.modules() if m is not model and hasattr(m, "get_image_features")]
-    for tower in towers[:1]:
-        try:
-            features = on_fake_tensors(tower.get_image_features,
-                                       on_weights(model, {"pixel_values": image[None]}))
-        except Exception:  # noqa: BLE001 (no count: the caller counts patches)
-            return None
-        features = getattr(features, "pooler_output", features)
-        return int(features.shape[1]) if isinstance(features, torch.Tensor) else None
-    return None
+    tower = next((m for m in model.modules()
+                  if m is not model and hasattr(m, "get_image_features")), None)
+    if tower is None:
+        return None
+    try:
+        features = on_fake_tensors(tower.get_image_features,
+                                   on_weights(model, {"pixel_values": image[None]}))
+    except Exception:  # noqa: BLE001 (no count: the caller counts patches)
+        return None
+    features = getattr(features, "pooler_output", features)
+    return int(features.shape[1]) if isinstance(features, torch.Tensor) else None
 
 
 def _vision(config):
