@@ -29,6 +29,13 @@ _TOKENIZER = (("vocab_size", 33), ("pad_token_id", 1), ("mask_token_id", 32))
 _MASK_BUILT_UNREAD = ("step3p5",)
 
 
+# Attention sizes a class's layers read that its configuration class lacks altogether
+# (Moonshine Streaming's decoder, transformers 5.23: "'MoonshineStreamingConfig' object has no
+# attribute 'num_key_value_heads'"; Moonshine's own configuration derives its decoder's from its
+# heads, as the rule below does).
+_READ_ABSENT = {"moonshine_streaming": ("num_key_value_heads",)}
+
+
 def _missing(holder):
     """(field, value) of each value `holder` leaves unset that its model needs."""
     layers = get(holder, "num_hidden_layers")
@@ -36,13 +43,19 @@ def _missing(holder):
         yield "prediction_length", _PREDICTION_LENGTH
         if get(holder, "context_length") is None:
             yield "context_length", _PREDICTION_LENGTH
-    # Attention sizes left None (Ministral, HunYuan: `head_dim`; Nemotron: `num_key_value_heads`)
-    # that their attention divides by: the values every other configuration derives, a head the
-    # width over the heads, and as many key-value heads as heads.
+    # Attention sizes left None (Ministral, HunYuan: `head_dim`; Nemotron: `num_key_value_heads`),
+    # or absent from a class whose layers read them (_READ_ABSENT), that their attention divides
+    # by: the values every other configuration derives, a head the width over the heads, and as
+    # many key-value heads as heads.
     width, heads = get(holder, "hidden_size"), get(holder, "num_attention_heads")
     if isinstance(width, int) and isinstance(heads, int) and heads > 0:
+        absent = _READ_ABSENT.get(get(holder, "model_type"), ())
         for name, value in (("head_dim", width // heads), ("num_key_value_heads", heads)):
-            if name in vars(holder) and vars(holder)[name] is None:
+            if name in vars(holder):  # the stored value: get() is None on a per-layer one too
+                unset = vars(holder)[name] is None
+            else:
+                unset = name in absent and get(holder, name) is None
+            if unset:
                 yield name, value
     if "vocab_size" in vars(holder) and get(holder, "vocab_size") is None:
         yield from ((name, value) for name, value in _TOKENIZER if get(holder, name) is None)

@@ -33,14 +33,6 @@ _PUBLISHED_MISSING = {"qwen2_5_omni_thinker": (("vision_start_token_id", 151652)
                       "qwen3_omni_moe_thinker": (("vision_start_token_id", 151652),)}
 
 
-# Model types whose layers read `num_key_value_heads` where their configuration class has none
-# (Moonshine Streaming's decoder: "'MoonshineStreamingConfig' object has no attribute
-# 'num_key_value_heads'", transformers 5.23): as many as its heads, the multi-head attention of
-# its encoder's defaults (8 of 8) and of Moonshine's configuration, which derives its decoder's
-# key-value heads from its heads.
-_MULTI_HEAD_WITHOUT_FIELD = ("moonshine_streaming",)
-
-
 # The same by configuration class, for parts whose model type is empty. DBRX's attention reads
 # `attn_config.rope_theta`, which DbrxAttentionConfig lacks since transformers moved the rotary
 # base to the whole configuration's rope_parameters ("'DbrxAttentionConfig' object has no
@@ -224,9 +216,6 @@ def published(holder):
         if get(holder, name) is None:
             yield name, value
     yield from _uvdoc_bridges(holder)
-    if get(holder, "model_type") in _MULTI_HEAD_WITHOUT_FIELD and isinstance(heads, int) \
-            and get(holder, "num_key_value_heads") is None:
-        yield "num_key_value_heads", heads
     for name, default, value in _PUBLISHED_OVER_DEFAULTS.get(get(holder, "model_type"), ()):
         if vars(holder).get(name) == default:
             yield name, value
