@@ -332,6 +332,16 @@ TEST_F(Torch2, TheDynamoExporterWritesErfinvWithinTolerance) {
   expect_dynamo_writes("erfinv", {"Gemma3nTextModel", "Erfinv"}, nullptr);
 }
 
+// Attention of other ranks than 4 (a tiny timm Hiera's 5-D mask-unit attention, and 3-D and 5-D
+// calls with a boolean mask, a broadcast float mask, causal masking and a given scale): turnkey's
+// translation folds the leading dims for torchlib's 4-D one (without it: "AssertionError: only 4D
+// query, key, and value are supported", and the TorchScript exporter, which lacks Hiera's
+// antialiased bicubic resize), within tolerance, the fix in the stats.
+TEST_F(Torch2, TheDynamoExporterWritesAttentionOfAnyRank) {
+  expect_dynamo_writes("attention_ranks", {"Hiera", "AttentionRanks"},
+                       json::array({"aten_scaled_dot_product_attention_any_rank"}));
+}
+
 // A range of float bounds is written as torch counts it (double precision: arange(1/7, 1.0, 1/7)
 // has 7 elements), not as torchlib's float32 Range (6, which the ONNX checker refuses against
 // torch's recorded shape, and the TorchScript fallback then writes float Gather indices for
@@ -365,6 +375,12 @@ TEST_F(Torch2, WhenEveryExporterFailsTheLineNamesEachOnesReason) {
   EXPECT_NE(r.all().find("the torchscript exporter; before it, dynamo exporter failed"),
             std::string::npos)
       << r.all();
+  // The log holds the dynamo exporter's whole traceback, before the line that moves on.
+  const std::string log = slurp(build_of(cache(), "no_exporter") / "log_export-pytorch.txt");
+  const size_t moved_on = log.find("; trying the torchscript exporter");
+  ASSERT_NE(moved_on, std::string::npos) << log;
+  EXPECT_NE(log.rfind("GuardOnDataDependentSymNode", moved_on), std::string::npos) << log;
+  EXPECT_NE(log.rfind("Traceback (most recent call last)", moved_on), std::string::npos) << log;
 }
 
 // A script that compiles and exports its model itself: one model, hashed as the plain module

@@ -19,7 +19,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 
-from turnkeyml.discovery import export, intermediates, protocol
+from turnkeyml.discovery import commands, export, intermediates, protocol
 from turnkeyml.discovery.hooks import first_call_reference
 
 from export_fixture import ExportCase, eager, entry_of
@@ -257,6 +257,30 @@ class ProtocolText(unittest.TestCase):
         self.assertTrue(message["log"].endswith("\nlast line"))
         self.assertRegex(message["log"], r"\n\.\.\. \([0-9]+ bytes left out\) \.\.\.\n")
         self.assertEqual(message["traceback"], "short")
+
+
+class FailureReasons(unittest.TestCase):
+    """An error's one line names the innermost error it was raised from: torch.onnx's
+    ConversionError says which op failed to translate, the error under it why."""
+
+    def test_the_innermost_cause_follows_the_step_that_failed(self):
+        try:
+            try:
+                try:
+                    raise AssertionError("only 4D query, key, and value are supported")
+                except AssertionError as error:
+                    raise RuntimeError("Error when calling function") from error
+            except RuntimeError as error:
+                raise ValueError("Error when translating node\nsee the trace") from error
+        except ValueError as error:
+            line, fields = commands.reason(error), commands.error_fields(error)
+        self.assertEqual(line, "ValueError: Error when translating node (because AssertionError: "
+                               "only 4D query, key, and value are supported)")
+        self.assertEqual(fields["error"], line)
+        self.assertEqual(fields["error_type"], "ValueError")
+
+    def test_an_error_raised_from_nothing_is_its_own_line(self):
+        self.assertEqual(commands.reason(KeyError("x")), "KeyError: 'x'")
 
 
 class Intermediates(unittest.TestCase):

@@ -25,11 +25,24 @@ def one_line(error):
     return "%s: %s" % (type(error).__name__, message) if message else type(error).__name__
 
 
+def reason(error):
+    """The error's one line and, where it wraps the error that stopped the work, the innermost
+    cause's too: torch.onnx's ConversionError ("Error when translating node %scaled_dot_product_
+    attention ... See the stack trace") says which step and op failed, the error it was raised
+    from (an AssertionError of the op's translation) why."""
+    root, seen = error, {id(error)}
+    while root.__cause__ is not None and id(root.__cause__) not in seen:
+        root = root.__cause__
+        seen.add(id(root))
+    line = one_line(error)
+    return line if root is error else "%s (because %s)" % (line, one_line(root))
+
+
 def error_fields(error):
     """An error as the protocol sends it (docs/protocol.md): the one line for people, and apart
     from it the exception's class name and, when the error has a status of its own, that status
     (the core never reads either out of the one line)."""
-    fields = {"error": one_line(error), "error_type": type(error).__name__}
+    fields = {"error": reason(error), "error_type": type(error).__name__}
     if is_out_of_memory(error):
         fields["error_status"] = "out_of_memory"
     return fields

@@ -6,6 +6,7 @@ import mmap
 import shutil
 import os
 import time
+import traceback
 
 import torch
 
@@ -141,8 +142,9 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         log.extend(exporter_fixes.apply(opset))
         arguments["do_constant_folding"] = True
     else:
-        log.append("exporter fixes: turnkey's translations of ops torch.onnx lacks: %s (the "
-                   "TorchScript symbolics are not called)" % ", ".join(translations.NAMES))
+        log.append("exporter fixes: turnkey's translations of ops torch.onnx lacks, in whole or "
+                   "in part: %s (the TorchScript symbolics are not called)"
+                   % ", ".join(translations.NAMES))
         weights = sum(t.numel() * t.element_size()
                       for t in itertools.chain(module.parameters(), module.buffers()))
         arguments["external_data"] = weights > _EXTERNAL_DATA_BYTES
@@ -150,7 +152,7 @@ def _export_with(exporter, module, target, feed, path, opset, input_names, outpu
         if table:
             log.append("translations: transformers' ONNX table for its models (%d ops: its "
                        "grouped_mm experts kernel, ...)" % len(table))
-        arguments["custom_translation_table"] = {**translations.own_translations(),
+        arguments["custom_translation_table"] = {**translations.own_translations(opset),
                                                  **(table or {})}
     exporter_fixes.reset()
     return _export_traced(module, target, feed, path, opset, input_names, output_names, log,
@@ -171,7 +173,7 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
     failure before the last is a line in the log and in the reply's `exporter_fallback` (also
     when the last fails: the core names every exporter's reason); the last one's error is
     raised. A failed allocation is not retried: the other exporter needs no less memory."""
-    from .commands import is_out_of_memory, one_line
+    from .commands import is_out_of_memory, reason
 
     failures = []
     for n, exporter in enumerate(exporters):
@@ -200,7 +202,8 @@ def _export_attempts(exporters, module, target, feed, path, opset, input_names, 
             # torch.onnx wraps the cause (a data-dependent guard, an unsupported op) in an error
             # that only says which step failed: the cause is the reason.
             cause = error.__cause__ if error.__cause__ is not None else error
-            failures.append("%s exporter failed: %s" % (exporter, one_line(cause)))
+            failures.append("%s exporter failed: %s" % (exporter, reason(cause)))
+            log.append("".join(traceback.format_exception(error)).rstrip())
             log.append("%s; trying the %s exporter" % (failures[-1], exporters[n + 1]))
             _remove_partial(path)
             continue

@@ -1,7 +1,10 @@
 """turnkey's translations for the dynamo exporter of ops torch.onnx cannot translate (torch
-2.15's torchlib has none, or raises NotImplementedError): onnxscript functions passed as
-torch.onnx.export's custom_translation_table, beside the ones transformers ships for its models.
+2.15's torchlib has none, raises NotImplementedError, or takes only some ranks): onnxscript
+functions passed as torch.onnx.export's custom_translation_table, beside the ones transformers
+ships for its models.
 Each records its use with exporter_fixes.record, so the stats name the ops turnkey wrote."""
+
+import math
 
 import torch
 
@@ -133,6 +136,75 @@ def _arange(end, dtype=-1, layout="", device="", pin_memory=False):
     return _folded_or_torchlib((end,), dtype, "aten_arange", end, dtype, layout, device, pin_memory)
 
 
+def _same_leading_dims(*tensors):
+    """Whether the tensors' dims before the last two are the same, as the exporter knows them."""
+    leads = [tuple(t.shape)[:-2] for t in tensors]
+    return all(lead == leads[0] for lead in leads[1:])
+
+
+def _torchlib_attention(opset):
+    """The translation of aten.scaled_dot_product_attention torch.onnx would pick at `opset`:
+    from opset 23 torch's own (ONNX's Attention op), below it onnxscript's torchlib."""
+    if opset >= 23:
+        try:
+            from torch.onnx._internal.exporter._torchlib.ops import nn as torch_nn
+            return torch_nn.aten_scaled_dot_product_attention_23
+        except (ImportError, AttributeError):  # a private module a release may move
+            pass
+    from onnxscript.function_libs.torch_lib.ops import nn
+    return nn.aten_scaled_dot_product_attention
+
+
+def _attention_translation(opset):
+    """aten.scaled_dot_product_attention for the dynamo exporter at `opset`."""
+    translate = _torchlib_attention(opset)
+
+    def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                  enable_gqa=False):
+        return _attention(lambda q, k, v, mask: translate(q, k, v, mask, dropout_p, is_causal,
+                                                          scale, enable_gqa),
+                          query, key, value, attn_mask)
+    return attention
+
+
+def _attention(torchlib, query, key, value, attn_mask):
+    """aten.scaled_dot_product_attention of any rank: torchlib's translation takes 4-D query, key
+    and value only ("AssertionError: only 4D query, key, and value are supported"), while torch
+    takes any leading dims (timm's Hiera attends within mask units: 5-D). Where the ranks are
+    not 4 but the leading dims agree, they are folded into the heads' dim, torchlib's
+    translation runs on (1, -1, L, E) with the mask broadcast to (..., L, S) and folded alike,
+    and the result takes the query's leading dims back; 4-D (or leading dims that broadcast)
+    goes to torchlib's translation unchanged. `torchlib(q, k, v, mask)` is that translation with
+    the call's other arguments."""
+    import onnx_ir as ir
+    from onnxscript import opset18 as op
+
+    ranks = {len(query.shape), len(key.shape), len(value.shape)}
+    if ranks == {4} or len(ranks) != 1 or not _same_leading_dims(query, key, value):
+        return torchlib(query, key, value, attn_mask)
+    record("aten_scaled_dot_product_attention_any_rank")
+
+    def folded(tensor, dims, dtype):
+        """`tensor` of shape `dims` as (1, -1, dims[-2], dims[-1])."""
+        last_two = op.Shape(tensor, start=-2)
+        value = op.Reshape(tensor, op.Concat(op.Constant(value_ints=[1, -1]), last_two, axis=0))
+        # Reshape's output has no shape or type at trace time; torchlib's translation reads the
+        # rank, and the mask's type (a boolean mask is applied otherwise than an additive one).
+        leading = dims[:-2]
+        size = math.prod(leading) if all(isinstance(d, int) for d in leading) else None
+        value.shape, value.dtype = ir.Shape([1, size, *dims[-2:]]), dtype
+        return value
+
+    if attn_mask is not None:  # broadcast to (..., L, S) first: its leading dims fold alike
+        dims = (*tuple(query.shape)[:-1], tuple(key.shape)[-2])
+        whole = op.Concat(op.Shape(query, start=0, end=-1), op.Shape(key, start=-2, end=-1),
+                          axis=0)
+        attn_mask = folded(op.Expand(attn_mask, whole), dims, attn_mask.dtype)
+    out = torchlib(*(folded(t, tuple(t.shape), t.dtype) for t in (query, key, value)), attn_mask)
+    return op.Reshape(out, op.Concat(op.Shape(query, start=0, end=-1),
+                                     op.Shape(value, start=-1), axis=0))
+
+
 # (namespace of torch.ops, op, overload, translation): the ops turnkey translates for the dynamo
 # exporter.
 _TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
@@ -142,17 +214,23 @@ _TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
                  ("aten", "arange", "default", _arange), ("aten", "arange", "start", _arange_start),
                  ("aten", "arange", "start_step", _arange_start_step))
 
+# The same for ops whose translation depends on the opset asked: (..., opset -> translation).
+_TRANSLATIONS_BY_OPSET = (("aten", "scaled_dot_product_attention", "default",
+                           _attention_translation),)
+
 # Their names, for the export log.
 NAMES = tuple(sorted("%s.%s" % (namespace, name) + ("" if overload == "default" else "." + overload)
-                     for namespace, name, overload, _ in _TRANSLATIONS))
+                     for namespace, name, overload, _ in _TRANSLATIONS + _TRANSLATIONS_BY_OPSET))
 
 
-def own_translations():
-    """turnkey's translations for the dynamo exporter, of aten and prims ops torch.onnx cannot
-    translate ({op: onnxscript function}; passed with the library's, which take precedence); an
-    op this torch does not have is left out."""
+def own_translations(opset):
+    """turnkey's translations for the dynamo exporter at `opset`, of aten and prims ops torch.onnx
+    cannot translate, or not in every case ({op: onnxscript function}; passed with the library's,
+    which take precedence); an op this torch does not have is left out."""
+    rows = _TRANSLATIONS + tuple((namespace, name, overload, factory(opset))
+                                 for namespace, name, overload, factory in _TRANSLATIONS_BY_OPSET)
     own = {}
-    for namespace, name, overload, function in _TRANSLATIONS:
+    for namespace, name, overload, function in rows:
         op = getattr(getattr(getattr(torch.ops, namespace, None), name, None), overload, None)
         if op is not None:
             own[op] = function
