@@ -133,6 +133,21 @@ TEST(DiscoveryScripts, OddCallsAreDiscoveredExportedAndBenchmarked) {
   EXPECT_NE(r.out.find("odd_calls done [1.0, 1.0]"), std::string::npos);
 }
 
+// turnkeyml.trials.trial_call (how corpus_inputs tries a layout for real) is not an execution: a
+// refused try does not fail the model, a taken one is neither counted nor its input captured.
+TEST(DiscoveryScripts, TrialCallsAreNotExecutions) {
+  const RunResult& r = run_once("trials", {"--analyze-only", script("trial_calls.py")});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const std::string block = script_block(r.out, "trial_calls.py");
+  const std::string m = model_block(block, "model");
+  ASSERT_FALSE(m.empty()) << r.out;
+  EXPECT_EQ(count_titles(block, "model"), 1) << block;
+  EXPECT_TRUE(std::regex_match(title_of(m), std::regex(R"(model \(executed 1x - .*\))"))) << m;
+  EXPECT_EQ(field(m, "Input Shape"), "'input': (1, 3)") << m;
+  EXPECT_EQ(m.find("Not built"), std::string::npos) << m;
+  EXPECT_NE(r.out.find("trial_calls done (1, 2)"), std::string::npos) << r.out;
+}
+
 TEST(DiscoveryScripts, ScriptNamedLikeALibraryIsRunOnceAndExported) {
   const RunResult& r = benchmarked_scripts();
   EXPECT_EQ(count_occurrences(r.out, "shadow script body runs as"), 1) << r.out;

@@ -469,5 +469,31 @@ class CorpusInputsOfTheirOwnLayout(unittest.TestCase):
         self.assertEqual((given["input_ids"] == 64).sum(dim=1).tolist(), [16, 16])
         forward(model, given)
 
+    def test_a_tower_that_counts_its_grid_before_its_patches_gets_the_layout_it_takes(self):
+        # Inkling 2's tower counts its patches from its grid (a data-dependent repeat) before it
+        # reshapes its pixels, so fake tensors take every grid layout as far as that count: a
+        # real forward tells them apart. Its grid counts merged patches (8 x 8 of a 16 x 16
+        # patch side), its rows are merged patches of pixels, channels last. Qwen2-VL's tower
+        # reshapes first, and keeps its flattened patches and grid in patches.
+        config = transformers.Inkling2VisionConfig(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, patch_size=4,
+            spatial_merge_size=2, posemb_grid_size=8, projection_hidden_dim=32,
+            text_hidden_size=32)
+        model = transformers.Inkling2VisionModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 2, 8)
+        self.assertEqual(list(given["pixel_values"].shape), [2 * 8 * 8, 8, 8, 3])
+        self.assertEqual(given["image_grid_thw"].tolist(), [[1, 8, 8]] * 2)
+        forward(model, given)
+        config = transformers.Qwen2_5_VLVisionConfig(
+            depth=1, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4,
+            temporal_patch_size=2, spatial_merge_size=2, out_hidden_size=32, window_size=16,
+            fullatt_block_indexes=[0])
+        model = transformers.Qwen2_5_VisionTransformerPretrainedModel(config).eval()
+        given = corpus_inputs.transformers_inputs(model, 1, 8)
+        self.assertEqual(list(given["hidden_states"].shape), [16 * 16, 3 * 2 * 4 * 4])
+        self.assertEqual(given["grid_thw"].tolist(), [[1, 16, 16]])
+        forward(model, given)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -129,30 +129,79 @@ def on_weights(model, inputs):
     return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
 
 
-def taken(model, inputs):
-    """Whether model's forward takes the keyword arguments `inputs` on fake tensors: True where it
-    runs through, or as far as an operation whose shape depends on the data (it passed all
-    before; only a real run follows); None where a tensor made on the CPU inside the forward meets
-    weights on the meta device (bench/transformers_dry_run's own limit: only a real run says);
-    False where it refuses them."""
+def _verdict(model, inputs):
+    """How model's forward meets the keyword arguments `inputs` on fake tensors: "through" where
+    it runs through; "data" where it runs as far as an operation whose shape depends on the data
+    (it passed all before; only a real run follows); "unjudged" where a tensor made on the CPU
+    inside the forward meets weights on the meta device (bench/transformers_dry_run's own limit:
+    only a real run says); "refused" where it raises otherwise."""
     try:
         on_fake_tensors(model.forward, on_weights(model, inputs))
-        return True
+        return "through"
     except Exception as error:  # not this layout, unless fake tensors cannot follow it
         if meets_meta_weights(error):
-            return None
-        return shape_depends_on_data(error)
+            return "unjudged"
+        return "data" if shape_depends_on_data(error) else "refused"
+
+
+# Each verdict as taken() says it: taken, not taken, or only a real run can say (None).
+_TAKEN = {"through": True, "data": True, "unjudged": None, "refused": False}
+
+
+def taken(model, inputs):
+    """Whether model's forward takes the keyword arguments `inputs` on fake tensors (_verdict):
+    True where it runs through or as far as an operation only a real run follows, None where
+    only a real run can say, False where it refuses them."""
+    return _TAKEN[_verdict(model, inputs)]
+
+
+def _first_of(judged):
+    """first_taken's choice among (layout, verdict) pairs."""
+    return next((inputs for inputs, v in judged if _TAKEN[v]),
+                next((inputs for inputs, v in judged if _TAKEN[v] is None), None))
 
 
 def first_taken(model, layouts):
-    """The first of `layouts` (keyword arguments of model's forward, tried in order) that the
-    forward takes on fake tensors, else the first only a real run can judge, else None: the
-    caller falls back to its own guess, so that the script fails in the forward's words."""
-    unjudged = None
+    """The first of `layouts` (keyword arguments of model's forward, tried in order; any
+    iterable) that the forward takes on fake tensors, else the first only a real run can judge,
+    else None: the caller falls back to its own guess, so that the script fails in the
+    forward's words."""
+    judged = []
     for inputs in layouts:
-        verdict = taken(model, inputs)
-        if verdict:
-            return inputs
-        if verdict is None and unjudged is None:
-            unjudged = inputs
-    return unjudged
+        judged.append((inputs, _verdict(model, inputs)))
+        if _TAKEN[judged[-1][1]]:
+            break
+    return _first_of(judged)
+
+
+def _runs(model, inputs):
+    """Whether a real forward of model takes `inputs` (turnkeyml.trials: not an execution of it
+    for turnkey's discovery)."""
+    import torch
+
+    from .. import trials
+
+    accepted = inspect.signature(model.forward).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+        inputs = {k: v for k, v in inputs.items() if k in accepted}
+    try:
+        with torch.no_grad():
+            trials.trial_call(model, **inputs)
+        return True
+    except Exception:  # noqa: BLE001 (not this layout)
+        return False
+
+
+def first_run(model, layouts):
+    """first_taken for forwards that read their inputs' values before their shapes (Inkling 2's
+    tower counts its patches from its grid before it reshapes them, so that every layout runs on
+    fake tensors as far as that count): where the first layout not refused only reaches an
+    operation a real run follows, and others are not refused either, the first of those a real
+    forward takes; else (or where none does: weights on the meta device) first_taken's choice."""
+    judged = [(inputs, _verdict(model, inputs)) for inputs in layouts]
+    open_layouts = [(inputs, v) for inputs, v in judged if v != "refused"]
+    if len(open_layouts) > 1 and open_layouts[0][1] != "through":
+        found = next((inputs for inputs, _ in open_layouts if _runs(model, inputs)), None)
+        if found is not None:
+            return found
+    return _first_of(judged)

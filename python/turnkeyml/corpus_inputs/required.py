@@ -7,7 +7,7 @@ import inspect
 import torch
 
 from .actions import with_actions
-from .config import MEDIA_TOKENS, accepts, first_taken, get, sub
+from .config import MEDIA_TOKENS, accepts, first_run, first_taken, get, sub
 from .text import sequence_length, text_inputs, token_ids
 
 
@@ -39,8 +39,9 @@ _GRID_SIDE = 16
 def _grid_layouts(model, batch_size, patches_name):
     """Candidate inputs of a tower that takes an image as a grid of patches (Qwen2-VL's and its
     kind's vision towers: `grid_thw` rows of (frames, height, width) in patches, the patches
-    flattened one per row): flattened patches with a temporal patch, without one, and whole
-    images, each with the grid."""
+    flattened one per row): flattened patches with a temporal patch, without one, whole images,
+    each with the grid; last, Inkling 2's, whose grid counts merged patches (its language
+    model's image tokens) and whose rows are merged patches of pixels, channels last."""
     config = model.config
     patch = _first_int(config, ("patch_size",), 14)
     channels = _first_int(config, ("in_channels", "num_channels", "in_chans"), 3)
@@ -49,31 +50,34 @@ def _grid_layouts(model, batch_size, patches_name):
     side = _GRID_SIDE
     grid = torch.tensor([[1, side, side]] * batch_size)
     rows = batch_size * side * side
-    candidates = [torch.randn(rows, channels * t * patch * patch) for t in (temporal, 1)]
-    candidates += [torch.randn(rows, channels, patch, patch),
-                   torch.randn(batch_size, channels, side * patch, side * patch)]
-    for patches in candidates[:1] + candidates[2 if temporal == 1 else 1:]:
+    candidates = [(torch.randn(rows, channels * t * patch * patch), grid) for t in (temporal, 1)]
+    candidates += [(torch.randn(rows, channels, patch, patch), grid),
+                   (torch.randn(batch_size, channels, side * patch, side * patch), grid)]
+    merged = side // merge
+    candidates.append((torch.randn(batch_size * merged * merged, patch * merge, patch * merge,
+                                   channels), torch.tensor([[1, merged, merged]] * batch_size)))
+    for patches, thw in candidates[:1] + candidates[2 if temporal == 1 else 1:]:
         inputs = {patches_name: patches}
         for name in ("grid_thw", "image_grid_thw"):
             if accepts(model, name):
-                inputs[name] = grid
+                inputs[name] = thw
         if accepts(model, "merge_sizes"):  # VideoLLaMA 3: the merge of each image
             inputs["merge_sizes"] = torch.full((batch_size,), merge, dtype=torch.long)
         yield inputs
 
 
 def grid_inputs(model, batch_size):
-    """The first grid layout the tower's forward takes on fake tensors (config.first_taken), else
-    the first; None for a model that takes no grid."""
+    """The first grid layout the tower's forward takes (config.first_run), else the first; None
+    for a model that takes no grid."""
     if not any(accepts(model, n) and n in required(model) for n in ("grid_thw", "image_grid_thw")):
         return None
     names = [n for n in ("hidden_states", "pixel_values") if accepts(model, n)]
     if not names:
         return None
     layouts = list(_grid_layouts(model, batch_size, names[0]))
-    # A layout that reaches a data-dependent operation has passed the patch embedding (the
-    # towers read the grid's values for their position tables): the tower takes it.
-    return first_taken(model, layouts) or layouts[0]
+    # The towers read the grid's values for their position tables, some before the patches:
+    # where several layouts reach that, a real forward tells them apart.
+    return first_run(model, layouts) or layouts[0]
 
 
 def _query_former(model, batch_size, given):

@@ -19,6 +19,7 @@ import types
 import torch
 
 from . import hashing, inputs
+from .. import trials
 
 MODEL_TYPE = "Pytorch (torch.nn.Module)"
 
@@ -81,10 +82,11 @@ def _inner_module(module):
         if isinstance(inner, torch.nn.Module):
             return inner
     return module
-# torch functions that call modules eagerly, outside a trace, for their own purposes: the
-# output check of torch.jit.trace (check_trace=True, the default) runs the model once more and
-# then a second, checking trace of it.
-_NOT_EXECUTIONS = [(torch.jit._trace, "_check_trace")]
+# Functions that call modules eagerly, outside a trace, for their own purposes: the output check
+# of torch.jit.trace (check_trace=True, the default) runs the model once more and then a second,
+# checking trace of it; turnkeyml.corpus_inputs tries a layout for real where fake tensors cannot
+# judge it.
+_NOT_EXECUTIONS = [(torch.jit._trace, "_check_trace"), (trials, "trial_call")]
 
 
 class Entry:
