@@ -342,6 +342,16 @@ TEST_F(Torch2, TheDynamoExporterWritesAttentionOfAnyRank) {
                        json::array({"aten_scaled_dot_product_attention_any_rank"}));
 }
 
+// Complex rotary embeddings (a tiny DeepSeek V2: torch.polar frequencies, unsqueezed, times the
+// queries as complex numbers; and those steps alone, unsqueezed at a dim counted from the end):
+// turnkey's complex-valued unsqueeze, added to torch.onnx's registry, lets the dynamo exporter
+// write both (without it: "No decompositions registered for the complex-valued input", and the
+// TorchScript exporter has no aten::polar), within tolerance, the fix in the stats.
+TEST_F(Torch2, TheDynamoExporterWritesComplexRotaryEmbeddings) {
+  expect_dynamo_writes("complex_rotary", {"DeepseekV2Model", "ComplexRotary"},
+                       json::array({"aten_unsqueeze_complex"}));
+}
+
 // A range of float bounds is written as torch counts it (double precision: arange(1/7, 1.0, 1/7)
 // has 7 elements), not as torchlib's float32 Range (6, which the ONNX checker refuses against
 // torch's recorded shape, and the TorchScript fallback then writes float Gather indices for

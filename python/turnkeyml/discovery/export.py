@@ -102,7 +102,8 @@ def _export_and_save(target, feed, path, log, **arguments):
     def export_with(optimize):
         given = arguments if optimize is None else dict(arguments, optimize=optimize)
         return torch.onnx.export(target, feed, None, **given)
-    program, note = onnx_optimizer.export(export_with, log)
+    with translations.complex_translations(log):
+        program, note = onnx_optimizer.export(export_with, log)
     translations.mend(program.model)
     program.save(path, external_data=external_data)
     return note

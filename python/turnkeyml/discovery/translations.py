@@ -4,6 +4,7 @@ functions passed as torch.onnx.export's custom_translation_table, beside the one
 ships for its models.
 Each records its use with exporter_fixes.record, so the stats name the ops turnkey wrote."""
 
+import contextlib
 import math
 
 import torch
@@ -205,6 +206,20 @@ def _attention(torchlib, query, key, value, attn_mask):
                                      op.Shape(value, start=-1), axis=0))
 
 
+def _complex_unsqueeze(self, dim):
+    """aten.unsqueeze of a complex tensor, which the dynamo exporter carries as its real pairs
+    (a trailing dim of 2): torch 2.15 has no complex translation of it ("DispatchError: No ONNX
+    function found for aten.unsqueeze ... No decompositions registered for the complex-valued
+    input": DeepSeek V2's rotary frequencies, made by torch.polar, unsqueezed before they turn
+    the queries). A dim counted from the end is counted before the pairs' dim."""
+    from onnxscript import opset18 as op
+
+    record("aten_unsqueeze_complex")
+    if dim < 0:
+        dim += len(self.shape)  # the complex tensor's rank + 1, less the pairs' dim, plus 1
+    return op.Unsqueeze(self, op.Constant(value_ints=[dim]))
+
+
 # (namespace of torch.ops, op, overload, translation): the ops turnkey translates for the dynamo
 # exporter.
 _TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
@@ -218,9 +233,55 @@ _TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
 _TRANSLATIONS_BY_OPSET = (("aten", "scaled_dot_product_attention", "default",
                            _attention_translation),)
 
+# The same for complex-valued inputs, which torch.onnx's custom_translation_table cannot take (it
+# registers every function there for real inputs): complex_translations adds them to the registry
+# torch.onnx builds.
+_COMPLEX_TRANSLATIONS = (("aten", "unsqueeze", "default", _complex_unsqueeze),)
+
+
+def _name(namespace, name, overload):
+    return "%s.%s" % (namespace, name) + ("" if overload == "default" else "." + overload)
+
+
 # Their names, for the export log.
-NAMES = tuple(sorted("%s.%s" % (namespace, name) + ("" if overload == "default" else "." + overload)
-                     for namespace, name, overload, _ in _TRANSLATIONS + _TRANSLATIONS_BY_OPSET))
+NAMES = tuple(sorted(_name(*row[:3]) for row in _TRANSLATIONS + _TRANSLATIONS_BY_OPSET)
+              + sorted(_name(*row[:3]) + " (complex)" for row in _COMPLEX_TRANSLATIONS))
+
+
+def _torch_op(namespace, name, overload):
+    """torch.ops.<namespace>.<name>.<overload>, or None where this torch has no such op."""
+    return getattr(getattr(getattr(torch.ops, namespace, None), name, None), overload, None)
+
+
+@contextlib.contextmanager
+def complex_translations(log):
+    """While it is open, the registry torch.onnx builds for an export holds turnkey's
+    translations of ops on complex-valued inputs (_COMPLEX_TRANSLATIONS), registered as
+    torch.onnx registers its own. A private class: where a release moves it, a line in `log`,
+    and the export goes on without them."""
+    try:
+        from torch.onnx._internal.exporter import _registration
+        descriptor = _registration.ONNXRegistry.__dict__["from_torchlib"]
+        build = descriptor.__func__
+    except (ImportError, AttributeError, KeyError) as error:
+        log.append("turnkey's translations of complex-valued ops not registered: torch.onnx's "
+                   "registry is not where torch 2.15 has it (%s)" % error)
+        yield
+        return
+
+    def from_torchlib(cls, *args, **kwargs):
+        registry = build(cls, *args, **kwargs)
+        for namespace, name, overload, function in _COMPLEX_TRANSLATIONS:
+            op = _torch_op(namespace, name, overload)
+            if op is not None:
+                registry.register_op(op, function, is_complex=True)
+        return registry
+
+    _registration.ONNXRegistry.from_torchlib = classmethod(from_torchlib)
+    try:
+        yield
+    finally:
+        _registration.ONNXRegistry.from_torchlib = descriptor
 
 
 def own_translations(opset):
@@ -231,7 +292,7 @@ def own_translations(opset):
                                  for namespace, name, overload, factory in _TRANSLATIONS_BY_OPSET)
     own = {}
     for namespace, name, overload, function in rows:
-        op = getattr(getattr(getattr(torch.ops, namespace, None), name, None), overload, None)
+        op = _torch_op(namespace, name, overload)
         if op is not None:
             own[op] = function
     return own
