@@ -68,7 +68,7 @@ std::string export_versions(const Build& build, const json& options) {
   }
   // The revision of python/turnkeyml/discovery/exporter_fixes.py: a new fix changes the ONNX
   // files exports write, so exports made before it are rebuilt.
-  constexpr int kExporterFixesRevision = 12;
+  constexpr int kExporterFixesRevision = 13;
   std::string versions = fmt::format("torch {}, onnx {}, exporter fixes {}",
                                      build.stats.text("torch_version", "?"),
                                      build.stats.text("onnx_python_version", "?"),

@@ -352,6 +352,15 @@ TEST_F(Torch2, TheDynamoExporterWritesComplexRotaryEmbeddings) {
                        json::array({"aten_unsqueeze_complex"}));
 }
 
+// torch.histc over the data's own range (a tiny one-expert HunYuan-MoE V1, whose experts kernel
+// counts tokens with histc(min=0, max=0); spread, equal and whole-number values alone) is written
+// as torch computes it (without turnkey's translation: NotImplementedError, and the TorchScript
+// exporter has no aten::histc), within tolerance, the fix in the stats.
+TEST_F(Torch2, TheDynamoExporterWritesHistogramsOverTheDataRange) {
+  expect_dynamo_writes("histc_range", {"HunYuanMoEV1Model", "Histograms"},
+                       json::array({"aten_histc_data_range"}));
+}
+
 // A range of float bounds is written as torch counts it (double precision: arange(1/7, 1.0, 1/7)
 // has 7 elements), not as torchlib's float32 Range (6, which the ONNX checker refuses against
 // torch's recorded shape, and the TorchScript fallback then writes float Gather indices for

@@ -206,6 +206,40 @@ def _attention(torchlib, query, key, value, attn_mask):
                                      op.Shape(value, start=-1), axis=0))
 
 
+def _histc(self, bins=100, min=0.0, max=0.0):
+    """aten.histc where its range is the data's (min == max, as by default): torchlib's
+    translation raises NotImplementedError for it, and transformers 5's experts kernel counts
+    the tokens of each expert with histc(min=0, max=num_experts - 1), which is such a range
+    where a model has one expert (HunYuan-MoE V1's default). As torch computes it: the data's
+    least and greatest values (one below and above where they are equal), bin = floor((x - least)
+    * bins / (greatest - least)), the greatest value in the last bin; NaN counts nowhere. Other
+    ranges go to torchlib's translation."""
+    if min != max:
+        from onnxscript.function_libs.torch_lib.ops import core
+
+        return core.aten_histc(self, bins, min, max)
+    from onnxscript import opset18 as op
+
+    record("aten_histc_data_range")
+    flat = op.Reshape(self, op.Constant(value_ints=[-1]))
+    one = op.CastLike(op.Constant(value_float=1.0), flat)
+    least, greatest = op.ReduceMin(flat, keepdims=0), op.ReduceMax(flat, keepdims=0)
+    same = op.Equal(least, greatest)
+    least = op.Where(same, op.Sub(least, one), least)
+    greatest = op.Where(same, op.Add(greatest, one), greatest)
+    scale = op.Div(op.CastLike(op.Constant(value_float=float(bins)), flat),
+                   op.Sub(greatest, least))
+    index = op.Cast(op.Floor(op.Mul(op.Sub(flat, least), scale)), to=7)  # INT64
+    index = op.Min(index, op.Constant(value_int=bins - 1))
+    # NaN's bin is no bin: its index is made -1.
+    index = op.Where(op.IsNaN(flat), op.Constant(value_int=-1), index)
+    edges = op.Range(op.Constant(value_int=0), op.Constant(value_int=bins),
+                     op.Constant(value_int=1))
+    hits = op.Equal(op.Unsqueeze(edges, op.Constant(value_ints=[1])),
+                    op.Unsqueeze(index, op.Constant(value_ints=[0])))
+    return op.ReduceSum(op.CastLike(hits, flat), op.Constant(value_ints=[1]), keepdims=0)
+
+
 def _complex_unsqueeze(self, dim):
     """aten.unsqueeze of a complex tensor, which the dynamo exporter carries as its real pairs
     (a trailing dim of 2): torch 2.15 has no complex translation of it ("DispatchError: No ONNX
@@ -227,7 +261,8 @@ _TRANSLATIONS = (("aten", "_is_all_true", "default", _is_all_true),
                  ("aten", "cummax", "default", _cumulative_extreme_translation(True)),
                  ("aten", "cummin", "default", _cumulative_extreme_translation(False)),
                  ("aten", "arange", "default", _arange), ("aten", "arange", "start", _arange_start),
-                 ("aten", "arange", "start_step", _arange_start_step))
+                 ("aten", "arange", "start_step", _arange_start_step),
+                 ("aten", "histc", "default", _histc))
 
 # The same for ops whose translation depends on the opset asked: (..., opset -> translation).
 _TRANSLATIONS_BY_OPSET = (("aten", "scaled_dot_product_attention", "default",
