@@ -250,7 +250,7 @@ def _complex_unsqueeze(self, dim):
 
     record("aten_unsqueeze_complex")
     if dim < 0:
-        dim += len(self.shape)  # the complex tensor's rank + 1, less the pairs' dim, plus 1
+        dim += len(self.shape)  # a complex tensor of rank r is carried as r + 1 dims: dim + r + 1
     return op.Unsqueeze(self, op.Constant(value_ints=[dim]))
 
 
