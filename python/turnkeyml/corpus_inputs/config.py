@@ -85,14 +85,20 @@ def accepts(model, name):
         return False
 
 
+def _accepted(function, kwargs):
+    """kwargs without the names function does not take (all of them where it takes **kwargs)."""
+    accepted = inspect.signature(function).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in accepted}
+
+
 def on_fake_tensors(function, kwargs):
     """function(**kwargs) on fake tensors: shapes only, no compute, and not an execution for
     turnkey's discovery. Raises what the function raises."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    accepted = inspect.signature(function).parameters
-    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+    kwargs = _accepted(function, kwargs)
     log = logging.getLogger("torch._subclasses.fake_tensor")  # logs each failed try as an error
     level = log.level
     log.setLevel(logging.CRITICAL)
@@ -181,12 +187,9 @@ def _runs(model, inputs):
 
     from .. import trials
 
-    accepted = inspect.signature(model.forward).parameters
-    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
-        inputs = {k: v for k, v in inputs.items() if k in accepted}
     try:
         with torch.no_grad():
-            trials.trial_call(model, **inputs)
+            trials.trial_call(model, **_accepted(model.forward, inputs))
         return True
     except Exception:  # noqa: BLE001 (not this layout)
         return False
@@ -198,7 +201,11 @@ def first_run(model, layouts):
     fake tensors as far as that count): where the first layout not refused only reaches an
     operation a real run follows, and others are not refused either, the first of those a real
     forward takes; else (or where none does: weights on the meta device) first_taken's choice."""
-    judged = [(inputs, _verdict(model, inputs)) for inputs in layouts]
+    judged = []
+    for inputs in layouts:
+        judged.append((inputs, _verdict(model, inputs)))
+        if judged[-1][1] == "through" and all(v == "refused" for _, v in judged[:-1]):
+            return inputs  # the first layout not refused runs through: nothing to tell apart
     open_layouts = [(inputs, v) for inputs, v in judged if v != "refused"]
     if len(open_layouts) > 1 and open_layouts[0][1] != "through":
         found = next((inputs for inputs, _ in open_layouts if _runs(model, inputs)), None)
