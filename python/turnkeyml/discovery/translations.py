@@ -308,8 +308,12 @@ def complex_translations(log):
         registry = build(cls, *args, **kwargs)
         for namespace, name, overload, function in _COMPLEX_TRANSLATIONS:
             op = _torch_op(namespace, name, overload)
-            if op is not None:
-                registry.register_op(op, function, is_complex=True)
+            try:
+                if op is not None:
+                    registry.register_op(op, function, is_complex=True)
+            except (TypeError, ValueError) as error:  # a release that registers otherwise
+                log.append("turnkey's complex-valued %s not registered: %s"
+                           % (_name(namespace, name, overload), error))
         return registry
 
     _registration.ONNXRegistry.from_torchlib = classmethod(from_torchlib)
