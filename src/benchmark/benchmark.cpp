@@ -145,6 +145,7 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
 
   // Inputs, and the outputs the runtime's are compared with (PyTorch's, or --input-data's).
   const bool live = setup.runtime->needs_live_model();
+  build.step = "preparing the inputs and the reference outputs";
   build.input_data = opts.value("input_data", std::string());
   if (live) {
     save_reference(build, runtime_name);
@@ -170,10 +171,12 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   m.overhead_fraction = st.median_ms > 0 ? m.loop.overhead_median_ms / st.median_ms : 0;
   m.flags = trust_flags(m);
   record_measurement(build, setup, m);
+  build.step = "profiling";
   if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
 
   // Correctness against the PyTorch outputs saved at export.
   // On a mismatch, one more call in a fresh session tells a runtime that disagrees with itself.
+  build.step = "comparing the outputs with " + reference_outputs_name(build);
   const auto again = [&] { return outputs_of_one_more_call(build, setup, live); };
   const Judgement judged = judge_outputs(build, m.outputs, setup, log, again);
   log += measurement_log(build, setup, m, live, judged.line);

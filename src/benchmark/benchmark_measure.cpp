@@ -91,6 +91,7 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
   const int64_t before = current_rss_bytes(plan.holder);
   // The runtime's one-time start (initialize, in measure; torchscript's LibTorch module, loaded
   // by its probe) is not in load_s: the model's load alone.
+  plan.build.step = "loading the model into " + setup.runtime_name;
   const auto load_start = std::chrono::steady_clock::now();
   std::unique_ptr<Session> session = load_session(plan.build, setup, plan.live);
   rep.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
@@ -101,6 +102,7 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
   LoopHooks hooks;
   hooks.before_timed = [&] { throttle_start = read_throttle_counters(); };
   hooks.after_timed = [&] { rep.throttled = minus(read_throttle_counters(), throttle_start); };
+  plan.build.step = "running the model on " + setup.runtime_name;
   if (setup.concurrency > 1) {
     // Requests in flight (benchmark_requests.cpp); the single request below stays run_loop.
     rep.requests = run_requests(
@@ -110,6 +112,7 @@ Repetition run_repetition(const RepetitionPlan& plan, bool last, LoopRoom& room,
   try {
     if (setup.concurrency == 1) rep.loop = run_loop(*session, setup.loop, hooks, &room);
     if (last) {
+      plan.build.step = "reading " + setup.runtime_name + "'s outputs";
       m.outputs = session->outputs();
       m.session_stats = session->stats();
     }

@@ -1,7 +1,11 @@
 #include "turnkey/catalog/status.h"
 
+#include <filesystem>
 #include <map>
 #include <new>
+
+#include "turnkey/common/error.h"
+#include "turnkey/common/text.h"
 
 namespace turnkey {
 
@@ -150,6 +154,18 @@ Status status_of_failure(Status tool_failure, const std::exception& error) {
 int signal_of_failure(const std::exception& error) {
   const auto* s = dynamic_cast<const StatusError*>(&error);
   return s ? s->signal() : 0;
+}
+
+std::string failure_reason(const std::exception& error, const std::string& step) {
+  if (dynamic_cast<const Error*>(&error)) return one_line(error.what());
+  const std::string at = step.empty() ? "" : " while " + step;
+  if (dynamic_cast<const std::bad_alloc*>(&error))
+    return "out of memory" + at + " (std::bad_alloc)";
+  // Not turnkey's own: name what kind of trouble it was.
+  if (dynamic_cast<const std::filesystem::filesystem_error*>(&error)) {
+    return "file system" + at + ": " + one_line(error.what());
+  }
+  return "internal error" + at + ": " + one_line(error.what());
 }
 
 std::string status_display(const std::string& name, int signal) {

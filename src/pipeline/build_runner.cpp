@@ -30,15 +30,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The one line of an exception, whatever its type.
-std::string reason_of(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory (std::bad_alloc)";
-  if (dynamic_cast<const Error*>(&e)) return one_line(e.what());
-  // Not turnkey's own (filesystem, JSON, ...): name what kind of trouble it was.
-  if (dynamic_cast<const fs::filesystem_error*>(&e)) return "file system: " + one_line(e.what());
-  return "internal error: " + one_line(e.what());
-}
-
 // The tool the build was at: the last one started, else its first.
 std::string last_tool(const Build& build) {
   if (!build.state.last_tool.empty()) return build.state.last_tool;
@@ -284,12 +275,16 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
                              ctx_.request.global.sandbox_allow.end());
   auto t0 = std::chrono::steady_clock::now();
   std::string log = std::exchange(build.process_note, std::string());
+  build.step.clear();
   std::string error;
   Status status = Status::Successful;
   int signal = 0;
   try {
     // Torch runtimes benchmark the live model: no ONNX file is needed before them.
-    if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) ensure_facts(build);
+    if (spec.needs == Artifact::OnnxModel && !build.onnx_path.empty()) {
+      build.step = "reading the ONNX model's facts";
+      ensure_facts(build);
+    }
     if (spec.needs == Artifact::OnnxModel && !spec.takes_pytorch_model && build.onnx_path.empty()) {
       throw Error(ErrorKind::InvalidInput,
                   fmt::format("{} needs an ONNX model: put export-pytorch before it for a "
@@ -302,17 +297,22 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
       std::optional<BenchmarkSlot> slot;
       if (spec.produces == Artifact::Measurement)
         slot.emplace(ctx_.link, options.value("threads", 0));
+      build.step.clear();
       tool_impl(spec.name).body(build, options, log);
     }
     if (spec.produces == Artifact::OnnxModel) {
+      build.step = "reading the ONNX model's facts";
       ensure_facts(build);
+      build.step = "recording the model's files";
       record_outputs(build, build.state.tools.back());
     }
   } catch (const std::exception& e) {
     status = status_of_failure(spec.failure, e);
     signal = signal_of_failure(e);
-    error = reason_of(e);
-    log += std::string("error: ") + e.what() + "\n";
+    error = failure_reason(e, build.step);
+    log += (build.step.empty() ? std::string("error: ")
+                               : fmt::format("error while {}: ", build.step)) +
+           e.what() + "\n";
   }
   const double seconds = seconds_since(t0);
   const bool ok = status == Status::Successful;
@@ -330,10 +330,12 @@ bool BuildRunner::run_tool(Build& build, const ToolSpec& spec, const std::string
 
 void BuildRunner::contain(Build& build, const std::string& tool,
                           const std::function<void()>& work) {
+  build.step.clear();
   try {
     work();
   } catch (const std::exception& e) {
-    fail(build, tool, status_of_failure(failure_status_of_tool(tool), e), reason_of(e), signal_of_failure(e));
+    fail(build, tool, status_of_failure(failure_status_of_tool(tool), e),
+         failure_reason(e, build.step), signal_of_failure(e));
   }
 }
 
@@ -393,7 +395,8 @@ void BuildRunner::finish_build(Build& build) {
     write_build_stats(build);
   } catch (const std::exception& e) {
     const std::string tool = last_tool(build);
-    fail(build, tool, status_of_failure(failure_status_of_tool(tool), e), "recording the build: " + reason_of(e));
+    fail(build, tool, status_of_failure(failure_status_of_tool(tool), e),
+         "recording the build: " + failure_reason(e, ""));
   }
 }
 

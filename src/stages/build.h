@@ -69,6 +69,11 @@ struct Build {
     std::vector<Flag> flags;  // why the numbers may not be trusted (flags.h)
   } findings;
 
+  // What the running tool is doing now ("loading the model into ort"), for the line of a failure
+  // whose exception does not say it (a std::bad_alloc): catalog/status.h failure_reason. Tools set
+  // it at their phase boundaries, never inside a timed region; the runner clears it per tool.
+  std::string step;
+
   std::string chain_key;  // cache key of what the tools so far produced
   bool failed = false;  // a tool body that knows its failure's status throws a StatusError
   ModelBlock block;

@@ -271,11 +271,13 @@ void tool_export_pytorch(Build& build, const json& options, std::string& log) {
     // Sandboxed, the Python side writes to a staging folder and the files are taken from there,
     // each once: one outbox per request.
     Outbox outbox = build.session->outbox();
+    build.step = "exporting (the Python side)";
     ExportResult r = request_export(build, outbox, target, opset, io_dir, exporters, options);
     if (!r.log.empty()) log += r.log + "\n";
     if (!r.exporter_fallback.empty()) failed.push_back(r.exporter_fallback);
     r.exporter_fallback = fmt::format("{}", fmt::join(failed, "; "));
     if (!r.ok) throw_export_failure(build, r, exporters.back(), log);
+    build.step = "taking the exported files";
     build.onnx_path = take_onnx(outbox, r.onnx_path.string(), ErrorKind::Export);
     const std::string exporter = r.exporter.empty() ? exporters.front() : r.exporter;
     const auto used = std::find(exporters.begin(), exporters.end(), exporter);

@@ -196,6 +196,7 @@ void tool_optimize_ort(Build& build, const json& options, std::string& log) {
       build.dir->path() / "onnx" /
       fmt::format("{}-opt-{}.onnx", build.build_name, transforms::ort_opt_level_name(level));
   fs::create_directories(output.parent_path());
+  build.step = "optimizing with ONNX Runtime";
   transforms::OptimizeResult r = transforms::optimize_ort(build.onnx_path, output, level);
   log += fmt::format("optimized {} at level {}\nnodes {} -> {}\nportable: {}{}\n{:.1f} ms\n",
                      build.onnx_path.string(), transforms::ort_opt_level_name(level), r.nodes_before,
@@ -219,6 +220,7 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   const fs::path output = build.dir->path() / "onnx" / (build.build_name + "-fp16.onnx");
   fs::create_directories(output.parent_path());
   const onnx_model::InputShapes shapes = shapes_of_prepared_inputs(build);
+  build.step = "converting to float16";
   transforms::Fp16Result r = transforms::convert_fp16(reference, output, fp16);
   log +=
       fmt::format("converted {} to float16\nnodes {} -> {} ({} Casts added), {} in float16\n",
@@ -233,6 +235,7 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
   transforms::CompareOptions compare;
   compare.shapes = shapes;
   compare.optimize_reference = !build.stats.flag("ort_preoptimized");
+  build.step = "comparing the float16 model with the float32 one";
   transforms::Comparison c = transforms::compare_models(reference, output, compare);
   log += fmt::format("against float32: worst relative error {:.3g}, worst cosine {:.6f}\n",
                      c.worst_rel_error, c.worst_cosine);
@@ -266,6 +269,7 @@ void tool_convert_fp16(Build& build, const json& options, std::string& log) {
 }
 
 void tool_check_onnx(Build& build, const json&, std::string& log) {
+  build.step = "checking the model";
   transforms::CheckVerdict v = transforms::check_onnx(build.onnx_path);
   log += fmt::format("{}: {} ({:.1f} ms)\n", v.passed ? "passed" : "failed at " + v.stage, v.reason,
                      v.duration_ms);

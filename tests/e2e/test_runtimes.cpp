@@ -376,6 +376,33 @@ TEST_F(Runtimes, AnAllocationTheRuntimeCannotMakeIsOutOfMemory) {
   EXPECT_TRUE(found);
 }
 
+// Where turnkey's own allocation fails, the line says which step it was at (a 2 GB model's
+// benchmark once said "out of memory (std::bad_alloc)" and no more). Under --memory-limit 2.5 GiB a
+// model with a 1 GiB output runs (ONNX Runtime holds one call's output while the next runs: 2 GiB),
+// and copying the last call's output for the correctness check is what fails.
+TEST_F(Runtimes, AnAllocationOfTurnkeysOwnThatFailsNamesItsStep) {
+  const fs::path model = dir.path() / "big_output.onnx";
+  big_output(model, int64_t{1} << 28);
+  RunResult r = run_turnkey(
+      {model.string(), "--iterations", "3", "--warmup", "1", "--memory-limit", "2560M"}, cache());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  const std::string line = "out of memory while reading ort's outputs (std::bad_alloc)";
+  EXPECT_NE(r.out.find("Failed at benchmark: " + line), std::string::npos) << r.all();
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("big_output_", 0) != 0) continue;
+    found = true;
+    const json state = json_from_yaml(slurp(e.path() / (name + "_state.yaml")));
+    EXPECT_EQ(state.value("status", ""), "out_of_memory") << state.dump();
+    EXPECT_EQ(state.value("error", ""), line) << state.dump();
+    EXPECT_NE(slurp(e.path() / "log_benchmark.txt")
+                  .find("error while reading ort's outputs: std::bad_alloc"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(Runtimes, PinAndThreadsAreHonouredAndRecorded) {
   const fs::path model = dir.path() / "linear.onnx";
   linear_relu(model);

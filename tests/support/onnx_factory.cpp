@@ -275,6 +275,16 @@ void huge_expand(const fs::path& path) {
   save_checked(model, path);
 }
 
+void big_output(const fs::path& path, int64_t elements) {
+  onnx::ModelProto model = new_model();
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", onnx::TensorProto::FLOAT, {1});
+  add_output(g, "y", onnx::TensorProto::FLOAT, {elements});
+  add_int64_values(g, "shape", {1}, {elements});
+  add_node(g, "Expand", {"x", "shape"}, {"y"});
+  save_checked(model, path);
+}
+
 void external_data_linear(const fs::path& path) {
   onnx::ModelProto model = linear_relu_model(16, 4, DimSpec(1), "input", "output");
   const std::string data_name = path.filename().string() + ".weights";

@@ -61,6 +61,8 @@ void if_subgraph_net(const std::filesystem::path& path);
 // A model whose one Expand asks ONNX Runtime for 4 TiB at run time (its input [1] to the shape
 // [2^20, 2^20] an initializer holds): loads, then runs out of memory on any machine.
 void huge_expand(const std::filesystem::path& path);
+// A model whose one output is `elements` floats (its input [1] expanded; 2^28: 1 GiB).
+void big_output(const std::filesystem::path& path, int64_t elements);
 
 void write_bytes(const std::filesystem::path& path, std::string_view bytes);
 // Copies the first floor(size * fraction) bytes of src to dst.

@@ -9,9 +9,9 @@
 
 #include "support/fake_cache.h"
 #include "support/temp_dir.h"
-#include "turnkey/common/error.h"
 #include "turnkey/catalog/status.h"
 #include "turnkey/catalog/tools.h"
+#include "turnkey/common/error.h"
 #include "turnkey/report/html_report.h"
 #include "turnkey/report/report.h"
 
@@ -94,7 +94,7 @@ TEST(FailureStatus, ComesFromWhereItHappenedNotFromTheWording) {
   EXPECT_EQ(of("benchmark", Error(ErrorKind::Runtime, "ort: unavailable: x")),
             Status::RuntimeLoadFailed);
   EXPECT_EQ(of("benchmark", StatusError(Status::RuntimeRunFailed, ErrorKind::Runtime,
-                                                       "session load says mismatch")),
+                                        "session load says mismatch")),
             Status::RuntimeRunFailed);
   EXPECT_EQ(of("benchmark", Error(ErrorKind::NumericMismatch, "outputs differ")),
             Status::NumericMismatch);
@@ -102,16 +102,33 @@ TEST(FailureStatus, ComesFromWhereItHappenedNotFromTheWording) {
             Status::RuntimeLoadFailed);
   EXPECT_EQ(of("check-onnx", Error(ErrorKind::Timeout, "x")), Status::Timeout);
   EXPECT_EQ(of("optimize-ort", std::bad_alloc()), Status::OutOfMemory);
-  EXPECT_EQ(of("optimize-ort", Error(ErrorKind::Io, "out of memory")),
-            Status::OptimizationFailed);
+  EXPECT_EQ(of("optimize-ort", Error(ErrorKind::Io, "out of memory")), Status::OptimizationFailed);
   EXPECT_EQ(of("export-pytorch", Error(ErrorKind::Export, "Unsupported: op")),
             Status::ExportFailed);
   EXPECT_EQ(of("convert-fp16", std::runtime_error("x")), Status::Fp16Failed);
   EXPECT_EQ(of("check-onnx", Error(ErrorKind::Io, "x")), Status::CheckFailed);
   EXPECT_EQ(of("load-onnx", Error(ErrorKind::Io, "x")), Status::InvalidInput);
   EXPECT_EQ(of("load-build", Error(ErrorKind::Io, "x")), Status::InvalidInput);
-  EXPECT_EQ(of("discover", Error(ErrorKind::Script, "ValueError: bad")),
-            Status::DiscoveryFailed);
+  EXPECT_EQ(of("discover", Error(ErrorKind::Script, "ValueError: bad")), Status::DiscoveryFailed);
+}
+
+// An exception that does not say where it arose (a std::bad_alloc, a library's error) is named
+// with the step the tool was at; turnkey's own Error says it already and keeps its line.
+TEST(FailureStatus, AReasonNamesTheStepWhereTheExceptionDoesNot) {
+  const std::string step = "reading ort's outputs";
+  EXPECT_EQ(failure_reason(std::bad_alloc(), step),
+            "out of memory while reading ort's outputs (std::bad_alloc)");
+  EXPECT_EQ(failure_reason(std::bad_alloc(), ""), "out of memory (std::bad_alloc)");
+  EXPECT_EQ(failure_reason(std::runtime_error("[json.exception] bad\nmore"), step),
+            "internal error while reading ort's outputs: [json.exception] bad");
+  const std::filesystem::filesystem_error fs_error(
+      "cannot copy", std::make_error_code(std::errc::no_space_on_device));
+  EXPECT_EQ(
+      failure_reason(fs_error, "taking the exported files")
+          .rfind("file system while taking the exported files: filesystem error: cannot copy", 0),
+      0u);
+  EXPECT_EQ(failure_reason(Error(ErrorKind::Runtime, "ONNX Runtime: Failed to allocate"), step),
+            "ONNX Runtime: Failed to allocate");
 }
 
 TEST(FailureStatus, PythonSideEndsFromTheProtocolsFieldsNotTheMessage) {
@@ -123,9 +140,9 @@ TEST(FailureStatus, PythonSideEndsFromTheProtocolsFieldsNotTheMessage) {
   EXPECT_EQ(python_end_status("no_such_status", 0), std::nullopt);
   // Messages that name a MemoryError or a signal decide nothing.
   for (const char* tool : {"discover", "export-pytorch"}) {
-    EXPECT_EQ(status_of_failure(failure_status_of_tool(tool),
-                                Error(ErrorKind::Script, "MemoryError: x")),
-              failure_status_of_tool(tool));
+    EXPECT_EQ(
+        status_of_failure(failure_status_of_tool(tool), Error(ErrorKind::Script, "MemoryError: x")),
+        failure_status_of_tool(tool));
     EXPECT_EQ(status_of_failure(failure_status_of_tool(tool),
                                 Error(ErrorKind::Export, "ValueError: killed by signal 9")),
               failure_status_of_tool(tool));

@@ -99,13 +99,17 @@ class StatusError : public Error {
   int signal_;
 };
 
-
 // The status of `error` thrown by a tool: a StatusError's own; NumericMismatch, Timeout and
 // OutOfMemory from the error's kind; OutOfMemory for std::bad_alloc; else `tool_failure` (the
 // tool's row, tools.h failure_status_of_tool). Never from the error's message.
 Status status_of_failure(Status tool_failure, const std::exception& error);
 // The signal a StatusError carries (a crash), else 0.
 int signal_of_failure(const std::exception& error);
+// The one line of `error` thrown by a tool. A turnkey Error's message says where it arose; any
+// other exception (std::bad_alloc, a file system or JSON library error) does not, so its line
+// names `step`, what the tool was doing (Build::step; "" when unknown): "out of memory while
+// reading the runtime's outputs (std::bad_alloc)".
+std::string failure_reason(const std::exception& error, const std::string& step);
 
 // The status of a Python-side end (discover, export-pytorch), from the structured parts the
 // protocol carries (docs/protocol.md): the status the Python side gave its error
