@@ -7,6 +7,9 @@ whatever machine comes next (a machine and its /work are not kept; the ledger is
     bench/corpus_ledger.py left LEDGER SCRIPT...   # those the ledger does not hold (CORPUS_LEDGER)
     bench/corpus_ledger.py summary LEDGER          # counts per corpus and outcome, the rate with
                                                    # signal, where the hours go, as Markdown
+    bench/corpus_ledger.py tables LEDGER           # issue 28's tables per corpus: models
+                                                   # discovered, exported, benchmarked, verdicts,
+                                                   # failure classes (count, one example each)
 
 `add` reads CORPUS_OUT/outcomes.tsv (bench/corpus) and the seconds per stage of each input's
 progress events (bench/corpus_stages.py); a script already in the ledger is replaced by the newer
@@ -21,6 +24,7 @@ import collections
 import datetime
 import hashlib
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -183,6 +187,78 @@ def summary(ledger):
     rates_and_hours(by_script)
 
 
+# The verdict columns of `tables`: (heading, the ledger's verdict).
+VERDICTS = (("within tolerance", "within_tolerance"),
+            ("on intermediates", "within_tolerance_on_intermediates"),
+            ("against float64", "within_tolerance_of_float64"),
+            ("inconclusive", "inconclusive"),
+            ("mismatch", "outside_tolerance"))
+
+
+def _funnel(lines):
+    """Counts of one corpus's builds: discovered (a build was opened), exported (it reached the
+    benchmark), benchmarked (the benchmark measured it: successful, or a mismatch, which ran to
+    the end), and each verdict."""
+    c = collections.Counter()
+    for r in lines:
+        if r["build"] in ("", "-"):
+            continue
+        c["discovered"] += 1
+        c["exported"] += r["stage"] == "benchmark"
+        c["benchmarked"] += r["stage"] == "benchmark" and r["status"] in (
+            "successful", "numeric_mismatch")
+        c[r["verdict"]] += 1
+    return c
+
+
+def _cause(error):
+    """A failure's class within its status: the exception's name ("RuntimeError: ..."), or the
+    error's first three words ("std::bad_alloc", "out of memory", "ort outputs differ")."""
+    named = re.match(r"([A-Za-z_][\w.]*): ", error)
+    return named.group(1) if named else " ".join(error.split()[:3])
+
+
+def tables(ledger):
+    """Per corpus: scripts, the build funnel and the verdicts, wall time; then its failures by
+    status, stage and cause, with a count and one example (the first in the ledger's order)."""
+    by_script = _by_script(read(ledger))
+    corpora = collections.defaultdict(dict)
+    for script, lines in by_script.items():
+        corpora[_corpus(script)][script] = lines
+    heads = ["discovered", "exported", "benchmarked"] + [h for h, _ in VERDICTS]
+    print("| corpus | scripts | successful with signal | " + " | ".join(heads) +
+          " | wall time, summed |")
+    print("|---" * (len(heads) + 4) + "|")
+    for corpus in sorted(corpora):
+        scripts = corpora[corpus]
+        c = _funnel([r for lines in scripts.values() for r in lines])
+        signal = sum(_with_signal(lines) for lines in scripts.values())
+        wall = sum(float(lines[0]["wall_s"] or 0) for lines in scripts.values())
+        cells = [c["discovered"], c["exported"], c["benchmarked"]] + [c[v] for _, v in VERDICTS]
+        print("| %s | %d | %d | %s | %.1f h |" % (corpus, len(scripts), signal,
+                                                 " | ".join(map(str, cells)), wall / 3600))
+    for corpus in sorted(corpora):
+        failures = collections.OrderedDict()
+        for script, lines in sorted(corpora[corpus].items()):
+            for r in lines:
+                if r["status"] == "successful":
+                    continue
+                key = (r["status"], r["stage"], _cause(r["error"]))
+                failures.setdefault(key, []).append((script, r["error"]))
+        if not failures:
+            continue
+        print("\n%s: failures by status, stage and cause\n" % corpus)
+        print("| status | at | cause | builds | example |")
+        print("|---|---|---|---|---|")
+        for (status, stage, cause), seen in sorted(failures.items(),
+                                                   key=lambda kv: (kv[0][0], -len(kv[1]))):
+            script, error = seen[0]
+            example = error.split(" (log: ")[0][:160].replace("|", "\\|")
+            print("| %s | %s | %s | %d | %s: %s |" % (status, stage, cause.replace("|", "\\|"),
+                                                      len(seen), os.path.basename(script)[:-3],
+                                                      example))
+
+
 def _wilson(k, n, z=1.96):
     """The 95% Wilson score interval of a proportion k/n (a random sample's rate)."""
     if n == 0:
@@ -243,6 +319,8 @@ def main(argv):
             print(script)
     elif len(argv) == 3 and argv[1] == "summary":
         summary(argv[2])
+    elif len(argv) == 3 and argv[1] == "tables":
+        tables(argv[2])
     else:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

@@ -66,6 +66,33 @@ class CorpusLedger(unittest.TestCase):
             f.write("# changed\n")
         self.assertEqual(ledger_tool.left(self.ledger, self.scripts), [a, c])
 
+    def test_tables_count_each_corpus_builds_and_its_failures_by_cause(self):
+        a, b, c = self.scripts
+        rows = [  # script, build, status, stage, error, verdict, compared
+            (a, "a_1", "successful", "benchmark", "", "within_tolerance", "outputs"),
+            (a, "a_2", "successful", "benchmark", "", "within_tolerance_on_intermediates",
+             "intermediate tensors"),
+            (b, "b_1", "out_of_memory", "benchmark",
+             "out of memory while reading ort's outputs (std::bad_alloc)", "", ""),
+            (c, "-", "discovery_failed", "discover",
+             "ImportError: needs natten (log: /x/c.log)", "", "")]
+        with open(os.path.join(self.out, "commit"), "w") as f:
+            f.write("3333333333333333\n")
+        with open(os.path.join(self.out, "outcomes.tsv"), "w") as f:
+            for row in rows:
+                f.write("\t".join(row) + "\n")
+        self.add()
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            ledger_tool.tables(self.ledger)
+        lines = printed.getvalue().splitlines()
+        # 3 scripts, 1 with signal (a); builds: 3 discovered, 3 exported, 2 benchmarked; verdicts.
+        self.assertIn("| transformers | 3 | 1 | 3 | 3 | 2 | 1 | 1 | 0 | 0 | 0 | 0.0 h |", lines)
+        self.assertIn("| discovery_failed | discover | ImportError | 1 | c_model: ImportError: "
+                      "needs natten |", lines)
+        self.assertIn("| out_of_memory | benchmark | out of memory | 1 | b_model: "
+                      "out of memory while reading ort's outputs (std::bad_alloc) |", lines)
+
 
 if __name__ == "__main__":
     unittest.main()
