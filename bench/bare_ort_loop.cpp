@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
   std::vector<clock::duration> raw(static_cast<size_t>(iterations));
   std::vector<Ort::Value> outputs;
   for (auto& r : raw) {
+    outputs.clear();  // the previous call's outputs freed before the clock, as turnkey's loop does
     auto t0 = clock::now();
     outputs = run();
     r = clock::now() - t0;

@@ -57,6 +57,11 @@ class Session {
   virtual void run() = 0;  // one inference on the bound inputs; throws Error(Runtime)
   // Outputs of the last run(), copied to host (for correctness checks; never in the timed loop).
   virtual std::vector<HostTensor> outputs() { return {}; }
+  // Drops what the last run() returned. The loops call it before each timed call, outside the
+  // clock reads, so that one call's outputs are not held while the next runs (the memory a model
+  // needs to run is one call's outputs, not two) and freeing them is not in a sample. Sessions
+  // whose runtime reuses its output buffers need not implement it.
+  virtual void release_outputs() {}
 
   // Sessions whose model lives in another process (the Python side) cannot be timed from here
   // without the pipe in the timed region: they time each call at the source and hand over raw

@@ -166,6 +166,7 @@ class OrtSession final : public Session {
   }
 
   std::vector<HostTensor> outputs() override { return host_outputs(last_outputs_, output_names_); }
+  void release_outputs() override { last_outputs_.clear(); }
 
   std::unique_ptr<Session> caller() override;
 
@@ -200,6 +201,7 @@ class OrtCaller final : public Session {
   std::vector<HostTensor> outputs() override {
     return host_outputs(last_outputs_, owner_.output_names_);
   }
+  void release_outputs() override { last_outputs_.clear(); }
 
  private:
   OrtSession& owner_;

@@ -140,6 +140,8 @@ class TorchScriptSession final : public Session {
     }
   }
 
+  void release_outputs() override { last_ = c10::IValue(); }
+
   // The load alone (torch::jit::load, freeze, optimize); the runtime's load_s adds the trace.
   nlohmann::json stats() const override { return {{"jit_load_s", jit_load_s_}}; }
 
