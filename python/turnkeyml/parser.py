@@ -33,6 +33,12 @@ STANDARD_ARGS = {
 }
 
 
+# The values parse() returned in this process, by name: discovery reports the script's
+# `batch_size` with each model (docs/protocol.md), which tells the batch of a model whose first
+# input is not batch-major (a vision tower fed rows of patches and a grid per image).
+parsed = {}
+
+
 def parse(names, argv=None):
     """Values of the standard arguments `names`, in the same order.
 
@@ -48,4 +54,6 @@ def parse(names, argv=None):
         type_, default, help_text = STANDARD_ARGS[name]
         parser.add_argument("--" + name, type=type_, default=default, help=help_text)
     known, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    return [getattr(known, name) for name in names]
+    values = [getattr(known, name) for name in names]
+    parsed.update(zip(names, values))
+    return values

@@ -142,6 +142,7 @@ DiscoveredModel ScriptSession::model_of(const json& e, const std::map<int, size_
   m.hash = e["hash"].get<std::string>();
   m.module_id = e.value("module_id", -1);
   m.framework_versions = e.value("framework_versions", "");
+  m.script_batch_size = e.value("batch_size", int64_t{0});
   m.executed = 1;
   return m;
 }

@@ -418,6 +418,57 @@ TEST_F(Runtimes, AModelsMemoryHoldsOneCallsOutputsNotTwo) {
   EXPECT_LT(run_bytes, output_bytes * 3 / 2) << s.dump();
 }
 
+// A vision tower fed one image as rows of patches, with a grid per image (Qwen2-VL's layout): its
+// first input's first dim counts patches. The script's parsed batch size, which another input's
+// first dim holds, is the batch: throughput is images a second, not patches. A batch-major model
+// of the same script keeps its first dim.
+TEST_F(Runtimes, ABatchIsTheScriptsWhereTheFirstInputIsRowsOfPatches) {
+  const fs::path script = dir.path() / "patch_rows.py";
+  write_bytes(script, R"(import torch
+from turnkeyml.parser import parse
+
+class Tower(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(12, 8)
+
+    def forward(self, pixel_values, grid_thw):
+        return self.proj(pixel_values).sum(0, keepdim=True) * grid_thw[:, :1].float()
+
+torch.manual_seed(0)
+batch_size, = parse(["batch_size"])
+patches = 16 * batch_size
+tower = Tower()
+tower(torch.rand(patches, 12), torch.tensor([[1, 4, 4]] * batch_size))
+head = torch.nn.Linear(12, 3)
+head(torch.rand(batch_size, 12))
+)");
+  const auto check = [&](const std::string& variable, int64_t batch) {
+    const json s = stats_of_model(variable);
+    EXPECT_EQ(s.value("batch_size", int64_t{0}), batch) << s.dump();
+    const double mean = s.value("mean_latency_ms", 0.0);
+    ASSERT_GT(mean, 0) << s.dump();
+    EXPECT_NEAR(s["throughput_ips"].get<double>(), batch * 1000.0 / mean,
+                1e-6 * batch * 1000.0 / mean);
+  };
+  for (const std::string runtime : {"ort", "torch-eager"}) {
+    SCOPED_TRACE(runtime);
+    fs::remove_all(cache());
+    RunResult r =
+        run_turnkey({script.string(), "--runtime", runtime, "--iterations", "20"}, cache());
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    check("tower", 1);  // (16, 12) rows of patches and a grid (1, 3): one image, not 16
+    check("head", 1);
+  }
+  // Two images: the tower's batch is 2 (32 rows of patches), the head's its first dim, 2.
+  fs::remove_all(cache());
+  RunResult two =
+      run_turnkey({script.string(), "--iterations", "20", "--batch-sizes", "2"}, cache());
+  ASSERT_EQ(two.exit_code, 0) << two.all();
+  check("tower", 2);
+  check("head", 2);
+}
+
 TEST_F(Runtimes, PinAndThreadsAreHonouredAndRecorded) {
   const fs::path model = dir.path() / "linear.onnx";
   linear_relu(model);

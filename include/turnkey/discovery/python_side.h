@@ -50,6 +50,9 @@ struct DiscoveredModel {
   // Keras models: "tensorflow 2.21.0, keras 3.15.1, tf2onnx 1.17.0" (what exports them); ""
   // for PyTorch models, whose versions are the run's (DiscoveryResult).
   std::string framework_versions;
+  // The batch size the script parsed (turnkeyml.parser's `batch_size`), 0 when it parsed none:
+  // the batch of a model whose first input is not batch-major (benchmark.cpp batch_of).
+  int64_t script_batch_size = 0;
   int64_t executed = 0;
 
   std::string hash8() const { return hash.substr(0, 8); }

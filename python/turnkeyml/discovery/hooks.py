@@ -19,7 +19,7 @@ import types
 import torch
 
 from . import hashing, inputs
-from .. import trials
+from .. import parser, trials
 
 MODEL_TYPE = "Pytorch (torch.nn.Module)"
 
@@ -331,6 +331,9 @@ class Tracker:
             "module_id": module_id,
             "hash": hashing.model_hash(module, described),
         }
+        batch_size = parser.parsed.get("batch_size")
+        if isinstance(batch_size, int) and 0 < batch_size < 1 << 40:
+            entry.message["batch_size"] = batch_size
         # Registered only once complete: a failure above leaves no half-made entry behind.
         self.entries.append(entry)
         self._by_key[key] = entry
