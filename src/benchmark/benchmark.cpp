@@ -50,34 +50,41 @@ void save_reference(Build& build, const std::string& runtime_name) {
   }
 }
 
+// The shapes of the script's inputs to the model as discovered (non-tensors: empty).
+std::vector<std::vector<int64_t>> discovered_shapes(const Build& build) {
+  std::vector<std::vector<int64_t>> shapes;
+  if (!build.model) return shapes;
+  for (const json& in : build.model->inputs) {
+    std::vector<int64_t> shape;
+    if (in.contains("shape") && in["shape"].is_array()) {
+      for (const auto& d : in["shape"]) shape.push_back(d.get<int64_t>());
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
 // The batch is the first dim of the first input when that input has a batch dim at all
 // (rank >= 2); a vector input of shape (10,) is one sample of 10 features. A script that parsed a
 // batch size B (turnkeyml.parser) says otherwise where the first input's first dim is not B but
 // another input's is: a vision tower fed one image as rows of patches, (256, 1176), with its
-// grid (1, 3), is a batch of 1 image, not of 256.
+// grid (1, 3), is a batch of 1 image, not of 256. The script's inputs are read as discovered too:
+// an exporter may fold such a grid into the graph, leaving the file one input.
 int64_t batch_of(const Build& build) {
+  const std::vector<std::vector<int64_t>> discovered = discovered_shapes(build);
   std::vector<std::vector<int64_t>> shapes;
   for (const HostTensor& t : build.inputs) shapes.push_back(t.shape);
-  if (shapes.empty() && build.model) {
-    for (const json& in : build.model->inputs) {
-      std::vector<int64_t> shape;
-      if (in.contains("shape") && in["shape"].is_array()) {
-        for (const auto& d : in["shape"]) shape.push_back(d.get<int64_t>());
-      }
-      shapes.push_back(std::move(shape));
-    }
-  }
+  if (shapes.empty()) shapes = discovered;
   if (shapes.empty()) return 1;
   const std::vector<int64_t>& first = shapes.front();
   const int64_t first_dim = first.size() >= 2 && first.front() > 0 ? first.front() : 1;
   const int64_t script_batch = build.model ? build.model->script_batch_size : 0;
-  if (script_batch > 0 && first_dim != script_batch &&
-      std::any_of(shapes.begin() + 1, shapes.end(), [&](const std::vector<int64_t>& s) {
-        return s.size() >= 2 && s.front() == script_batch;
-      })) {
-    return script_batch;
-  }
-  return first_dim;
+  if (script_batch <= 0 || first_dim == script_batch) return first_dim;
+  shapes.insert(shapes.end(), discovered.begin(), discovered.end());
+  const bool said = std::any_of(shapes.begin() + 1, shapes.end(), [&](const auto& s) {
+    return s.size() >= 2 && s.front() == script_batch;
+  });
+  return said ? script_batch : first_dim;
 }
 
 // The build log's account of the measurement: setup, loop, memory, probes, verdict, flags.

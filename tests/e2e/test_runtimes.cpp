@@ -420,8 +420,9 @@ TEST_F(Runtimes, AModelsMemoryHoldsOneCallsOutputsNotTwo) {
 
 // A vision tower fed one image as rows of patches, with a grid per image (Qwen2-VL's layout): its
 // first input's first dim counts patches. The script's parsed batch size, which another input's
-// first dim holds, is the batch: throughput is images a second, not patches. A batch-major model
-// of the same script keeps its first dim.
+// first dim holds, is the batch: throughput is images a second, not patches. So too where the
+// exporter folds the grid into the graph (torch 1.13's TorchScript exporter leaves `folded` one
+// input: the discovered inputs say it). A batch-major model of the same script keeps its first dim.
 TEST_F(Runtimes, ABatchIsTheScriptsWhereTheFirstInputIsRowsOfPatches) {
   const fs::path script = dir.path() / "patch_rows.py";
   write_bytes(script, R"(import torch
@@ -435,11 +436,22 @@ class Tower(torch.nn.Module):
     def forward(self, pixel_values, grid_thw):
         return self.proj(pixel_values).sum(0, keepdim=True) * grid_thw[:, :1].float()
 
+class FoldedTower(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(12, 8)
+
+    def forward(self, pixel_values, grid_thw):
+        rows = int(grid_thw[0].prod())
+        return self.proj(pixel_values[:rows]).sum(0, keepdim=True)
+
 torch.manual_seed(0)
 batch_size, = parse(["batch_size"])
 patches = 16 * batch_size
 tower = Tower()
 tower(torch.rand(patches, 12), torch.tensor([[1, 4, 4]] * batch_size))
+folded = FoldedTower()
+folded(torch.rand(patches, 12), torch.tensor([[1, 4, 4]] * batch_size))
 head = torch.nn.Linear(12, 3)
 head(torch.rand(batch_size, 12))
 )");
@@ -458,6 +470,7 @@ head(torch.rand(batch_size, 12))
         run_turnkey({script.string(), "--runtime", runtime, "--iterations", "20"}, cache());
     ASSERT_EQ(r.exit_code, 0) << r.all();
     check("tower", 1);  // (16, 12) rows of patches and a grid (1, 3): one image, not 16
+    check("folded", 1);
     check("head", 1);
   }
   // Two images: the tower's batch is 2 (32 rows of patches), the head's its first dim, 2.
@@ -466,6 +479,7 @@ head(torch.rand(batch_size, 12))
       run_turnkey({script.string(), "--iterations", "20", "--batch-sizes", "2"}, cache());
   ASSERT_EQ(two.exit_code, 0) << two.all();
   check("tower", 2);
+  check("folded", 2);
   check("head", 2);
 }
 
