@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus_stages import _record, stage_seconds  # noqa: E402  (bench/ is no package)
 
 FIELDS = ("script", "script_sha", "build", "status", "stage", "verdict", "compared",
-          "discover_s", "export_s", "benchmark_s", "wall_s", "commit", "date", "error")
+          "discover_s", "export_s", "benchmark_s", "wall_s", "commit", "date", "error", "call_s")
 # Outcomes that say nothing about the script: a later run must do it again.
 UNFINISHED = ("not_run", "cancelled")
 
@@ -106,6 +106,17 @@ def _commit(out):
     return head[:12] + plus + changes
 
 
+def _first_call_s(cache, build):
+    """The build's first_call_s (stats schema 12: the script's first call of the model, within
+    discovery), "" when not recorded."""
+    try:
+        with open(os.path.join(cache, build, "turnkey_stats.yaml"), encoding="utf-8") as f:
+            found = re.search(r"^first_call_s: ([0-9.eE+-]+)$", f.read(), re.M)
+    except OSError:
+        return ""
+    return "%.1f" % float(found.group(1)) if found else ""
+
+
 def add(ledger, out):
     seconds = _input_seconds(os.path.join(out, "cache"))
     commit, date = _commit(out), datetime.date.today().isoformat()
@@ -127,7 +138,8 @@ def add(ledger, out):
                         "benchmark_s": "%.1f" % (stages.get("benchmark", 0)
                                                  + stages.get("benchmark run", 0)),
                         "wall_s": "%.1f" % wall, "commit": commit, "date": date,
-                        "error": error[:200]})
+                        "error": error[:200],
+                        "call_s": _first_call_s(os.path.join(out, "cache"), build)})
     # A run folder added again (a run resumed by another turnkey) holds the scripts added before:
     # where a script's lines are the same outcomes of the same text, the ledger keeps its own,
     # with the commit and date that made them.
@@ -185,6 +197,7 @@ def summary(ledger):
                                          " | ".join(str(c[k]) for k in columns), c["wall s"]))
     print()
     rates_and_hours(by_script)
+    discover_split(by_script)
 
 
 # The verdict columns of `tables`: (heading, the ledger's verdict).
@@ -257,6 +270,31 @@ def tables(ledger):
             print("| %s | %s | %s | %d | %s: %s |" % (status, stage, cause.replace("|", "\\|"),
                                                       len(seen), os.path.basename(script)[:-3],
                                                       example))
+
+
+def discover_split(by_script):
+    """Of discovery's seconds, the model calls' (first_call_s, lines since stats schema 12) and
+    the rest (starting Python, the imports, building the models, hashing them), per corpus, over
+    the scripts every line of which has its call seconds."""
+    rows = collections.defaultdict(collections.Counter)
+    for script, lines in by_script.items():
+        if not all(r["call_s"] for r in lines) or lines[0]["build"] in ("", "-"):
+            continue
+        c = rows[_corpus(script)]
+        c["n"] += 1
+        c["discover"] += sum(float(r["discover_s"] or 0) for r in lines)
+        c["calls"] += sum(float(r["call_s"]) for r in lines)
+    if not rows:
+        return
+    print()
+    print("| corpus | scripts with call seconds | discover s per script | of it: model calls "
+          "| the rest (Python, imports, construction, hashing) |")
+    print("|---" * 5 + "|")
+    for corpus in sorted(rows):
+        c = rows[corpus]
+        share = c["calls"] / c["discover"] if c["discover"] else 0.0
+        print("| %s | %d | %.1f | %.0f%% | %.0f%% |" % (corpus, c["n"], c["discover"] / c["n"],
+                                                       100 * share, 100 * (1 - share)))
 
 
 def _wilson(k, n, z=1.96):

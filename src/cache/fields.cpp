@@ -84,6 +84,7 @@ const std::vector<StatsField>& field_table() {
     // named by the table since 4.
     {"executed",               Integer, B, "",      nullptr,             1, "how many times the script called the model with this input signature"},
     {"depth",                  Integer, B, "",      nullptr,             1, "nesting depth of the model in the script's calls (0 = top level)"},
+    {"first_call_s",           Number,  B, "s",     nullptr,             12, "wall time of the script's first call of the model with this input signature (its forward, in discovery), s; absent when unknown"},
     {"onnx_file",              Text,    B, "",      nullptr,             1, "the ONNX file the facts below describe (the latest the build made or loaded)"},
     {"onnx_file_size_bytes",   Integer, B, "bytes", nullptr,             1, "size of onnx_file, bytes"},
     {"onnx_opset",             Integer, B, "",      nullptr,             1, "default-domain opset of onnx_file"},
@@ -142,7 +143,7 @@ const std::vector<StatsField>& field_table() {
     {"jit_load_s",             Number,  R, "s",     nullptr,             6, "torchscript: torch::jit::load (and freeze/optimize) alone, s; load_s adds the trace"},
     {"concurrency",            Integer, R, "",      "concurrency",       6, "requests in flight (--concurrency; 1 = one call at a time; a result setting)"},
     {"sessions",               Integer, R, "",      "sessions",          6, "sessions loaded for the requests in flight: 1 (shared by the callers) or one per request"},
-    {"batch_size",             Integer, R, "",      "batch_size",        6, "first dim of the first input when it has rank >= 2, else 1"},
+    {"batch_size",             Integer, R, "",      "batch_size",        6, "first dim of the first input when it has rank >= 2, else 1; the script's parsed batch_size where another input's first dim says it and the first input's does not (since 12)"},
     // Issue 34: the nvidia device (docs/gpu.md): torch runtimes only; no column until a schema
     // adds one.
     {"device_memory_allocated_bytes", Integer, R, "bytes", nullptr,      7, "nvidia: peak bytes torch's CUDA allocator handed out from loading to the end of the timing (weights, inputs, activations, workspaces; not the CUDA context), bytes"},

@@ -44,6 +44,7 @@ void record_model(BuildStats& s, const DiscoveredModel& m, const DiscoveryResult
   s.set("inputs", m.inputs);
   s.set("executed", m.executed);
   s.set("depth", m.depth);
+  if (m.first_call_s >= 0) s.set("first_call_s", m.first_call_s);
   s.set("labels", labels);
   s.set("torch_version", disc.torch_version);
   s.set("onnx_python_version", disc.onnx_version);

@@ -81,7 +81,13 @@ class CorpusLedger(unittest.TestCase):
         with open(os.path.join(self.out, "outcomes.tsv"), "w") as f:
             for row in rows:
                 f.write("\t".join(row) + "\n")
+        # The first call's seconds, from the build's stats (schema 12): a line's call_s.
+        os.makedirs(os.path.join(self.out, "cache", "a_1"))
+        with open(os.path.join(self.out, "cache", "a_1", "turnkey_stats.yaml"), "w") as f:
+            f.write("depth: 0\nfirst_call_s: 1.25\nschema_version: 12\n")
         self.add()
+        calls = {r["build"]: r["call_s"] for r in ledger_tool.read(self.ledger)}
+        self.assertEqual((calls["a_1"], calls["a_2"]), ("1.2", ""))
         printed = io.StringIO()
         with redirect_stdout(printed):
             ledger_tool.tables(self.ledger)

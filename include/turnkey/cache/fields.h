@@ -22,11 +22,12 @@ namespace turnkey {
 //    8: flag_codes (the codes of measurement_flags, common/flags.h); the openvino runtime's
 //    facts (openvino_*, no column). 9: exporter_warning (no column). 10: the verdict
 //    within_tolerance_of_float64 and correctness.float64 (docs/measurement.md). 11:
-//    float64_left_out (no column).
+//    float64_left_out (no column). 12: first_call_s (no column); batch_size is the script's
+//    parsed batch size where the first input is not batch-major (docs/measurement.md).
 // The state's own: 7: `run` (the id of the run's record, build_cache.h RunRecord) in place of the
 //    run's whole `command_line`; the first tool's options. States of 6 and before read as before.
 inline constexpr int kStateSchemaVersion = 7;
-inline constexpr int kStatsSchemaVersion = 11;
+inline constexpr int kStatsSchemaVersion = 12;
 
 enum class FieldType {
   Text,     // a string (numbers and booleans read back as their text)
