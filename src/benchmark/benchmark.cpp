@@ -21,6 +21,20 @@ namespace turnkey::engine_internal {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+std::vector<DiscoveredInput> discovered_inputs(const Build& build) {
+  std::vector<DiscoveredInput> found;
+  if (!build.model) return found;
+  for (const json& in : build.model->inputs) {
+    DiscoveredInput d{in.value("name", std::string("?")), {}};
+    if (in.contains("shape") && in["shape"].is_array()) {
+      for (const json& dim : in["shape"])
+        d.shape.push_back(dim.is_number() ? dim.get<int64_t>() : -1);
+    }
+    found.push_back(std::move(d));
+  }
+  return found;
+}
+
 namespace {
 
 // The live model's inputs and outputs saved as the correctness reference (once per build).
@@ -50,20 +64,6 @@ void save_reference(Build& build, const std::string& runtime_name) {
   }
 }
 
-// The shapes of the script's inputs to the model as discovered (non-tensors: empty).
-std::vector<std::vector<int64_t>> discovered_shapes(const Build& build) {
-  std::vector<std::vector<int64_t>> shapes;
-  if (!build.model) return shapes;
-  for (const json& in : build.model->inputs) {
-    std::vector<int64_t> shape;
-    if (in.contains("shape") && in["shape"].is_array()) {
-      for (const auto& d : in["shape"]) shape.push_back(d.get<int64_t>());
-    }
-    shapes.push_back(std::move(shape));
-  }
-  return shapes;
-}
-
 // The batch is the first dim of the first input when that input has a batch dim at all
 // (rank >= 2); a vector input of shape (10,) is one sample of 10 features. A script that parsed a
 // batch size B (turnkeyml.parser) says otherwise where the first input's first dim is not B but
@@ -71,7 +71,8 @@ std::vector<std::vector<int64_t>> discovered_shapes(const Build& build) {
 // grid (1, 3), is a batch of 1 image, not of 256. The script's inputs are read as discovered too:
 // an exporter may fold such a grid into the graph, leaving the file one input.
 int64_t batch_of(const Build& build) {
-  const std::vector<std::vector<int64_t>> discovered = discovered_shapes(build);
+  std::vector<std::vector<int64_t>> discovered;
+  for (DiscoveredInput& in : discovered_inputs(build)) discovered.push_back(std::move(in.shape));
   std::vector<std::vector<int64_t>> shapes;
   for (const HostTensor& t : build.inputs) shapes.push_back(t.shape);
   if (shapes.empty()) shapes = discovered;

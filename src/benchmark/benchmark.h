@@ -174,6 +174,14 @@ std::vector<double> speed_probes_of(const Measurement& m);
 // unsteady warm-up, a slowed machine (probe), CPU quota throttling.
 std::vector<Flag> trust_flags(const Measurement& m);
 
+// The script's inputs to the model as discovery reported them (none for an ONNX input): name and
+// shape, a non-tensor's shape empty, a dim that is not a number -1.
+struct DiscoveredInput {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+std::vector<DiscoveredInput> discovered_inputs(const Build& build);
+
 // The tools the result's model went through, space-separated: the state's sequence, after the
 // sequence it continued for load-build.
 std::string sequence_text(const BuildState& state);

@@ -32,13 +32,9 @@ std::string shapes_text(const Build& build) {
   };
   if (!build.inputs.empty()) {
     for (const HostTensor& t : build.inputs) parts.push_back(t.name + ":" + dims(t.shape));
-  } else if (build.model) {
-    for (const json& in : build.model->inputs) {
-      std::vector<int64_t> shape;
-      if (in.contains("shape") && in["shape"].is_array()) {
-        for (const json& d : in["shape"]) shape.push_back(d.is_number() ? d.get<int64_t>() : -1);
-      }
-      parts.push_back(in.value("name", std::string("?")) + ":" + dims(shape));
+  } else {
+    for (const DiscoveredInput& in : discovered_inputs(build)) {
+      parts.push_back(in.name + ":" + dims(in.shape));
     }
   }
   return fmt::format("{}", fmt::join(parts, ","));
