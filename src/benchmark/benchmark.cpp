@@ -196,8 +196,10 @@ void tool_benchmark(Build& build, const json& opts, std::string& log) {
   m.overhead_fraction = st.median_ms > 0 ? m.loop.overhead_median_ms / st.median_ms : 0;
   m.flags = trust_flags(m);
   record_measurement(build, setup, m);
-  build.step = "profiling";
-  if (opts.value("profile", false)) profile_pass(build, setup, log);  // its own session, after
+  if (opts.value("profile", false)) {
+    build.step = "profiling";
+    profile_pass(build, setup, log);  // its own session, after
+  }
 
   // Correctness against the PyTorch outputs saved at export.
   // On a mismatch, one more call in a fresh session tells a runtime that disagrees with itself.
