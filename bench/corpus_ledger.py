@@ -109,12 +109,12 @@ def _commit(out):
 def _first_call_s(cache, build):
     """The build's first_call_s (stats schema 12: the script's first call of the model, within
     discovery), "" when not recorded."""
+    stats = os.path.join(cache, build, "turnkey_stats.yaml")
+    seconds = _record(stats).get("first_call_s", "") if os.path.isfile(stats) else ""
     try:
-        with open(os.path.join(cache, build, "turnkey_stats.yaml"), encoding="utf-8") as f:
-            found = re.search(r"^first_call_s: ([0-9.eE+-]+)$", f.read(), re.M)
-    except OSError:
+        return "%.1f" % float(seconds) if seconds else ""
+    except ValueError:
         return ""
-    return "%.1f" % float(found.group(1)) if found else ""
 
 
 def add(ledger, out):
