@@ -92,37 +92,66 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
     the traceback, never an exit. `gate` (a lock) is held while a command runs; `notices` maps
     command types that get no reply (the API's `built`) to a function of the command; `stages`
     maps names to the custom stages this process runs (the API's Sequence objects)."""
-    gate = gate if gate is not None else contextlib.nullcontext()
-    notices = notices or {}
-    modules = {}  # imported once there is work (torch.onnx, onnx)
-    state = {"bench": None}
+    commands = _Commands(entries, stages or {})
+    handlers = {kind: (reply_type, getattr(commands, method))
+                for kind, (reply_type, method) in _Commands.TABLE.items()}
+    try:
+        return _loop(channel, handlers, gate if gate is not None else contextlib.nullcontext(),
+                     notices or {}, commands.release)
+    finally:
+        try:
+            commands.release()  # the API's caller gets its model back where it was
+        except Exception:  # a GPU gone bad at exit; the run's results are already sent
+            traceback.print_exc()
 
-    def entry_of(command):
+
+class _Commands:
+    """The commands that reply, one method each (`TABLE`: command type -> reply type, method),
+    over the models the script made (`entries`, by id) and the one prepared benchmark session."""
+
+    TABLE = {
+        "stage": ("stage_done", "stage"),
+        "export": ("exported", "export"),
+        "bench_prepare": ("bench_ready", "bench_prepare"),
+        "bench_run": ("bench_samples", "bench_run"),
+        "bench_outputs": ("bench_outputs", "bench_outputs"),
+        "bench_profile": ("bench_profiled", "bench_profile"),
+        "reference": ("reference_saved", "reference"),
+        "float64": ("float64_saved", "float64"),
+        "trace": ("traced", "trace"),
+    }
+
+    def __init__(self, entries, stages):
+        self.entries = entries
+        self.stages = stages
+        self.modules = {}  # imported once there is work (torch.onnx, onnx)
+        self.bench = None
+
+    def entry_of(self, command):
         entry_id = command.get("id")
-        if not isinstance(entry_id, int) or not 0 <= entry_id < len(entries):
+        if not isinstance(entry_id, int) or not 0 <= entry_id < len(self.entries):
             raise CommandError("no model with id %r" % (entry_id,))
-        return entries[entry_id]
+        return self.entries[entry_id]
 
-    def module(name):
-        if name not in modules:
+    def module(self, name):
+        if name not in self.modules:
             if name == "export":
                 from . import export as loaded
             elif name == "keras":
                 from . import keras_build as loaded
             else:
                 from . import timing as loaded
-            modules[name] = loaded
-        return modules[name]
+            self.modules[name] = loaded
+        return self.modules[name]
 
-    def is_keras(entry):
-        return getattr(entry, "framework", "torch") == "keras"
+    def release(self):
+        """Ends the prepared session: on nvidia its module goes back where the script had it,
+        before anything else uses the model (docs/gpu.md)."""
+        bench, self.bench = self.bench, None
+        if bench is not None:
+            bench.release()
 
-    def pytorch_only(entry, what):
-        if is_keras(entry):
-            raise ValueError("%s runs PyTorch models; %s is a Keras model (--runtime keras, or "
-                             "ort on its ONNX export)" % (what, entry.message.get("name")))
-
-    def do_export(command, reply):
+    def export(self, command, reply):
         # `exporters`: the order to try (auto: torch's default, then the other); older cores
         # sent only `exporter`.
         exporters = command.get("exporters") or [command.get("exporter") or "torchscript"]
@@ -130,74 +159,67 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                                                       for e in exporters):
             raise ValueError("exporters must be a list of torchscript/dynamo, got %r"
                              % (exporters,))
-        entry = entry_of(command)
-        if is_keras(entry):
-            module("keras").export(entry, command["path"], int(command["opset"]),
-                                   command["io_dir"], reply)
+        entry = self.entry_of(command)
+        if _is_keras(entry):
+            self.module("keras").export(entry, command["path"], int(command["opset"]),
+                                        command["io_dir"], reply)
             return
-        module("export").export(entry, command["path"], int(command["opset"]),
-                                command["io_dir"], reply, _beside_tensorflow(exporters, reply),
-                                float64=command.get("float64", True) is not False)
+        self.module("export").export(entry, command["path"], int(command["opset"]),
+                                     command["io_dir"], reply,
+                                     _beside_tensorflow(exporters, reply),
+                                     float64=command.get("float64", True) is not False)
 
-    def release():
-        """Ends the prepared session: on nvidia its module goes back where the script had it,
-        before anything else uses the model (docs/gpu.md)."""
-        bench, state["bench"] = state["bench"], None
-        if bench is not None:
-            bench.release()
-
-    def do_bench_prepare(command, reply):
-        release()
-        entry = entry_of(command)
+    def bench_prepare(self, command, reply):
+        self.release()
+        entry = self.entry_of(command)
         mode = command.get("mode", "eager")
-        if mode == "keras" or is_keras(entry):
-            if not is_keras(entry):
+        if mode == "keras" or _is_keras(entry):
+            if not _is_keras(entry):
                 raise ValueError("the keras runtime runs Keras models; %s is a PyTorch model"
                                  % entry.message.get("name"))
             if mode != "keras":
-                pytorch_only(entry, "torch-%s" % mode)
-            state["bench"] = module("keras").Bench(entry, command.get("threads", 0),
-                                                   command.get("cpus") or [])
-            reply["threads"] = state["bench"].threads
+                _pytorch_only(entry, "torch-%s" % mode)
+            self.bench = self.module("keras").Bench(entry, command.get("threads", 0),
+                                                    command.get("cpus") or [])
+            reply["threads"] = self.bench.threads
             return
-        state["bench"] = module("timing").Bench(entry, mode,
-                                                command.get("threads", 0),
-                                                command.get("cpus") or [],
-                                                command.get("compile") or {},
-                                                command.get("device") or "x86")
-        reply["threads"] = state["bench"].threads
-        if state["bench"].compiled is not None:
-            reply["compiled"] = state["bench"].compiled
-        if state["bench"].cuda is not None:
-            reply["cuda"] = state["bench"].cuda
+        self.bench = self.module("timing").Bench(entry, mode, command.get("threads", 0),
+                                                 command.get("cpus") or [],
+                                                 command.get("compile") or {},
+                                                 command.get("device") or "x86")
+        reply["threads"] = self.bench.threads
+        if self.bench.compiled is not None:
+            reply["compiled"] = self.bench.compiled
+        if self.bench.cuda is not None:
+            reply["cuda"] = self.bench.cuda
 
-    def prepared(command):
+    def prepared(self, command):
         """The prepared Bench and the command's call count (both checked)."""
-        if state["bench"] is None:
+        if self.bench is None:
             raise ValueError("%s before a successful bench_prepare" % command.get("type"))
         n = command.get("n")
         if not isinstance(n, int) or n < 1:
             raise ValueError("n must be a positive integer, got %r" % (n,))
-        return state["bench"], n
+        return self.bench, n
 
-    def do_bench_run(command, reply):
-        bench, n = prepared(command)
+    def bench_run(self, command, reply):
+        bench, n = self.prepared(command)
         reply["samples_ns"] = bench.run(n, bool(command.get("empty")))
         if bench.device_memory() is not None:
             reply["device_memory"] = bench.device_memory()
 
-    def do_bench_profile(command, reply):
-        bench, n = prepared(command)
+    def bench_profile(self, command, reply):
+        bench, n = self.prepared(command)
         reply["ops"], reply["run_ms"] = bench.profile(n, command["path"])
 
-    def do_bench_outputs(command, reply):
-        if state["bench"] is None:
+    def bench_outputs(self, command, reply):
+        if self.bench is None:
             raise ValueError("bench_outputs before a successful bench_prepare")
-        reply["outputs"] = state["bench"].save_outputs(command["io_dir"])
+        reply["outputs"] = self.bench.save_outputs(command["io_dir"])
 
-    def do_float64(command, reply):
-        entry = entry_of(command)
-        pytorch_only(entry, "a float64 reference")
+    def float64(self, command, reply):
+        entry = self.entry_of(command)
+        _pytorch_only(entry, "a float64 reference")
         names, shapes = command.get("names"), command.get("shapes")
         if (not isinstance(names, list) or not isinstance(shapes, list)
                 or len(names) != len(shapes) or not all(isinstance(n, str) for n in names)
@@ -205,25 +227,26 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
                            for s in shapes)):
             raise ValueError("names and shapes must be lists of one length, of strings and of "
                              "lists of integers")
-        module("export").float64_outputs(entry, command["io_dir"], names, shapes, reply)
+        self.module("export").float64_outputs(entry, command["io_dir"], names, shapes, reply)
 
-    def do_reference(command, reply):
-        entry = entry_of(command)
-        reply["inputs"], reply["outputs"] = module("keras" if is_keras(entry) else "timing") \
-            .reference_io(entry, command["io_dir"])
+    def reference(self, command, reply):
+        entry = self.entry_of(command)
+        reply["inputs"], reply["outputs"] = \
+            self.module("keras" if _is_keras(entry) else "timing").reference_io(
+                entry, command["io_dir"])
 
-    def do_trace(command, reply):
-        pytorch_only(entry_of(command), "torchscript")
-        reply["inputs"] = module("timing").trace(entry_of(command), command["path"],
-                                                 command["io_dir"])
+    def trace(self, command, reply):
+        entry = self.entry_of(command)
+        _pytorch_only(entry, "torchscript")
+        reply["inputs"] = self.module("timing").trace(entry, command["path"], command["io_dir"])
         reply["path"] = command["path"]
 
-    def do_stage(command, reply):
+    def stage(self, command, reply):
         import io
 
         from ..build import stage as build_stage
 
-        stage = (stages or {}).get(command.get("stage"))
+        stage = self.stages.get(command.get("stage"))
         if stage is None:
             raise ValueError("this process holds no custom stage %r" % (command.get("stage"),))
         printed = io.StringIO()
@@ -233,24 +256,15 @@ def serve(channel, entries, gate=None, notices=None, stages=None):
         finally:
             reply["log"] = printed.getvalue()
 
-    handlers = {
-        "stage": ("stage_done", do_stage),
-        "export": ("exported", do_export),
-        "bench_prepare": ("bench_ready", do_bench_prepare),
-        "bench_run": ("bench_samples", do_bench_run),
-        "bench_outputs": ("bench_outputs", do_bench_outputs),
-        "bench_profile": ("bench_profiled", do_bench_profile),
-        "reference": ("reference_saved", do_reference),
-        "float64": ("float64_saved", do_float64),
-        "trace": ("traced", do_trace),
-    }
-    try:
-        return _loop(channel, handlers, gate, notices, release)
-    finally:
-        try:
-            release()  # the API's caller gets its model back where it was
-        except Exception:  # a GPU gone bad at exit; the run's results are already sent
-            traceback.print_exc()
+
+def _is_keras(entry):
+    return getattr(entry, "framework", "torch") == "keras"
+
+
+def _pytorch_only(entry, what):
+    if _is_keras(entry):
+        raise ValueError("%s runs PyTorch models; %s is a Keras model (--runtime keras, or "
+                         "ort on its ONNX export)" % (what, entry.message.get("name")))
 
 
 def _loop(channel, handlers, gate, notices, release):
