@@ -195,7 +195,10 @@ void use_grouped_help(CLI::App& app) {
   app.formatter(formatter);
 }
 
-void add_global_options(CLI::App& app, GlobalOptions& g) {
+namespace {
+
+// Inputs, discovery, the cache and the output.
+void add_build_options(CLI::App& app, GlobalOptions& g) {
   using namespace help_group;
   app.add_option("--labels", g.labels, "Only scripts whose labels match all of key::value ...")
       ->expected(1, -1)
@@ -225,7 +228,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                  "A path a sandboxed script may also write (repeatable)")
       ->expected(1, -1)
       ->group(kDiscovery);
-  // Corpus runs (docs/corpus_runs.md).
+}
+
+// Corpus runs (docs/corpus_runs.md): isolation, limits, -j and Slurm.
+void add_corpus_options(CLI::App& app, GlobalOptions& g) {
+  using namespace help_group;
   app.add_flag("--process-isolation", g.process_isolation,
                "Each input in its own supervised process (timeout, memory and process limits)")
       ->group(kCorpus);
@@ -299,6 +306,13 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
       if (name.rfind("slurm-", 0) == 0) o->needs(use_slurm);
     }
   }
+}
+
+}  // namespace
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  add_build_options(app, g);
+  add_corpus_options(app, g);
 }
 
 void add_tool_grammar_options(CLI::App& app, GlobalOptions& g) {
