@@ -98,6 +98,14 @@ class Converter {
     return nullptr;
   }
 
+  // A node's argument: input or output, and its index.
+  struct Arg {
+    bool input;
+    int index;
+  };
+  // Arguments grouped by their formal type string ("T", "T1", "tensor(float)").
+  using ArgGroups = std::map<std::string, std::vector<Arg>>;
+
   Plan plan(const onnx::NodeProto& node) {
     Plan p;
     p.in.assign(static_cast<size_t>(node.input_size()), kNone);
@@ -106,95 +114,101 @@ class Converter {
         detail::is_default_domain(node.domain())
             ? onnx::OpSchemaRegistry::Schema(node.op_type(), opset_, onnx::ONNX_DOMAIN)
             : nullptr;
-    bool blocked = block_reason(node, schema) != nullptr;
-
-    // Arguments grouped by their formal type string ("T", "T1", "tensor(float)").
-    struct Arg {
-      bool input;
-      int index;
-    };
-    std::map<std::string, std::vector<Arg>> groups;
-    if (!blocked) {
-      for (int j = 0; j < node.input_size() && !blocked; ++j) {
-        if (node.input(j).empty()) continue;
-        const auto* f = formal(schema->inputs(), j);
-        if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous())) {
-          blocked = true;
-        } else {
-          groups[f->GetTypeStr()].push_back({true, j});
-        }
-      }
-      for (int k = 0; k < node.output_size() && !blocked; ++k) {
-        if (node.output(k).empty()) continue;
-        const auto* f = formal(schema->outputs(), k);
-        if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous())) {
-          blocked = true;
-        } else {
-          groups[f->GetTypeStr()].push_back({false, k});
-        }
-      }
+    ArgGroups groups;
+    if (block_reason(node, schema) == nullptr && group_args(node, *schema, &groups)) {
+      plan_groups(node, *schema, groups, &p);
+    } else {
+      plan_float32(node, &p);
     }
+    if (has_subgraph(node)) plan_implicit(node, &p);
+    count_plan(node, p);
+    return p;
+  }
+
+  // Groups the node's arguments by formal type; false where one has no formal or is part of a
+  // heterogeneous variadic (the node then stays float32).
+  static bool group_args(const onnx::NodeProto& node, const onnx::OpSchema& schema,
+                         ArgGroups* groups) {
+    for (int j = 0; j < node.input_size(); ++j) {
+      if (node.input(j).empty()) continue;
+      const auto* f = formal(schema.inputs(), j);
+      if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous()))
+        return false;
+      (*groups)[f->GetTypeStr()].push_back({true, j});
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty()) continue;
+      const auto* f = formal(schema.outputs(), k);
+      if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous()))
+        return false;
+      (*groups)[f->GetTypeStr()].push_back({false, k});
+    }
+    return true;
+  }
+
+  // A blocked node: every float argument float32.
+  void plan_float32(const onnx::NodeProto& node, Plan* p) const {
+    for (int j = 0; j < node.input_size(); ++j) {
+      if (is_float(node.input(j))) p->in[static_cast<size_t>(j)] = F32;
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (is_float(node.output(k))) p->out[static_cast<size_t>(k)] = F32;
+    }
+  }
+
+  // Each group with a float argument goes to float16 where its type constraint allows it and an
+  // input (or, for Cast and the constants, an attribute) binds it; else float32.
+  void plan_groups(const onnx::NodeProto& node, const onnx::OpSchema& schema,
+                   const ArgGroups& groups, Plan* p) const {
     auto name_of = [&](const Arg& a) -> const std::string& {
       return a.input ? node.input(a.index) : node.output(a.index);
     };
-    auto set = [&](const Arg& a, int prec) {
-      (a.input ? p.in : p.out)[static_cast<size_t>(a.index)] = prec;
-    };
-
-    if (blocked) {
-      for (int j = 0; j < node.input_size(); ++j) {
-        if (is_float(node.input(j))) p.in[static_cast<size_t>(j)] = F32;
+    const bool type_from_attribute = node.op_type() == "Cast" || node.op_type() == "Constant" ||
+                                     node.op_type() == "ConstantOfShape";
+    for (const auto& [type_str, args] : groups) {
+      bool any_float = false, bound_by_input = false;
+      for (const Arg& a : args) {
+        any_float |= is_float(name_of(a));
+        bound_by_input |= a.input;
       }
-      for (int k = 0; k < node.output_size(); ++k) {
-        if (is_float(node.output(k))) p.out[static_cast<size_t>(k)] = F32;
+      if (!any_float) continue;
+      bool allows_half = type_str == "tensor(float16)";
+      for (const auto& c : schema.typeConstraintParams()) {
+        if (c.type_param_str != type_str) continue;
+        for (const auto& t : c.allowed_type_strs) allows_half |= t == "tensor(float16)";
       }
-    } else {
-      const bool type_from_attribute = node.op_type() == "Cast" || node.op_type() == "Constant" ||
-                                       node.op_type() == "ConstantOfShape";
-      for (const auto& [type_str, args] : groups) {
-        bool any_float = false, bound_by_input = false;
-        for (const Arg& a : args) {
-          any_float |= is_float(name_of(a));
-          bound_by_input |= a.input;
-        }
-        if (!any_float) continue;
-        bool allows_half = type_str == "tensor(float16)";
-        for (const auto& c : schema->typeConstraintParams()) {
-          if (c.type_param_str != type_str) continue;
-          for (const auto& t : c.allowed_type_strs) allows_half |= t == "tensor(float16)";
-        }
-        const int prec = allows_half && (bound_by_input || type_from_attribute) ? F16 : F32;
-        for (const Arg& a : args) {
-          if (is_float(name_of(a))) set(a, prec);
-        }
+      const int prec = allows_half && (bound_by_input || type_from_attribute) ? F16 : F32;
+      for (const Arg& a : args) {
+        if (is_float(name_of(a))) (a.input ? p->in : p->out)[static_cast<size_t>(a.index)] = prec;
       }
     }
-    if (has_subgraph(node)) {
-      std::set<std::string> names;
-      for (const auto& a : node.attribute()) {
-        if (a.has_g()) free_names(a.g(), &names);
-        for (const auto& g : a.graphs()) free_names(g, &names);
-      }
-      for (const auto& n : names) {
-        if (is_float(n)) p.implicit.push_back(n);
-      }
-    }
+  }
 
+  // The float values the node's subgraphs read from outside them.
+  void plan_implicit(const onnx::NodeProto& node, Plan* p) const {
+    std::set<std::string> names;
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) free_names(a.g(), &names);
+      for (const auto& g : a.graphs()) free_names(g, &names);
+    }
+    for (const auto& n : names) {
+      if (is_float(n)) p->implicit.push_back(n);
+    }
+  }
+
+  void count_plan(const onnx::NodeProto& node, const Plan& p) {
     bool any_float = !p.implicit.empty(), any_half = false;
-    for (int v : p.in) {
-      any_float |= v != kNone;
-      any_half |= v == F16;
-    }
-    for (int v : p.out) {
-      any_float |= v != kNone;
-      any_half |= v == F16;
+    for (const auto* side : {&p.in, &p.out}) {
+      for (int v : *side) {
+        any_float |= v != kNone;
+        any_half |= v == F16;
+      }
     }
     if (any_half) {
       ++result_->nodes_fp16;
     } else if (any_float) {
       ++result_->kept_fp32_ops[op_key(node)];
     }
-    return p;
   }
 
   // Initializers take the precision their readers use; read in both, the original stays in the
