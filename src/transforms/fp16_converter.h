@@ -129,19 +129,19 @@ class Converter {
   // heterogeneous variadic (the node then stays float32).
   static bool group_args(const onnx::NodeProto& node, const onnx::OpSchema& schema,
                          ArgGroups* groups) {
-    for (int j = 0; j < node.input_size(); ++j) {
-      if (node.input(j).empty()) continue;
-      const auto* f = formal(schema.inputs(), j);
+    auto add = [&](const auto& formals, bool input, int index, const std::string& name) {
+      if (name.empty()) return true;
+      const auto* f = formal(formals, index);
       if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous()))
         return false;
-      (*groups)[f->GetTypeStr()].push_back({true, j});
+      (*groups)[f->GetTypeStr()].push_back({input, index});
+      return true;
+    };
+    for (int j = 0; j < node.input_size(); ++j) {
+      if (!add(schema.inputs(), true, j, node.input(j))) return false;
     }
     for (int k = 0; k < node.output_size(); ++k) {
-      if (node.output(k).empty()) continue;
-      const auto* f = formal(schema.outputs(), k);
-      if (!f || (f->GetOption() == onnx::OpSchema::Variadic && !f->GetIsHomogeneous()))
-        return false;
-      (*groups)[f->GetTypeStr()].push_back({false, k});
+      if (!add(schema.outputs(), false, k, node.output(k))) return false;
     }
     return true;
   }
