@@ -71,17 +71,14 @@ void save_reference(Build& build, const std::string& runtime_name) {
 // grid (1, 3), is a batch of 1 image, not of 256. The script's inputs are read as discovered too:
 // an exporter may fold such a grid into the graph, leaving the file one input.
 int64_t batch_of(const Build& build) {
-  std::vector<std::vector<int64_t>> discovered;
-  for (DiscoveredInput& in : discovered_inputs(build)) discovered.push_back(std::move(in.shape));
-  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<int64_t>> shapes;  // the file's inputs, then the script's as discovered
   for (const HostTensor& t : build.inputs) shapes.push_back(t.shape);
-  if (shapes.empty()) shapes = discovered;
+  for (DiscoveredInput& in : discovered_inputs(build)) shapes.push_back(std::move(in.shape));
   if (shapes.empty()) return 1;
   const std::vector<int64_t>& first = shapes.front();
   const int64_t first_dim = first.size() >= 2 && first.front() > 0 ? first.front() : 1;
   const int64_t script_batch = build.model ? build.model->script_batch_size : 0;
   if (script_batch <= 0 || first_dim == script_batch) return first_dim;
-  shapes.insert(shapes.end(), discovered.begin(), discovered.end());
   const bool said = std::any_of(shapes.begin() + 1, shapes.end(), [&](const auto& s) {
     return s.size() >= 2 && s.front() == script_batch;
   });
