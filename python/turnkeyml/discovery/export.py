@@ -425,23 +425,21 @@ def export(entry, path, opset, io_dir, reply, exporters=("torchscript",), float6
 
     graph = model.graph
     reply["opset"] = _written_opset(model, opset)
-    graph_outputs = _save_io(graph, saved_inputs, outputs, io_dir, reply)
+    _save_io(graph, saved_inputs, outputs, io_dir, reply)
     if not intermediates.has_signal(outputs):
         reply["intermediates"] = _intermediates(module, flags, fresh, graph, io_dir, reply)
     elif float64:
-        reply["float64_outputs"] = _float64_outputs(module, flags, fresh, graph_outputs,
+        reply["float64_outputs"] = _float64_outputs(module, flags, fresh, reply["output_names"],
                                                     [t.shape for t in outputs], io_dir, reply)
     reply["exporter_fixes"] = exporter_fixes.used()
-    reply["input_names"] = [i.name for i in graph.input]
-    reply["output_names"] = graph_outputs
     reply["export_s"] = time.perf_counter() - start
     return reply
 
 
 def _save_io(graph, saved_inputs, outputs, io_dir, reply):
     """Writes io_dir/input_N.pb for the graph's inputs (from the call's tensors, by name) and
-    output_N.pb for its outputs (PyTorch's, in order), listing them in `reply`; returns the
-    graph's output names. Raises where the graph and the call do not match."""
+    output_N.pb for its outputs (PyTorch's, in order), listing them and the graph's input and
+    output names in `reply`. Raises where the graph and the call do not match."""
     graph_inputs = [i.name for i in graph.input]
     graph_outputs = [o.name for o in graph.output]
     if len(graph_outputs) != len(outputs):
@@ -459,7 +457,8 @@ def _save_io(graph, saved_inputs, outputs, io_dir, reply):
         pb = os.path.join(io_dir, "output_%d.pb" % n)
         _save_tensor(pb, name, tensor)
         reply["outputs"].append(pb)
-    return graph_outputs
+    reply["input_names"] = graph_inputs
+    reply["output_names"] = graph_outputs
 
 
 def _export_target(module, args, kwargs, entry):
